@@ -1,0 +1,71 @@
+// attnspec: entry point. Dispatches to the command table; maps every error to its documented exit
+// code (README "Exit codes") with a one-line message on stderr.
+#include <algorithm>
+#include <iostream>
+#include <new>
+
+#include "attnspec/report.hpp"
+#include "cli.hpp"
+#include "git_info.hpp"
+
+namespace {
+
+void print_help() {
+    std::cout << "attnspec " << ATTNSPEC_VERSION
+              << " - numerical verification of the spectral theory of attention\n\n"
+                 "usage: attnspec <command> [options]\n"
+                 "       attnspec <command> --help   (options and examples for one command)\n"
+                 "       attnspec --version\n\n"
+                 "commands:\n";
+    auto table = attnspec::cli::command_table();
+    std::sort(table.begin(), table.end(), [](auto& a, auto& b) { return a.name < b.name; });
+    for (const auto& c : table) {
+        std::cout << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
+                  << c.summary << "\n";
+    }
+    std::cout << "\nEvery command takes --json (one JSON document on stdout); logs and progress go to\n"
+                 "stderr. Exit codes: 0 ok/holds, 1 violated, 2 inconclusive, 64 usage, 65 bad data,\n"
+                 "66 input missing, 69 no CUDA device, 70 internal error, 73 cannot create output,\n"
+                 "74 I/O error.\n\n"
+                 "start with:  attnspec verify --all        (every check, report in reports/out/)\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace attnspec;
+    install_cleanup_signal_handlers();
+    std::vector<std::string> all(argv + 1, argv + argc);
+    cli::Invocation inv;
+    inv.command_line = "attnspec";
+    for (const auto& a : all) inv.command_line += " " + a;
+    if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
+        print_help();
+        return all.empty() ? static_cast<int>(ExitCode::Usage) : 0;
+    }
+    if (all[0] == "--version" || all[0] == "-V") {
+        std::cout << "attnspec " << ATTNSPEC_VERSION << " (git " << ATTNSPEC_GIT_SHA
+                  << (std::string(ATTNSPEC_GIT_DIRTY) == "true" ? ", dirty" : "") << ")\n";
+        return 0;
+    }
+    const auto& table = cli::command_table();
+    auto it = std::find_if(table.begin(), table.end(), [&](auto& c) { return c.name == all[0]; });
+    if (it == table.end()) {
+        std::cerr << "attnspec: error: unknown command '" << all[0]
+                  << "' (see 'attnspec --help' for the list)\n";
+        return static_cast<int>(ExitCode::Usage);
+    }
+    inv.args.assign(all.begin() + 1, all.end());
+    try {
+        return it->run(inv);
+    } catch (const Error& e) {
+        std::cerr << "attnspec: error: " << e.what() << "\n";
+        return static_cast<int>(e.code());
+    } catch (const std::bad_alloc&) {
+        std::cerr << "attnspec: error: out of memory\n";
+        return static_cast<int>(ExitCode::Internal);
+    } catch (const std::exception& e) {
+        std::cerr << "attnspec: internal error: " << e.what() << "\n";
+        return static_cast<int>(ExitCode::Internal);
+    }
+}

@@ -1,0 +1,37 @@
+// The registry of executable checks (one per theorem / lemma), listed by `attnspec verify`.
+// Each entry runs its check over generated instances and returns a CheckRun; the pure per-instance
+// check functions are declared in proofs/include/attnspec/proofs/<check>.hpp.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnspec/check.hpp"
+
+namespace attnspec::proofs {
+
+struct RunOptions {
+    int trials = 0;               // 0: the check's default for the run (quick or thorough)
+    std::uint64_t seed = 20251;   // master seed; instance i uses a seed derived from it
+    bool thorough = false;        // go deeper (more trials, larger shapes)
+    double time_budget_s = 0;     // 0: no limit; a check stops drawing instances past it
+    std::vector<long> shape;      // optional fixed shape (e.g. D, d), empty: the regime grid
+    std::vector<std::string> regimes;  // optional filter on regime names (substring match)
+    std::function<void(long done, long total)> progress;  // may be empty
+};
+
+struct CheckInfo {
+    std::string name;     // "thm3.5"
+    std::string summary;  // one line
+    std::string statement_file;  // proofs/<file>.md
+    std::function<CheckRun(const RunOptions&)> run;
+};
+
+const std::vector<CheckInfo>& registry();
+const CheckInfo* find_check(const std::string& name);
+
+// Derive the seed of instance i from the master seed (SplitMix64), so any instance replays alone.
+std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i);
+
+}  // namespace attnspec::proofs

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# README quick-start command (1): install what is missing, build (Release), run the main job:
+# `attnspec verify --all`, writing reports/out/verify.h5 (and its Markdown rendering).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+mkdir -p reports/out
+set +e
+./build/cli/attnspec verify --all --out reports/out/verify.h5 "$@"
+rc=$?
+set -e
+echo "attnspec verify --all exited $rc (0 all hold, 1 a violation was found, 2 inconclusive; see README)"
+exit $rc
