@@ -1,6 +1,7 @@
 // HDF5 writer/reader (see report.hpp).
 #include "attnspec/report.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -20,7 +21,6 @@
 #include "attnspec/errors.hpp"
 #include "git_info.hpp"
 
-extern "C" char* openblas_get_config(void) __attribute__((weak));
 
 namespace attnspec {
 
@@ -188,6 +188,16 @@ void H5Group::write(const std::string& name, const std::vector<std::string>& v) 
 }
 
 // ---------------------------------------------------------------- provenance
+namespace {
+// The BLAS actually loaded: OpenBLAS announces itself through openblas_get_config.
+std::string blas_name() {
+    using Fn = char* (*)();
+    if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+        return std::string("OpenBLAS ") + fn();
+    return "reference BLAS/LAPACK (or another implementation without openblas_get_config)";
+}
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> build_versions() {
     unsigned maj = 0, min = 0, rel = 0;
     H5get_libversion(&maj, &min, &rel);
@@ -205,8 +215,7 @@ std::vector<std::pair<std::string, std::string>> build_versions() {
                                 std::to_string(SPECTRA_PATCH_VERSION)},
         {"hdf5_version",
          std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel)},
-        {"blas", openblas_get_config ? std::string("OpenBLAS ") + openblas_get_config()
-                                     : std::string("reference BLAS/LAPACK")},
+        {"blas", blas_name()},
     };
     return v;
 }

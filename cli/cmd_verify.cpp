@@ -1,0 +1,110 @@
+// attnspec verify: run theorem checks from the proofs/ registry, print verdicts, write a report.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "attnspec/proofs/registry.hpp"
+#include "attnspec/report.hpp"
+#include "cli.hpp"
+#include "verify_output.hpp"
+
+namespace attnspec::cli {
+namespace {
+
+const char* kExamples =
+    "Checks are listed by 'attnspec verify --list'. Each draws seeded random instances over its\n"
+    "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
+    "returns holds / violated / inconclusive / not_applicable per instance.\n\n"
+    "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
+    "(a finding, not a crash: the violating instances are in the report and replay from their\n"
+    "seeds); 2 some instance is inconclusive. --fail-on violated makes inconclusive exit 0;\n"
+    "--fail-on never exits 0 whenever the run completed.\n\n"
+    "examples:\n"
+    "  attnspec verify --all                       every check, default regimes (< 2 min)\n"
+    "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
+    "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
+    "  attnspec verify --all --thorough --time-budget 600\n";
+
+int run_verify(const Invocation& inv) {
+    po::options_description desc("verify options");
+    std::vector<std::string> names, regimes;
+    bool all = false, list = false, json = false, thorough = false, quiet = false;
+    int trials = 0;
+    std::uint64_t seed = 20251;
+    double budget = 0;
+    std::string shape, out, fail_on = "inconclusive";
+    desc.add_options()
+        ("check", po::value(&names)->multitoken(), "checks to run (positional), e.g. thm3.5")
+        ("all", po::bool_switch(&all), "run every registered check")
+        ("list", po::bool_switch(&list), "list the registered checks and exit")
+        ("trials", po::value(&trials), "instances per check (default: the check's own, ~100-250)")
+        ("seed", po::value(&seed)->default_value(seed), "master seed; instance seeds derive from it")
+        ("shape", po::value(&shape), "fix the weight shape DxD' instead of the regime grid, e.g. 64x16")
+        ("regime", po::value(&regimes)->multitoken(), "only regimes whose name contains this text")
+        ("time-budget", po::value(&budget), "seconds per check after which no new instance is drawn")
+        ("thorough", po::bool_switch(&thorough), "more instances and larger shapes")
+        ("out", po::value(&out), "report path (default reports/out/verify.h5)")
+        ("json", po::bool_switch(&json), "one JSON document on stdout")
+        ("quiet,q", po::bool_switch(&quiet), "no progress on stderr")
+        ("fail-on", po::value(&fail_on)->default_value(fail_on),
+         "exit non-zero on: violated | inconclusive | never");
+    po::positional_options_description pos;
+    pos.add("check", -1);
+    po::variables_map vm;
+    if (!parse(inv, "verify", "CHECK... | --all [options]", kExamples, desc, vm, &pos)) return 0;
+    if (list) {
+        for (const auto& c : proofs::registry())
+            std::cout << c.name << "\t" << c.summary << "  [" << c.statement_file << "]\n";
+        return 0;
+    }
+    if (fail_on != "violated" && fail_on != "inconclusive" && fail_on != "never")
+        fail_usage("--fail-on must be violated, inconclusive or never, got '" + fail_on + "'");
+    if (all && !names.empty()) fail_usage("give check names or --all, not both");
+    if (!all && names.empty()) fail_usage("name at least one check or use --all (see 'attnspec verify --list')");
+    if (trials < 0) fail_usage("--trials must be >= 0");
+    if (budget < 0) fail_usage("--time-budget must be >= 0");
+    std::vector<const proofs::CheckInfo*> todo;
+    if (all)
+        for (const auto& c : proofs::registry()) todo.push_back(&c);
+    for (const auto& n : names) {
+        const auto* c = proofs::find_check(n);
+        if (!c) fail_usage("unknown check '" + n + "' (see 'attnspec verify --list')");
+        todo.push_back(c);
+    }
+    proofs::RunOptions opt;
+    opt.trials = trials;
+    opt.seed = seed;
+    opt.thorough = thorough;
+    opt.time_budget_s = budget;
+    opt.regimes = regimes;
+    if (!shape.empty()) opt.shape = parse_dims(shape, 2, "--shape");
+
+    // Open the report first: an unwritable target fails (73) before any work is done.
+    ReportWriter writer(report_path(out, "verify.h5"), provenance(inv, seed));
+    H5Group checks = writer.root().group("checks");
+    std::vector<CheckRun> runs;
+    for (const auto* c : todo) {
+        Progress bar(c->name, 1, !quiet);
+        long last_total = 0;
+        opt.progress = [&](long done, long total) {
+            if (total != last_total) bar = Progress(c->name, total, !quiet), last_total = total;
+            bar.update(done);
+        };
+        CheckRun run = c->run(opt);
+        bar.done();
+        write_check_run(checks, run);
+        runs.push_back(std::move(run));
+    }
+    writer.commit();
+    if (json)
+        print_runs_json(std::cout, runs, writer.target());
+    else
+        print_runs_human(std::cout, runs, writer.target());
+    return verify_exit_code(runs, fail_on);
+}
+
+CommandRegistrar reg({"verify", "run theorem checks (thm3.5, ...); --all is the main job", run_verify});
+
+}  // namespace
+}  // namespace attnspec::cli

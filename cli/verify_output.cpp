@@ -1,0 +1,136 @@
+#include "verify_output.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli.hpp"
+
+namespace attnspec::cli {
+
+namespace {
+std::string fmt(const char* f, double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, x);
+    return buf;
+}
+const CheckResult* worst_record(const CheckRun& run) {
+    const CheckResult* w = nullptr;
+    for (const auto& r : run.results) {
+        if (r.verdict == Verdict::violated) return &r;
+        const Comparison* c = r.comparison(run.headline);
+        if (r.verdict != Verdict::not_applicable && c && std::isfinite(c->ratio) &&
+            (!w || c->ratio > w->comparison(run.headline)->ratio))
+            w = &r;
+    }
+    return w;
+}
+}  // namespace
+
+void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report) {
+    char line[256];
+    for (const auto& run : runs) {
+        os << run.check << ": " << to_string(run.verdict) << "  (" << run.claim << ")\n";
+        std::snprintf(line, sizeof line, "  %-32s %6s %6s %6s %6s %6s %12s %12s\n", "regime", "n",
+                      "holds", "viol", "incon", "n/a", "worst ratio", "median ratio");
+        os << line;
+        for (const auto& s : run.regimes) {
+            int n = s.counts[0] + s.counts[1] + s.counts[2] + s.counts[3];
+            std::snprintf(line, sizeof line, "  %-32s %6d %6d %6d %6d %6d %12.6g %12.6g\n",
+                          s.regime.c_str(), n, s.counts[0], s.counts[1], s.counts[2], s.counts[3],
+                          s.worst_ratio, s.median_ratio);
+            os << line;
+        }
+        os << "  ratio = lhs/rhs of '" << run.headline << "'; " << run.results.size()
+           << " instances in " << fmt("%.2f", run.seconds) << " s, seed " << run.seed << "\n";
+        if (!run.search_effort.empty()) os << "  search: " << run.search_effort << "\n";
+        if (const CheckResult* w = worst_record(run)) {
+            os << "  " << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
+               << ": regime " << w->regime << ", seed " << w->seed << "\n";
+            for (const auto& c : w->comparisons)
+                os << "    " << c.name << ": " << c.lhs_name << " = " << fmt("%.17g", c.lhs) << " "
+                   << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs) << "  -> "
+                   << to_string(c.verdict) << " (" << c.basis << ", margin " << fmt("%.3g", c.margin)
+                   << ")\n";
+        }
+        os << "\n";
+    }
+    os << "report: " << report << "\n";
+}
+
+void json_check_result(JsonWriter& j, const CheckResult& r) {
+    j.begin_object();
+    j.kv("check", r.check).kv("regime", r.regime).kv("seed", r.seed).kv("verdict", to_string(r.verdict));
+    j.key("hypotheses").begin_array();
+    for (const auto& h : r.hypotheses)
+        j.begin_object().kv("name", h.name).kv("met", h.met).kv("detail", h.detail).end_object();
+    j.end_array();
+    j.key("comparisons").begin_array();
+    for (const auto& c : r.comparisons) {
+        j.begin_object().kv("name", c.name).kv("relation", to_string(c.rel));
+        j.kv("lhs_name", c.lhs_name).kv("lhs", c.lhs);
+        j.key("lhs_enclosure").values({c.lhs_enc.lo, c.lhs_enc.hi});
+        j.kv("rhs_name", c.rhs_name).kv("rhs", c.rhs);
+        j.key("rhs_enclosure").values({c.rhs_enc.lo, c.rhs_enc.hi});
+        j.kv("margin", c.margin).kv("ratio", c.ratio).kv("verdict", to_string(c.verdict));
+        j.kv("basis", c.basis).end_object();
+    }
+    j.end_array();
+    j.key("tolerances").begin_array();
+    for (const auto& t : r.tolerances)
+        j.begin_object().kv("name", t.name).kv("value", t.value).kv("reason", t.reason).end_object();
+    j.end_array();
+    j.key("conventions").begin_object();
+    for (const auto& [k, v] : r.conventions) j.kv(k, v);
+    j.end_object();
+    j.key("values").begin_object();
+    for (const auto& [k, v] : r.values) j.kv(k, v);
+    j.end_object();
+    if (!r.note.empty()) j.kv("note", r.note);
+    j.end_object();
+}
+
+void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report) {
+    JsonWriter j(os);
+    j.begin_object();
+    json_header(j, "verify");
+    j.kv("report", report);
+    j.key("checks").begin_array();
+    for (const auto& run : runs) {
+        j.begin_object();
+        j.kv("name", run.check).kv("claim", run.claim).kv("verdict", to_string(run.verdict));
+        j.kv("instances", static_cast<int>(run.results.size()));
+        for (int v = 0; v < 4; ++v)
+            j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)), run.count(static_cast<Verdict>(v)));
+        j.kv("seed", run.seed).kv("seconds", run.seconds).kv("headline_comparison", run.headline);
+        if (!run.search_effort.empty()) j.kv("search_effort", run.search_effort);
+        j.key("regimes").begin_array();
+        for (const auto& s : run.regimes) {
+            j.begin_object().kv("regime", s.regime);
+            for (int v = 0; v < 4; ++v) j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)), s.counts[v]);
+            j.kv("worst_ratio", s.worst_ratio).kv("median_ratio", s.median_ratio).end_object();
+        }
+        j.end_array();
+        if (const CheckResult* w = worst_record(run)) {
+            j.key(w->verdict == Verdict::violated ? "first_violation" : "tightest_instance");
+            json_check_result(j, *w);
+        }
+        j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    j.finish();
+}
+
+int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_on) {
+    if (fail_on == "never") return 0;
+    bool violated = false, inconclusive = false;
+    for (const auto& r : runs) {
+        violated |= r.verdict == Verdict::violated;
+        inconclusive |= r.verdict == Verdict::inconclusive;
+    }
+    if (violated) return static_cast<int>(ExitCode::Violated);
+    if (inconclusive && fail_on == "inconclusive") return static_cast<int>(ExitCode::Inconclusive);
+    return 0;
+}
+
+}  // namespace attnspec::cli

@@ -1,0 +1,18 @@
+// Printing of check runs (human tables and --json) and the exit-code rule of `attnspec verify`.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "attnspec/check.hpp"
+#include "attnspec/json.hpp"
+
+namespace attnspec::cli {
+
+void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report);
+void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report);
+void json_check_result(JsonWriter& j, const CheckResult& r);  // one full record
+// fail_on: "violated" | "inconclusive" | "never" (README exit codes).
+int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_on);
+
+}  // namespace attnspec::cli
