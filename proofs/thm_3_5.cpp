@@ -47,10 +47,12 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
 
     // Claim 1: every singular value shifts by sigma_1 (worst index kept).
     Eigen::Index worst = 0;
-    double worst_gap = -1;
+    double worst_gap = -std::numeric_limits<double>::infinity(), slack_used = 0;
     for (Eigen::Index i = 0; i < r; ++i) {
-        const double gap = std::fabs(sM.sigma[i] - (sW.sigma[i] + s1)) - sM.radius[i] - delta;
+        const double err = std::fabs(sM.sigma[i] - (sW.sigma[i] + s1));
+        const double gap = err - sM.radius[i] - delta;
         if (gap > worst_gap) worst_gap = gap, worst = i;
+        slack_used = std::max(slack_used, err / (sM.radius[i] + delta));
     }
     const double pred = sW.sigma[worst] + s1;
     res.comparisons.push_back(compare("sigma_shift", "sigma_i(W+C)", sM.sigma[worst],
@@ -72,6 +74,7 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
     res.values = {{"sigma_1(W)", s1}, {"sigma_r(W)", sr}, {"kappa(W)", s1 / sr},
                   {"sigma_1(W+C)", sM.sigma[0]}, {"sigma_r(W+C)", sM.sigma[r - 1]},
                   {"kappa(W+C)", kM}, {"kappa_closed_form", kf}, {"worst_index", double(worst)},
+                  {"shift_slack_used", slack_used},
                   {"svd_residual(W)", sW.residual}, {"eta_U", sW.eta_U}, {"eta_V", sW.eta_V}};
     res.instance = {{"W", W}, {"C", C}};
     res.finalize();

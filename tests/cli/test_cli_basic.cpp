@@ -1,0 +1,105 @@
+// The attnspec executable: help, version, exit codes, JSON, report read back with h5py, atomicity
+// under kill.
+#include <unistd.h>
+
+#include <fstream>
+
+#include "test_support.hpp"
+
+using attnspec::test::run_cli;
+
+TEST_CASE("help, version and usage errors", "[cli]") {
+    auto r = run_cli("--help");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("verify") != std::string::npos);
+    CHECK(run_cli("").code == 64);
+    CHECK(run_cli("--version").out.find("attnspec ") == 0);
+    auto u = run_cli("frobnicate");
+    CHECK(u.code == 64);
+    CHECK(u.err.find("unknown command 'frobnicate'") != std::string::npos);
+    CHECK(run_cli("verify --no-such-option").code == 64);
+    CHECK(run_cli("verify").code == 64);
+    CHECK(run_cli("verify thm9.9").code == 64);
+    CHECK(run_cli("verify thm3.5 --shape 4x").code == 64);
+    CHECK(run_cli("verify thm3.5 --fail-on sometimes").code == 64);
+    auto h = run_cli("verify --help");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("example") != std::string::npos);
+    auto i = run_cli("info --json");
+    CHECK(i.code == 0);
+    CHECK(i.out.find("\"schema_version\"") != std::string::npos);
+    CHECK(i.out.find("\"cuda\"") != std::string::npos);
+}
+
+TEST_CASE("verify thm3.5 --json reports holds and writes a report h5py can read", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    auto r = run_cli("verify thm3.5 --trials 48 --seed 9 --json --out " + dir + "/v.h5");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"verdict\": \"holds\"") != std::string::npos);
+    CHECK(r.out.find("\"n_violated\": 0") != std::string::npos);
+    const std::string py = std::string(ATTNSPEC_PYTHON) + " - " + dir + "/v.h5 > " + dir + "/py.out 2>&1 <<'EOF'\n"
+        "import sys, h5py\n"
+        "f = h5py.File(sys.argv[1], 'r')\n"
+        "assert f.attrs['schema_version'] == '1.0'\n"
+        "for k in ['tool_version', 'git_sha', 'git_dirty', 'command_line', 'created_utc', 'host',\n"
+        "          'seed', 'compiler', 'eigen_version', 'spectra_version', 'hdf5_version', 'cuda']:\n"
+        "    assert k in f.attrs, k\n"
+        "assert f.attrs['seed'] == '9'\n"
+        "g = f['checks/thm3.5']\n"
+        "assert g.attrs['verdict'] == 'holds' and g.attrs['instances'] == 48\n"
+        "assert g['instances/ratio'].shape == (48,)\n"
+        "assert (g['instances/ratio'][:] <= 1 + 1e-12).all()\n"
+        "rec = g['records'][list(g['records'])[0]]\n"
+        "W, C = rec['instance/W'][:], rec['instance/C'][:]\n"
+        "import numpy as np\n"
+        "s = np.linalg.svd(W, compute_uv=False); t = np.linalg.svd(W + C, compute_uv=False)\n"
+        "assert np.allclose(t, s + s[0], rtol=1e-10), (s, t)\n"
+        "k = float(rec['values'].attrs['kappa(W+C)'])\n"
+        "assert abs(k - t[0] / t[-1]) <= 1e-10 * k\n"
+        "print('h5py-ok')\n"
+        "EOF";
+    const int py_rc = std::system(py.c_str());
+    std::ifstream pf(dir + "/py.out");
+    const std::string py_out((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+    INFO(py_out);
+    CHECK(py_rc == 0);
+    CHECK(py_out.find("h5py-ok") != std::string::npos);
+    auto s = run_cli("report show " + dir + "/v.h5");
+    CHECK(s.code == 0);
+    CHECK(s.out.find("thm3.5: holds") != std::string::npos);
+    auto md = run_cli("report render " + dir + "/v.h5 --out " + dir + "/v.md");
+    CHECK(md.code == 0);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("bad paths and files give the documented exit codes", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    CHECK(run_cli("verify thm3.5 --trials 12 --out " + dir + "/missing/dir/v.h5").code == 73);
+    CHECK(run_cli("report show " + dir + "/nope.h5").code == 66);
+    { std::ofstream(dir + "/bad.h5") << "garbage"; }
+    auto r = run_cli("report show " + dir + "/bad.h5");
+    CHECK(r.code == 65);
+    CHECK(r.err.find("not an HDF5 file") != std::string::npos);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("killing verify mid-run never touches the target", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir(), target = dir + "/v.h5";
+    { std::ofstream(target) << "previous"; }
+    for (const char* sig : {"KILL", "TERM"}) {
+        const std::string cmd = "(" + std::string(ATTNSPEC_CLI_PATH) +
+                                " verify thm3.5 --thorough --trials 200000 -q --out " + target +
+                                " >/dev/null 2>&1 & pid=$!; sleep 0.7; kill -" + sig +
+                                " $pid; wait $pid) 2>/dev/null";
+        std::system(cmd.c_str());
+        std::ifstream f(target);
+        std::string content;
+        f >> content;
+        CHECK(content == "previous");
+    }
+    // SIGTERM removes its temp file; SIGKILL cannot (it is a dot-file beside the target).
+    auto left = std::system(("ls -A " + dir + " | grep -v '^v.h5$' | wc -l | grep -qx 1").c_str());
+    CHECK(left == 0);
+    std::system(("rm -rf " + dir).c_str());
+}
