@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README quick-start command (1): install what is missing, build (Release), run the main job:
-# `attnspec verify --all`, writing reports/out/verify.h5 (and its Markdown rendering).
+# `attnspec verify --all`, writing reports/out/verify.h5 and its
+# Markdown rendering reports/out/verify.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,5 +11,8 @@ set +e
 ./build/cli/attnspec verify --all --out reports/out/verify.h5 "$@"
 rc=$?
 set -e
+if [ -f reports/out/verify.h5 ]; then
+  ./build/cli/attnspec report render reports/out/verify.h5 --out reports/out/verify.md
+fi
 echo "attnspec verify --all exited $rc (0 all hold, 1 a violation was found, 2 inconclusive; see README)"
 exit $rc
