@@ -1,6 +1,7 @@
 #include "attnspec/proofs/registry.hpp"
 
 #include "attnspec/proofs/thm_3_5.hpp"
+#include "attnspec/proofs/thm_3_8.hpp"
 
 namespace attnspec::proofs {
 
@@ -8,6 +9,12 @@ const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> checks = {
         {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, kappa(W+C) = 2s1/(s1+sr) <= 2",
          "proofs/thm_3_5.md", run_thm_3_5},
+        {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
+         "proofs/lemma_3_7.md", run_lemma_3_7},
+        {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) (proved form)",
+         "proofs/thm_3_8.md", run_thm_3_8},
+        {"thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W) (the paper's informal claim)",
+         "proofs/thm_3_8.md", run_thm_3_8_informal},
     };
     return checks;
 }
