@@ -1,4 +1,6 @@
 // attnspec verify: run theorem checks from the proofs/ registry, print verdicts, write a report.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -24,7 +26,75 @@ const char* kExamples =
     "  attnspec verify --all                       every check, default regimes (< 2 min)\n"
     "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
-    "  attnspec verify --all --thorough --time-budget 600\n";
+    "  attnspec verify --all --thorough --time-budget 600\n"
+    "  attnspec verify thm3.8-informal --instance reports/out/counterexamples/thm3.8-informal-<seed>.h5\n"
+    "\nViolated instances are also written as replayable files to <report dir>/counterexamples/.\n";
+
+// Violating instances become replayable instance files beside the report:
+// <report dir>/counterexamples/<check>-<seed>.h5 (at most 4 per check).
+void save_counterexamples(const CheckRun& run, const std::string& report, const Invocation& inv,
+                          bool quiet) {
+    int saved = 0;
+    const auto slash = report.find_last_of('/');
+    const std::string dir = (slash == std::string::npos ? "." : report.substr(0, slash)) + "/counterexamples";
+    for (const auto& r : run.results) {
+        if (r.verdict != Verdict::violated || saved >= 4) continue;
+        ::mkdir(dir.c_str(), 0755);
+        const std::string path = dir + "/" + run.check + "-" + std::to_string(r.seed) + ".h5";
+        write_instance_file(path, r, provenance(inv, r.seed));
+        if (!quiet) log("counterexample written: " + path + " (replay: attnspec verify " + run.check +
+                        " --instance " + path + ")");
+        ++saved;
+    }
+}
+
+int replay(const std::vector<std::string>& names, bool all, const std::string& file,
+           const std::string& record, bool json, const std::string& fail_on) {
+    if (all || names.size() != 1) fail_usage("--instance replays one check: attnspec verify CHECK --instance F.h5");
+    const auto* c = proofs::find_check(names[0]);
+    if (!c) fail_usage("unknown check '" + names[0] + "' (see 'attnspec verify --list')");
+    if (!c->replay) fail_usage("check '" + c->name + "' cannot replay stored instances");
+    H5Reader r(file);
+    std::string group;
+    if (r.has_attr("/", "kind") && r.attr_string("/", "kind") == "attnspec-instance") {
+        if (r.attr_string("/", "check") != c->name)
+            fail_data(file + " holds an instance of '" + r.attr_string("/", "check") + "', not '" + c->name + "'");
+        group = "/record";
+    } else {
+        const std::string recs = "/checks/" + c->name + "/records";
+        if (!r.exists(recs)) fail_data(file + " has no stored records of check '" + c->name + "'");
+        if (!record.empty()) {
+            group = recs + "/" + record;
+            if (!r.exists(group)) fail_data(file + ": no record '" + record + "' under " + recs);
+        } else {
+            for (const auto& n : r.children(recs))
+                if (group.empty() || r.attr_string(recs + "/" + n, "verdict") == "violated") {
+                    const bool first_violation = r.attr_string(recs + "/" + n, "verdict") == "violated";
+                    group = recs + "/" + n;
+                    if (first_violation) break;
+                }
+        }
+    }
+    CheckResult res = c->replay(r, group);
+    if (r.has_attr(group, "seed")) res.seed = std::stoull(r.attr_string(group, "seed"));
+    if (r.has_attr(group, "regime")) res.regime = r.attr_string(group, "regime");
+    if (json) {
+        JsonWriter j(std::cout);
+        j.begin_object();
+        json_header(j, "verify --instance");
+        j.kv("file", file).kv("group", group);
+        j.key("record");
+        json_check_result(j, res);
+        j.end_object();
+        j.finish();
+    } else {
+        print_record_human(std::cout, res);
+    }
+    CheckRun one;
+    one.results.push_back(res);
+    one.summarize();
+    return verify_exit_code({one}, fail_on);
+}
 
 int run_verify(const Invocation& inv) {
     po::options_description desc("verify options");
@@ -33,7 +103,7 @@ int run_verify(const Invocation& inv) {
     int trials = 0;
     std::uint64_t seed = 20251;
     double budget = 0;
-    std::string shape, out, fail_on = "inconclusive";
+    std::string shape, out, fail_on = "inconclusive", instance, record;
     desc.add_options()
         ("check", po::value(&names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&all), "run every registered check")
@@ -48,7 +118,10 @@ int run_verify(const Invocation& inv) {
         ("json", po::bool_switch(&json), "one JSON document on stdout")
         ("quiet,q", po::bool_switch(&quiet), "no progress on stderr")
         ("fail-on", po::value(&fail_on)->default_value(fail_on),
-         "exit non-zero on: violated | inconclusive | never");
+         "exit non-zero on: violated | inconclusive | never")
+        ("instance", po::value(&instance),
+         "replay one stored instance (an instance file, or a report: its first violated record)")
+        ("record", po::value(&record), "with --instance on a report: the record group, e.g. instance_12");
     po::positional_options_description pos;
     pos.add("check", -1);
     po::variables_map vm;
@@ -60,6 +133,7 @@ int run_verify(const Invocation& inv) {
     }
     if (fail_on != "violated" && fail_on != "inconclusive" && fail_on != "never")
         fail_usage("--fail-on must be violated, inconclusive or never, got '" + fail_on + "'");
+    if (!instance.empty()) return replay(names, all, instance, record, json, fail_on);
     if (all && !names.empty()) fail_usage("give check names or --all, not both");
     if (!all && names.empty()) fail_usage("name at least one check or use --all (see 'attnspec verify --list')");
     if (trials < 0) fail_usage("--trials must be >= 0");
@@ -93,6 +167,7 @@ int run_verify(const Invocation& inv) {
         };
         CheckRun run = c->run(opt);
         bar.done();
+        save_counterexamples(run, writer.target(), inv, quiet);
         write_check_run(checks, run);
         runs.push_back(std::move(run));
     }

@@ -57,6 +57,24 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs, const
     os << "report: " << report << "\n";
 }
 
+void print_record_human(std::ostream& os, const CheckResult& r) {
+    os << r.check << ": " << to_string(r.verdict) << "  (" << r.claim << ")\n";
+    if (!r.regime.empty()) os << "  regime " << r.regime << ", seed " << r.seed << "\n";
+    for (const auto& h : r.hypotheses)
+        os << "  hypothesis " << h.name << ": " << (h.met ? "met" : "NOT met") << " (" << h.detail << ")\n";
+    for (const auto& c : r.comparisons)
+        os << "  " << c.name << ": " << c.lhs_name << " = " << fmt("%.17g", c.lhs) << " in ["
+           << fmt("%.17g", c.lhs_enc.lo) << ", " << fmt("%.17g", c.lhs_enc.hi) << "] "
+           << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs) << " in ["
+           << fmt("%.17g", c.rhs_enc.lo) << ", " << fmt("%.17g", c.rhs_enc.hi) << "] -> "
+           << to_string(c.verdict) << " (" << c.basis << ", margin " << fmt("%.3g", c.margin) << ")\n";
+    for (const auto& [k, v] : r.values) os << "  " << k << " = " << fmt("%.17g", v) << "\n";
+    for (const auto& t : r.tolerances)
+        os << "  tolerance " << t.name << " = " << fmt("%.3g", t.value) << " (" << t.reason << ")\n";
+    for (const auto& [k, v] : r.conventions) os << "  convention " << k << ": " << v << "\n";
+    if (!r.note.empty()) os << "  note: " << r.note << "\n";
+}
+
 void json_check_result(JsonWriter& j, const CheckResult& r) {
     j.begin_object();
     j.kv("check", r.check).kv("regime", r.regime).kv("seed", r.seed).kv("verdict", to_string(r.verdict));

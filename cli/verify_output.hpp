@@ -11,6 +11,7 @@ namespace attnspec::cli {
 
 void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report);
 void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report);
+void print_record_human(std::ostream& os, const CheckResult& r);  // every factor
 void json_check_result(JsonWriter& j, const CheckResult& r);  // one full record
 // fail_on: "violated" | "inconclusive" | "never" (README exit codes).
 int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_on);

@@ -8,13 +8,23 @@ namespace attnspec::proofs {
 const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> checks = {
         {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, kappa(W+C) = 2s1/(s1+sr) <= 2",
-         "proofs/thm_3_5.md", run_thm_3_5},
+         "proofs/thm_3_5.md", run_thm_3_5,
+         [](const H5Reader& r, const std::string& g) { return check_thm_3_5(stored_matrix(r, g, "W")); }},
         {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
-         "proofs/lemma_3_7.md", run_lemma_3_7},
+         "proofs/lemma_3_7.md", run_lemma_3_7,
+         [](const H5Reader& r, const std::string& g) {
+             return check_lemma_3_7(stored_matrix(r, g, "W"), stored_matrix(r, g, "E"));
+         }},
         {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) (proved form)",
-         "proofs/thm_3_8.md", run_thm_3_8},
+         "proofs/thm_3_8.md", run_thm_3_8,
+         [](const H5Reader& r, const std::string& g) {
+             return check_thm_3_8(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
+         }},
         {"thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W) (the paper's informal claim)",
-         "proofs/thm_3_8.md", run_thm_3_8_informal},
+         "proofs/thm_3_8.md", run_thm_3_8_informal,
+         [](const H5Reader& r, const std::string& g) {
+             return check_thm_3_8_informal(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
+         }},
     };
     return checks;
 }
@@ -23,6 +33,14 @@ const CheckInfo* find_check(const std::string& name) {
     for (const auto& c : registry())
         if (c.name == name) return &c;
     return nullptr;
+}
+
+Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const std::string& name) {
+    return r.matrix((group == "/" ? "" : group) + "/instance/" + name);
+}
+
+double stored_value(const H5Reader& r, const std::string& group, const std::string& name) {
+    return r.attr_double((group == "/" ? "" : group) + "/values", name);
 }
 
 std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i) {

@@ -435,6 +435,15 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
     }
 }
 
+void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov) {
+    ReportWriter w(path, prov);
+    w.root().attr("kind", "attnspec-instance");
+    w.root().attr("check", r.check);
+    H5Group g = w.root().group("record");
+    write_check_result(g, r);
+    w.commit();
+}
+
 // ---------------------------------------------------------------- H5Reader
 H5Reader::H5Reader(const std::string& path) : path_(path) {
     silence_hdf5();

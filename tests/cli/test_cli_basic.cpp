@@ -103,3 +103,23 @@ TEST_CASE("killing verify mid-run never touches the target", "[cli]") {
     CHECK(left == 0);
     std::system(("rm -rf " + dir).c_str());
 }
+
+TEST_CASE("violations are written as instance files that replay to the same verdict", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    auto r = run_cli("verify thm3.8-informal -q --json --out " + dir + "/v.h5");
+    REQUIRE(r.code == 1);  // the informal claim is refuted on the anti-aligned family
+    const std::string list = dir + "/list";
+    std::system(("ls " + dir + "/counterexamples/*.h5 > " + list).c_str());
+    std::ifstream lf(list);
+    std::string first;
+    std::getline(lf, first);
+    REQUIRE(!first.empty());
+    auto rep = run_cli("verify thm3.8-informal --instance " + first + " --json");
+    CHECK(rep.code == 1);
+    CHECK(rep.out.find("\"verdict\": \"violated\"") != std::string::npos);
+    // the report's own first violated record replays too, and the wrong check is refused
+    CHECK(run_cli("verify thm3.8-informal --instance " + dir + "/v.h5").code == 1);
+    CHECK(run_cli("verify thm3.5 --instance " + first).code == 65);
+    CHECK(run_cli("verify thm3.8-informal --instance " + dir + "/none.h5").code == 66);
+    std::system(("rm -rf " + dir).c_str());
+}

@@ -94,6 +94,10 @@ class ReportWriter {
 void write_check_run(H5Group& parent, const CheckRun& run);
 void write_check_result(H5Group& g, const CheckResult& r);
 
+// A replayable instance file: root attributes kind = "attnspec-instance" and check, plus one
+// record (write_check_result) in the group /record, written atomically. `attnspec verify CHECK --instance F` replays it.
+void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov);
+
 // Read-only access to an HDF5 file (inputs and reports). Missing/unreadable file -> NoInput;
 // not HDF5 or malformed -> DataError; missing dataset -> DataError naming it.
 class H5Reader {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnspec/check.hpp"
+#include "attnspec/report.hpp"
 
 namespace attnspec::proofs {
 
@@ -26,7 +27,14 @@ struct CheckInfo {
     std::string summary;  // one line
     std::string statement_file;  // proofs/<file>.md
     std::function<CheckRun(const RunOptions&)> run;
+    // Re-runs the check on a stored instance: `group` holds instance/<matrices> and values/ attrs
+    // (a record of a report, or the root of an instance file). Empty when not replayable.
+    std::function<CheckResult(const H5Reader&, const std::string& group)> replay;
 };
+
+// Replay helpers: read instance/<name> and values/<name> of a stored record.
+Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
+double stored_value(const H5Reader& r, const std::string& group, const std::string& name);
 
 const std::vector<CheckInfo>& registry();
 const CheckInfo* find_check(const std::string& name);
