@@ -103,7 +103,8 @@ int run_verify(const Invocation& inv) {
     int trials = 0;
     std::uint64_t seed = 20251;
     double budget = 0;
-    std::string shape, out, fail_on = "inconclusive", instance, record;
+    std::string shape, out, fail_on = "inconclusive", instance, record, kappa_lambda = "nz";
+    double search_budget = -1;
     desc.add_options()
         ("check", po::value(&names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&all), "run every registered check")
@@ -121,7 +122,11 @@ int run_verify(const Invocation& inv) {
          "exit non-zero on: violated | inconclusive | never")
         ("instance", po::value(&instance),
          "replay one stored instance (an instance file, or a report: its first violated record)")
-        ("record", po::value(&record), "with --instance on a report: the record group, e.g. instance_12");
+        ("record", po::value(&record), "with --instance on a report: the record group, e.g. instance_12")
+        ("kappa-lambda", po::value(&kappa_lambda)->default_value(kappa_lambda),
+         "thm3.4: convention for kappa(Lambda): nz (rtol N^2 eps) or strict (= inf: vacuous bound)")
+        ("search-budget", po::value(&search_budget),
+         "thm3.4: seconds of counterexample search (default 8, --thorough 120)");
     po::positional_options_description pos;
     pos.add("check", -1);
     po::variables_map vm;
@@ -153,6 +158,10 @@ int run_verify(const Invocation& inv) {
     opt.time_budget_s = budget;
     opt.regimes = regimes;
     if (!shape.empty()) opt.shape = parse_dims(shape, 2, "--shape");
+    if (kappa_lambda != "nz" && kappa_lambda != "strict")
+        fail_usage("--kappa-lambda must be nz or strict, got '" + kappa_lambda + "'");
+    opt.kappa_lambda = kappa_lambda;
+    opt.search_budget_s = search_budget;
 
     // Open the report first: an unwritable target fails (73) before any work is done.
     ReportWriter writer(report_path(out, "verify.h5"), provenance(inv, seed));

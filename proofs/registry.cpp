@@ -1,5 +1,6 @@
 #include "attnspec/proofs/registry.hpp"
 
+#include "attnspec/proofs/attention_checks.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 #include "attnspec/proofs/thm_3_8.hpp"
 
@@ -7,6 +8,12 @@ namespace attnspec::proofs {
 
 const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> checks = {
+        {"thm3.3", "closed-form Jacobian blocks J_Q, J_K, J_V and J_X = complex-step derivatives",
+         "proofs/thm_3_3.md", run_thm_3_3,
+         [](const H5Reader& r, const std::string& g) { return check_thm_3_3(stored_head(r, g)); }},
+        {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
+         "proofs/thm_3_4.md", run_thm_3_4,
+         [](const H5Reader& r, const std::string& g) { return check_thm_3_4(stored_head(r, g)); }},
         {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, kappa(W+C) = 2s1/(s1+sr) <= 2",
          "proofs/thm_3_5.md", run_thm_3_5,
          [](const H5Reader& r, const std::string& g) { return check_thm_3_5(stored_matrix(r, g, "W")); }},
@@ -25,6 +32,9 @@ const std::vector<CheckInfo>& registry() {
          [](const H5Reader& r, const std::string& g) {
              return check_thm_3_8_informal(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
          }},
+        {"specA-sweep", "kappa(J) of SpecA (C = lambda I) falls from lambda = 0 to 10; saturation reported",
+         "proofs/speca_sweep.md", run_speca_sweep,
+         [](const H5Reader& r, const std::string& g) { return check_speca_sweep(stored_head(r, g)); }},
     };
     return checks;
 }

@@ -20,6 +20,8 @@ struct RunOptions {
     std::vector<long> shape;      // optional fixed shape (e.g. D, d), empty: the regime grid
     std::vector<std::string> regimes;  // optional filter on regime names (substring match)
     std::function<void(long done, long total)> progress;  // may be empty
+    std::string kappa_lambda = "nz";  // thm3.4: convention for kappa(Lambda), "nz" or "strict"
+    double search_budget_s = -1;      // thm3.4 counterexample search; < 0: the check's default
 };
 
 struct CheckInfo {

@@ -1,0 +1,122 @@
+// Instance regimes shared by the attention checks (thm3.3, thm3.4, specA-sweep) and the storage
+// of a head in a record (replay).
+#include <cmath>
+
+#include "attnspec/errors.hpp"
+#include "attnspec/generators.hpp"
+#include "attnspec/proofs/attention_checks.hpp"
+#include "attention_run.hpp"
+
+namespace attnspec::proofs {
+
+std::string AttentionRegime::name() const {
+    return shape + "/" + weights + "/" + (inv_sqrt_d ? "s=1/sqrt(d)" : "s=1") + "/" + tokens;
+}
+
+std::vector<AttentionRegime> attention_regimes(const RunOptions& opt) {
+    struct S {
+        const char* name;
+        long N, D, d;
+    };
+    std::vector<S> shapes = {{"N<D", 6, 10, 3}, {"N>D", 12, 5, 3}, {"d=1", 8, 8, 1}, {"d=D", 6, 4, 4}};
+    if (opt.thorough) shapes.push_back({"N>D-large", 32, 16, 8});
+    if (opt.shape.size() == 2) shapes = {{"given", 2 * opt.shape[0], opt.shape[0], opt.shape[1]}};
+    const char* weights[] = {"gauss-0.1", "gauss-1", "gauss-3", "kappa-1e3", "lambda-10"};
+    std::vector<AttentionRegime> out;
+    for (const auto& s : shapes)
+        for (const char* w : weights)
+            for (bool inv : {false, true})
+                for (const char* t : {"gaussian", "layernorm"})
+                    out.push_back({s.name, s.N, s.D, s.d, w, inv, t});
+    return out;
+}
+
+Head draw_head(const AttentionRegime& r, std::uint64_t seed) {
+    RandomSpec spec;
+    spec.N = r.N;
+    spec.D = r.D;
+    spec.d = r.d;
+    spec.seed = seed;
+    spec.token_dist = r.tokens;
+    spec.scale = r.inv_sqrt_d ? LogitScale::inv_sqrt_d : LogitScale::one;
+    spec.weight_scale = r.weights == "gauss-0.1" ? 0.1 : r.weights == "gauss-3" ? 3.0 : 1.0;
+    Head h = random_head(spec);
+    if (r.weights == "kappa-1e3") {
+        Rng rng(seed ^ 0x5bd1e995u);
+        const long k = std::min(r.D, r.d);
+        h.W_Q = rng.with_spectrum(r.D, r.d, geometric_spectrum(k, 1.0, 1e3));
+        h.W_K = rng.with_spectrum(r.D, r.d, geometric_spectrum(k, 1.0, 1e3));
+        h.W_V = rng.with_spectrum(r.D, r.d, geometric_spectrum(k, 1.0, 1e3));
+    }
+    if (r.weights == "lambda-10") {
+        CorrectionSpec c;
+        c.kind = CorrectionKind::lambda;
+        c.lambda = 10.0;
+        apply_correction(h, c);
+    }
+    return h;
+}
+
+void store_head(CheckResult& res, const Head& h) {
+    res.instance.emplace_back("X", h.X);
+    res.instance.emplace_back("W_Q", h.W_Q);
+    res.instance.emplace_back("W_K", h.W_K);
+    res.instance.emplace_back("W_V", h.W_V);
+    if (h.C_Q.size()) res.instance.emplace_back("C_Q", h.C_Q);
+    if (h.C_K.size()) res.instance.emplace_back("C_K", h.C_K);
+    if (h.C_V.size()) res.instance.emplace_back("C_V", h.C_V);
+    res.values.emplace_back("s", h.s);
+}
+
+Head stored_head(const H5Reader& r, const std::string& group) {
+    Head h;
+    h.X = stored_matrix(r, group, "X");
+    h.W_Q = stored_matrix(r, group, "W_Q");
+    h.W_K = stored_matrix(r, group, "W_K");
+    h.W_V = stored_matrix(r, group, "W_V");
+    const std::string g = group == "/" ? "" : group;
+    if (r.exists(g + "/instance/C_Q")) h.C_Q = stored_matrix(r, group, "C_Q");
+    if (r.exists(g + "/instance/C_K")) h.C_K = stored_matrix(r, group, "C_K");
+    if (r.exists(g + "/instance/C_V")) h.C_V = stored_matrix(r, group, "C_V");
+    h.s = stored_value(r, group, "s");
+    h.validate("stored instance");
+    return h;
+}
+
+CheckRun run_attention_check(const RunOptions& opt, const std::string& name, const std::string& claim,
+                             const std::string& headline, long per_default,
+                             const std::function<CheckResult(const Head&)>& fn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    CheckRun run;
+    run.check = name;
+    run.claim = claim;
+    run.seed = opt.seed;
+    run.headline = headline;
+    const auto regimes = attention_regimes(opt);
+    const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / long(regimes.size()))
+                                    : (opt.thorough ? 4 * per_default : per_default);
+    const long total = per * long(regimes.size());
+    long done = 0;
+    std::uint64_t i = 0;
+    for (const auto& reg : regimes) {
+        const std::string rname = reg.name();
+        bool keep = opt.regimes.empty();
+        for (const auto& f : opt.regimes) keep |= rname.find(f) != std::string::npos;
+        for (long t = 0; t < per; ++t, ++i) {
+            if (!keep) continue;
+            const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (opt.time_budget_s > 0 && el > opt.time_budget_s) break;
+            const std::uint64_t seed = instance_seed(opt.seed, i);
+            CheckResult r = fn(draw_head(reg, seed));
+            r.regime = rname;
+            r.seed = seed;
+            run.results.push_back(std::move(r));
+            if (opt.progress) opt.progress(++done, total);
+        }
+    }
+    run.summarize();
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return run;
+}
+
+}  // namespace attnspec::proofs
