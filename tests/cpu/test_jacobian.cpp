@@ -203,17 +203,28 @@ TEST_CASE("matrix-free operators: J v, J^T u match dense J and are adjoint", "[j
     }
 }
 
-TEST_CASE("J J^T from factors equals J J^T of the dense J", "[jacobian]") {
+TEST_CASE("J J^T and J_X J_X^T from factors equal the dense Gram matrices", "[jacobian]") {
     for (auto [N, D, d] : {std::tuple<Index, Index, Index>{5, 3, 2}, {3, 8, 3}, {4, 4, 1}}) {
-        const Head h = head_of(N, D, d, 31, "none", LogitScale::one, "layernorm");
+        const Head h = head_of(N, D, d, 31, N == 4 ? "svd" : "none", LogitScale::one, "layernorm");
         const MatrixXd J = jacobian_weights(h), M = jacobian_weights_magnitude(h);
         const MatrixXd G = jacobian_gram_outer(h);
         // Entry error <= (errors of the factors ~ route bound) + gemm over 3Dd terms:
-        // gamma_{n + 3Dd} (M M^T) -> 4 (n + 3Dd) u |M|_F^2 -> measured worst 0.5 n u |G|.
+        // gamma_{n + 3Dd} (M M^T) -> 4 (n + 3Dd) u |M|_F^2 -> measured worst 0.010 (n + 3Dd) u
+        // |M|_F^2 (J_X: 0.044 (n + ND) u |M_X|_F^2) over 84 instances -> headroom > 90x.
         const double tol = tol_routes(nsum(h) + 3.0 * D * d) * M.squaredNorm();
         INFO("N D d = " << N << " " << D << " " << d);
         CHECK((G - J * J.transpose()).norm() <= tol);
         CHECK(G == G.transpose());
+        // J_X J_X^T: same bound with the inner dimension N D of J_X J_X^T.
+        const MatrixXd JX = jacobian_input(h), MX = jacobian_input_magnitude(h);
+        const MatrixXd GX = jacobian_x_gram_outer(h);
+        CHECK((GX - JX * JX.transpose()).norm() <=
+              tol_routes(nsum(h) + 1.0 * N * D) * MX.squaredNorm());
+        CHECK(GX == GX.transpose());
+        // Planted: a relative error of 1e-6 on the diagonal is caught.
+        MatrixXd bad = GX;
+        bad.diagonal() *= 1 + 1e-6;
+        CHECK((bad - JX * JX.transpose()).norm() > tol_routes(nsum(h) + 1.0 * N * D) * MX.squaredNorm());
     }
 }
 

@@ -126,6 +126,11 @@ class JacobianXOperator final : public LinearOperator {
 // matrix: its eigenvalues are sigma(J)^2, so singular values of J below ~sqrt(u) sigma_1 are not
 // resolved from it. Validates; refuses results above max_bytes.
 Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+// J_X J_X^T (Nd x Nd) without forming J_X (Nd x ND): each row of J_X is the rank-3 N x D matrix
+// S_i^T w_c^T + e_i g_ic^T + p_ic r_i^T, and Gram entries are sums of products of the factors'
+// inner products. Cost ~ N^3 d^2 flops (one dgemm) + O(N^3 d + N^2 d^2); memory the result plus
+// O(N^2 d). Same normal-equation caveat and refusal as jacobian_gram_outer.
+Eigen::MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
 
 // ---- the softmax Jacobian Lambda = d vec S / d vec L (N^2 x N^2) --------------------------------
 // Block diagonal up to the permutation vec(L) -> vec(L^T): row i of S contributes the N x N
