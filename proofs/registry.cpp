@@ -1,6 +1,7 @@
 #include "attnspec/proofs/registry.hpp"
 
 #include "attnspec/proofs/thm_3_5.hpp"
+#include "attnspec/proofs/infsa_checks.hpp"
 
 namespace attnspec::proofs {
 
@@ -8,6 +9,10 @@ const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> checks = {
         {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, kappa(W+C) = 2s1/(s1+sr) <= 2",
          "proofs/thm_3_5.md", run_thm_3_5},
+        {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
+         "proofs/infsa_neumann.md", run_infsa_neumann},
+        {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
+         "proofs/infsa_neumann.md", run_infsa_perron},
     };
     return checks;
 }
