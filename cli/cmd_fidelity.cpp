@@ -186,7 +186,7 @@ int run_fidelity(const Invocation& inv) {
             j.begin_object().kv("family", r.family).kv("N", std::int64_t(r.N)).kv("head", std::int64_t(r.head)).kv("draw", std::int64_t(r.draw)).kv("seed", r.seed);
             for (int m = 0; m < 4; ++m) j.kv(kMetrics[m], metric(r.f, m));
             j.key("rho_hat").begin_array().value(r.f.rho_hat.lo).value(r.f.rho_hat.hi).end_array();
-            j.kv("perron_converged", r.f.left.converged).end_object();
+            j.kv("perron_converged", r.f.left.converged).kv("perron_vec_error", r.f.left.vec_error).end_object();
         }
         j.end_array().end_object();
         j.finish();
