@@ -3,6 +3,7 @@
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 #include "attnspec/proofs/thm_3_8.hpp"
+#include "attnspec/proofs/infsa_checks.hpp"
 
 namespace attnspec::proofs {
 
@@ -35,6 +36,10 @@ const std::vector<CheckInfo>& registry() {
         {"specA-sweep", "kappa(J) of SpecA (C = lambda I) falls from lambda = 0 to 10; saturation reported",
          "proofs/speca_sweep.md", run_speca_sweep,
          [](const H5Reader& r, const std::string& g) { return check_speca_sweep(stored_head(r, g)); }},
+        {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
+         "proofs/infsa_neumann.md", run_infsa_neumann},
+        {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
+         "proofs/infsa_neumann.md", run_infsa_perron},
     };
     return checks;
 }
