@@ -96,7 +96,7 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
 CheckRun run_speca_sweep(const RunOptions& opt) {
     RunOptions o = opt;
     CheckRun run = run_attention_check(o, "specA-sweep", "kappa(J) at lambda = 10 <= kappa(J) at lambda = 0",
-                                       "improves_at_10", 1, [](const Head& h) {
+                                       "improves_at_10", 2, [](const Head& h) {
                                            Head base = h;  // the sweep sets its own corrections
                                            base.C_Q = base.C_K = base.C_V = Eigen::MatrixXd();
                                            return check_speca_sweep(base);

@@ -152,7 +152,6 @@ CheckResult climb(Head h, std::uint64_t seed, const Thm34Options& o, long max_st
         const double cr_ratio = ratio_of(cr);
         if (cr_ratio > best_ratio) {
             h = c, best = std::move(cr), best_ratio = cr_ratio, step = std::min(1.0, step * 1.5);
-            if (best.verdict == Verdict::violated) break;
         } else {
             step = std::max(1e-4, step * 0.7);
         }
@@ -166,7 +165,7 @@ CheckRun run_thm_3_4(const RunOptions& opt) {
     Thm34Options o;
     o.kappa_lambda = opt.kappa_lambda == "strict" ? KappaConvention::strict : KappaConvention::nz;
     CheckRun run = run_attention_check(opt, "thm3.4", "kappa(J) <= kappa(X)^3 kappa(Lambda) kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
-                                       "bound", 3, [&](const Head& h) { return check_thm_3_4(h, o); });
+                                       "bound", 8, [&](const Head& h) { return check_thm_3_4(h, o); });
     // Counterexample search from the tightest applicable instances.
     const double budget = opt.search_budget_s >= 0 ? opt.search_budget_s : (opt.thorough ? 120.0 : 8.0);
     const auto t0 = std::chrono::steady_clock::now();

@@ -120,7 +120,7 @@ CheckRun run_thm_3_5(const RunOptions& opt) {
     const std::vector<std::string> families = {"gaussian", "kappa-1e12", "rank-deficient",
                                                "near-zero-sigma_r"};
     const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / (shapes.size() * families.size()))
-                                    : (opt.thorough ? 100 : 20);
+                                    : (opt.thorough ? 200 : 40);
     const long total = per * static_cast<long>(shapes.size() * families.size());
     long done = 0;
     std::uint64_t i = 0;

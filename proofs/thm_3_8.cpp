@@ -169,7 +169,7 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
     if (opt.shape.size() == 2) shapes = {{"given", opt.shape[0], opt.shape[1]}};
     const std::vector<std::string> fams = {"gaussian", "spectrum", "anti-aligned"};
     const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / long(shapes.size() * fams.size()))
-                                    : (opt.thorough ? 80 : 16);
+                                    : (opt.thorough ? 120 : 32);
     const long total = per * long(shapes.size() * fams.size());
     long done = 0;
     std::uint64_t i = 0;
