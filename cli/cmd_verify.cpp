@@ -105,6 +105,7 @@ int run_verify(const Invocation& inv) {
     double budget = 0;
     std::string shape, out, fail_on = "inconclusive", instance, record, kappa_lambda = "nz";
     double search_budget = -1;
+    std::string embedded = proofs::default_embedded_heads();
     desc.add_options()
         ("check", po::value(&names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&all), "run every registered check")
@@ -125,6 +126,9 @@ int run_verify(const Invocation& inv) {
         ("record", po::value(&record), "with --instance on a report: the record group, e.g. instance_12")
         ("kappa-lambda", po::value(&kappa_lambda)->default_value(kappa_lambda),
          "thm3.4: convention for kappa(Lambda): nz (rtol N^2 eps) or strict (= inf: vacuous bound)")
+        ("embedded", po::value(&embedded),
+         "input file whose heads join the attention checks as regimes embedded/<name> "
+         "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
         ("search-budget", po::value(&search_budget),
          "thm3.4: seconds of counterexample search (default 8, --thorough 120)");
     po::positional_options_description pos;
@@ -162,6 +166,7 @@ int run_verify(const Invocation& inv) {
         fail_usage("--kappa-lambda must be nz or strict, got '" + kappa_lambda + "'");
     opt.kappa_lambda = kappa_lambda;
     opt.search_budget_s = search_budget;
+    opt.embedded_heads = embedded;
 
     // Open the report first: an unwritable target fails (73) before any work is done.
     ReportWriter writer(report_path(out, "verify.h5"), provenance(inv, seed));

@@ -83,6 +83,24 @@ Head stored_head(const H5Reader& r, const std::string& group) {
     return h;
 }
 
+std::vector<std::pair<std::string, Head>> load_heads(const std::string& path) {
+    H5Reader r(path);
+    if (!r.exists("/heads")) fail_data(path + ": no /heads group (see reports/SCHEMA.md, input files)");
+    std::vector<std::pair<std::string, Head>> out;
+    for (const auto& name : r.children("/heads")) {
+        const std::string g = "/heads/" + name;
+        Head h;
+        h.X = r.matrix(g + "/X");
+        h.W_Q = r.matrix(g + "/W_Q");
+        h.W_K = r.matrix(g + "/W_K");
+        h.W_V = r.matrix(g + "/W_V");
+        h.s = r.has_attr(g, "s") ? r.attr_double(g, "s") : 1.0;
+        h.validate(path + ":" + g);
+        out.emplace_back(name, std::move(h));
+    }
+    return out;
+}
+
 CheckRun run_attention_check(const RunOptions& opt, const std::string& name, const std::string& claim,
                              const std::string& headline, long per_default,
                              const std::function<CheckResult(const Head&)>& fn) {
@@ -114,6 +132,17 @@ CheckRun run_attention_check(const RunOptions& opt, const std::string& name, con
             if (opt.progress) opt.progress(++done, total);
         }
     }
+    if (!opt.embedded_heads.empty())
+        for (const auto& [name, h] : load_heads(opt.embedded_heads)) {
+            const std::string rname = "embedded/" + name;
+            bool keep = opt.regimes.empty();
+            for (const auto& f : opt.regimes) keep |= rname.find(f) != std::string::npos;
+            if (!keep) continue;
+            CheckResult r = fn(h);
+            r.regime = rname;
+            r.seed = 0;
+            run.results.push_back(std::move(r));
+        }
     run.summarize();
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return run;

@@ -1,5 +1,7 @@
 #include "attnspec/proofs/registry.hpp"
 
+#include <unistd.h>
+
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 #include "attnspec/proofs/thm_3_8.hpp"
@@ -56,6 +58,13 @@ Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const
 
 double stored_value(const H5Reader& r, const std::string& group, const std::string& name) {
     return r.attr_double((group == "/" ? "" : group) + "/values", name);
+}
+
+std::string default_embedded_heads() {
+#ifdef ATTNSPEC_DEFAULT_EMBEDDED_HEADS
+    if (::access(ATTNSPEC_DEFAULT_EMBEDDED_HEADS, R_OK) == 0) return ATTNSPEC_DEFAULT_EMBEDDED_HEADS;
+#endif
+    return "";
 }
 
 std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i) {

@@ -123,3 +123,17 @@ TEST_CASE("violations are written as instance files that replay to the same verd
     CHECK(run_cli("verify thm3.8-informal --instance " + dir + "/none.h5").code == 66);
     std::system(("rm -rf " + dir).c_str());
 }
+
+TEST_CASE("embedded input files: clear errors for missing and malformed files", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    CHECK(run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/none.h5 --out " + dir + "/v.h5").code == 66);
+    { std::ofstream(dir + "/bad.h5") << "garbage"; }
+    CHECK(run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/bad.h5 --out " + dir + "/v.h5").code == 65);
+    // an HDF5 file without /heads
+    auto r = run_cli("verify thm3.5 --trials 12 -q --out " + dir + "/r.h5");
+    REQUIRE(r.code == 0);
+    auto e = run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/r.h5 --out " + dir + "/v.h5");
+    CHECK(e.code == 65);
+    CHECK(e.err.find("no /heads group") != std::string::npos);
+    std::system(("rm -rf " + dir).c_str());
+}

@@ -28,6 +28,9 @@ Head draw_head(const AttentionRegime& r, std::uint64_t seed);
 // Head stored in a record's instance/ group (X, W_Q, W_K, W_V, optional C_*; values/s).
 Head stored_head(const H5Reader& r, const std::string& group);
 void store_head(CheckResult& res, const Head& h);
+// Every head of an input file (/heads/<name>/{X, W_Q, W_K, W_V}, attr s), in file order.
+// Errors: NoInput (missing), DataError (malformed, shapes, NaN).
+std::vector<std::pair<std::string, Head>> load_heads(const std::string& path);
 
 // ---- thm3.3 -------------------------------------------------------------------------------------
 // Route (a) closed-form J (and J_X) against the complex-step witness, per block Q, K, V, X:

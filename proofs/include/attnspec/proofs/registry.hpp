@@ -22,7 +22,13 @@ struct RunOptions {
     std::function<void(long done, long total)> progress;  // may be empty
     std::string kappa_lambda = "nz";  // thm3.4: convention for kappa(Lambda), "nz" or "strict"
     double search_budget_s = -1;      // thm3.4 counterexample search; < 0: the check's default
+    // Embedded input file (datasets/embedded/attention_heads.h5 layout): its heads are added to
+    // the attention checks as regimes "embedded/<name>". Empty: none.
+    std::string embedded_heads;
 };
+
+// The embedded dataset shipped with the source tree (compile-time path), or "" if it is absent.
+std::string default_embedded_heads();
 
 struct CheckInfo {
     std::string name;     // "thm3.5"
