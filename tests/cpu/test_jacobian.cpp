@@ -186,12 +186,15 @@ TEST_CASE("matrix-free operators: J v, J^T u match dense J and are adjoint", "[j
         Rng rng(99);
         const Eigen::VectorXd v = rng.gaussian(op.cols(), 1), u = rng.gaussian(op.rows(), 1);
         const Eigen::VectorXd vx = rng.gaussian(opx.cols(), 1);
-        // |J v - (J v)_computed| <= tol * |M| |v| (componentwise bound, Cauchy-Schwarz).
-        CHECK((op * v - J * v).norm() <= tol_routes(n) * M.norm() * v.norm());
-        CHECK((op.transpose_times(u) - J.transpose() * u).norm() <= tol_routes(n) * M.norm() * u.norm());
-        CHECK((opx * vx - JX * vx).norm() <= tol_routes(n) * MX.norm() * vx.norm());
+        // |J v - (J v)_computed| <= gamma (|M| |v|) <= tol |M|_F |v| (Cauchy-Schwarz), with the
+        // dense product's inner dimension (cols or rows) added to n.
+        const double nc = n + static_cast<double>(op.cols()), nr = n + static_cast<double>(op.rows());
+        const double ncx = n + static_cast<double>(opx.cols());
+        CHECK((op * v - J * v).norm() <= tol_routes(nc) * M.norm() * v.norm());
+        CHECK((op.transpose_times(u) - J.transpose() * u).norm() <= tol_routes(nr) * M.norm() * u.norm());
+        CHECK((opx * vx - JX * vx).norm() <= tol_routes(ncx) * MX.norm() * vx.norm());
         CHECK((opx.transpose_times(u) - JX.transpose() * u).norm() <=
-              tol_routes(n) * MX.norm() * u.norm());
+              tol_routes(nr) * MX.norm() * u.norm());
         // Adjointness <J v, u> = <v, J^T u>: both sides within gamma_n |u|^T M |v| of the exact
         // value, plus the dot products' own rounding.
         const double adj = tol_routes(n + static_cast<double>(op.cols())) *
