@@ -38,8 +38,10 @@ MatrixXd AttentionState::P(Index c) const {
     // P^c_ik = S_ik (V_kc - A_ic)
     MatrixXd Pc = S;
     Pc.array().rowwise() *= V.col(c).transpose().array();
-    if (magnitude) Pc += A.col(c).asDiagonal() * S;
-    else Pc -= A.col(c).asDiagonal() * S;
+    if (magnitude)
+        Pc += A.col(c).asDiagonal() * S;
+    else
+        Pc -= A.col(c).asDiagonal() * S;
     return Pc;
 }
 

@@ -34,7 +34,8 @@ MatrixXd fd_layer(const MultiHead& m, bool input) {
         entry(q) = x0 - step;
         const MatrixXd Ap = multihead_forward(p), Aq = multihead_forward(q);
         J.col(col) = (Eigen::Map<const Eigen::VectorXd>(Ap.data(), Ap.size()) -
-                      Eigen::Map<const Eigen::VectorXd>(Aq.data(), Aq.size())) / (2 * step);
+                      Eigen::Map<const Eigen::VectorXd>(Aq.data(), Aq.size())) /
+                     (2 * step);
     }
     return J;
 }

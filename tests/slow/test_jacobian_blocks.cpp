@@ -1,6 +1,7 @@
 // Jacobian routes on shapes that straddle Eigen/BLAS block sizes (31, 32, 33; tall and wide),
-// with corrections and both logit scales. Same tolerances and reasons as tests/cpu/test_jacobian.cpp
-// (proofs/jacobian_routes.md): 4 n u |M| for routes and operators, 8 n u |M| for complex step.
+// with corrections and both logit scales. Same tolerances and reasons as
+// tests/cpu/test_jacobian.cpp (proofs/jacobian_routes.md): 4 n u |M| for routes and operators, 8 n
+// u |M| for complex step.
 #include <tuple>
 
 #include "attnspec/generators.hpp"
@@ -37,8 +38,10 @@ TEST_CASE("routes agree on block-straddling shapes", "[jacobian][slow]") {
         Rng rng(3);
         const MatrixXd Vs = rng.gaussian(op.cols(), 3), Us = rng.gaussian(op.rows(), 3);
         for (Index k = 0; k < 3; ++k) {
-            const double nv = n + static_cast<double>(op.cols()), nu = n + static_cast<double>(op.rows());
-            CHECK((op * Vs.col(k) - J * Vs.col(k)).norm() <= 4 * nv * kU * (M * Vs.col(k).cwiseAbs()).norm());
+            const double nv = n + static_cast<double>(op.cols()),
+                         nu = n + static_cast<double>(op.rows());
+            CHECK((op * Vs.col(k) - J * Vs.col(k)).norm() <=
+                  4 * nv * kU * (M * Vs.col(k).cwiseAbs()).norm());
             CHECK((op.transpose_times(Us.col(k)) - J.transpose() * Us.col(k)).norm() <=
                   4 * nu * kU * (M.transpose() * Us.col(k).cwiseAbs()).norm());
         }

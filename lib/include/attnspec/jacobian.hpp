@@ -43,7 +43,8 @@ Eigen::MatrixXd jacobian_input(const Head& h, double max_bytes = kDefaultJacobia
 // first order (Higham, Accuracy and Stability, §3.1). Same cost as route (a).
 Eigen::MatrixXd jacobian_weights_magnitude(const Head& h,
                                            double max_bytes = kDefaultJacobianMaxBytes);
-Eigen::MatrixXd jacobian_input_magnitude(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input_magnitude(const Head& h,
+                                         double max_bytes = kDefaultJacobianMaxBytes);
 
 // Multi-head, heads sharing X: output vec[A_1 ... A_H] (N x Hd). Weights are ordered head by
 // head, each [W_Q, W_K, W_V], so the full-layer weight Jacobian is block diagonal with the
@@ -53,8 +54,8 @@ Eigen::MatrixXd jacobian_input(const MultiHead& m, double max_bytes = kDefaultJa
 
 // ---- route (b): forward mode, column by column -------------------------------------------------
 // Directional derivatives of A (N x d). jvp_weights: O(N D d + N^2 d); jvp_input likewise.
-Eigen::MatrixXd jvp_weights(const Head& h, const Eigen::MatrixXd& dW_Q,
-                            const Eigen::MatrixXd& dW_K, const Eigen::MatrixXd& dW_V);
+Eigen::MatrixXd jvp_weights(const Head& h, const Eigen::MatrixXd& dW_Q, const Eigen::MatrixXd& dW_K,
+                            const Eigen::MatrixXd& dW_V);
 Eigen::MatrixXd jvp_input(const Head& h, const Eigen::MatrixXd& dX);
 // Dense J and J_X assembled from one JVP per column: O(3Dd (N D d + N^2 d)). For tests and
 // small problems; same validation and refusal as route (a).
