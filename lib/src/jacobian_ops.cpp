@@ -45,6 +45,44 @@ void JacobianXOperator::apply_transpose(const double* x, double* y) const {
     attention_vjp(*st_, x, nullptr, nullptr, nullptr, y);
 }
 
+// ---- multi-head layer ---------------------------------------------------------------------------
+
+LayerJacobianOperator::LayerJacobianOperator(const MultiHead& m) {
+    m.validate();
+    for (Index h = 0; h < m.H(); ++h) {
+        heads_.push_back(std::make_unique<JacobianOperator>(m.head(h)));
+        rows_ += heads_.back()->rows(), cols_ += heads_.back()->cols();
+    }
+}
+
+void LayerJacobianOperator::apply(const double* x, double* y) const {
+    for (const auto& h : heads_) h->apply(x, y), x += h->cols(), y += h->rows();
+}
+
+void LayerJacobianOperator::apply_transpose(const double* x, double* y) const {
+    for (const auto& h : heads_) h->apply_transpose(x, y), x += h->rows(), y += h->cols();
+}
+
+LayerJacobianXOperator::LayerJacobianXOperator(const MultiHead& m) {
+    m.validate();
+    for (Index h = 0; h < m.H(); ++h) {
+        heads_.push_back(std::make_unique<JacobianXOperator>(m.head(h)));
+        rows_ += heads_.back()->rows();
+    }
+    cols_ = heads_.front()->cols();
+}
+
+void LayerJacobianXOperator::apply(const double* x, double* y) const {
+    for (const auto& h : heads_) h->apply(x, y), y += h->rows();
+}
+
+void LayerJacobianXOperator::apply_transpose(const double* x, double* y) const {
+    Eigen::Map<Eigen::VectorXd> out(y, cols_);
+    Eigen::VectorXd tmp(cols_);
+    out.setZero();
+    for (const auto& h : heads_) h->apply_transpose(x, tmp.data()), out += tmp, x += h->rows();
+}
+
 // ---- Gram J J^T -------------------------------------------------------------------------------
 
 namespace {

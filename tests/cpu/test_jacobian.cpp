@@ -298,6 +298,15 @@ TEST_CASE("bad input is refused with DataError before allocating", "[jacobian]")
         CHECK(e.code() == ExitCode::DataError);
         CHECK(std::string(e.what()).find("would need") != std::string::npos);
     }
+    // Logits beyond the double range are refused, not turned into NaN.
+    bad = h;
+    bad.X *= 1e160;
+    CHECK_THROWS_WITH(jacobian_weights(bad), Catch::Contains("overflow"));
+    // The matrix-free state refuses N x N workspaces above the limit before allocating them.
+    Head big;
+    big.X = MatrixXd::Ones(30000, 1);
+    big.W_Q = big.W_K = big.W_V = MatrixXd::Ones(1, 1);
+    CHECK_THROWS_WITH(JacobianOperator(big), Catch::Contains("would need"));
     CHECK_THROWS_AS(CorrectionSpec::parse("lambda:-1"), Error);
     CHECK_THROWS_AS(CorrectionSpec::parse("foo"), Error);
 }
