@@ -24,7 +24,8 @@ using namespace attnspec;
 namespace {
 
 double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 double max_rss_bytes() {
     rusage r{};
@@ -69,14 +70,19 @@ int main(int argc, char** argv) {
     }
     const double tm = median(t);
     std::printf("[1] dense J (128,384,32): median %.3f s over %zu runs (min %.3f, max %.3f)\n", tm,
-                t.size(), *std::min_element(t.begin(), t.end()), *std::max_element(t.begin(), t.end()));
-    std::printf("    peer: torch.autograd.functional.jacobian(vectorize=True) %.1f s (issue figure, "
-                "not re-measured: torch not installed)\n", kTorchSeconds);
+                t.size(), *std::min_element(t.begin(), t.end()),
+                *std::max_element(t.begin(), t.end()));
+    std::printf(
+        "    peer: torch.autograd.functional.jacobian(vectorize=True) %.1f s (issue figure, "
+        "not re-measured: torch not installed)\n",
+        kTorchSeconds);
     std::printf("    speedup vs peer %.1fx (target >= 10x): %s\n", kTorchSeconds / tm,
                 kTorchSeconds / tm >= 10 ? "MET" : "NOT MET");
-    std::printf("    peak RSS growth %.3f GiB = %.3fx bytes of J (target <= 1.5x): %s; torch peak %.1f GB "
-                "= %.1fx\n", peak / (1 << 30), peak / jbytes, peak / jbytes <= 1.5 ? "MET" : "NOT MET",
-                kTorchPeakBytes / 1e9, kTorchPeakBytes / jbytes);
+    std::printf(
+        "    peak RSS growth %.3f GiB = %.3fx bytes of J (target <= 1.5x): %s; torch peak %.1f GB "
+        "= %.1fx\n",
+        peak / (1 << 30), peak / jbytes, peak / jbytes <= 1.5 ? "MET" : "NOT MET",
+        kTorchPeakBytes / 1e9, kTorchPeakBytes / jbytes);
 
     // 2. Matrix-free products, ViT-B head.
     const Head vit = make(197, 768, 64);
@@ -103,8 +109,10 @@ int main(int argc, char** argv) {
     const double lim = 0.050;
     std::printf("[2] ViT-B head (197,768,64), J %ld x %ld, median of 21 (target <= 50 ms each):\n",
                 static_cast<long>(op.rows()), static_cast<long>(op.cols()));
-    for (auto [name, s] : {std::pair<const char*, double>{"J v    ", median(a)}, {"J^T u  ", median(b)},
-                           {"J_X v  ", median(ax)}, {"J_X^T u", median(bx)}})
+    for (auto [name, s] : {std::pair<const char*, double>{"J v    ", median(a)},
+                           {"J^T u  ", median(b)},
+                           {"J_X v  ", median(ax)},
+                           {"J_X^T u", median(bx)}})
         std::printf("    %s %7.2f ms = %.2fx of the 50 ms limit: %s\n", name, 1e3 * s, s / lim,
                     s <= lim ? "MET" : "NOT MET");
 
@@ -113,16 +121,18 @@ int main(int argc, char** argv) {
         const double t0 = now();
         const Eigen::MatrixXd G = jacobian_gram_outer(vit);
         const double tg = now() - t0;
-        std::printf("[3] J J^T (12608 x 12608, %.2f GiB) from factors: %.2f s = %.2fx of 60 s; "
-                    "trace %.6g\n", jacobian_gram_bytes(197, 64) / (1 << 30), tg, tg / 60,
-                    G.trace());
+        std::printf(
+            "[3] J J^T (12608 x 12608, %.2f GiB) from factors: %.2f s = %.2fx of 60 s; "
+            "trace %.6g\n",
+            jacobian_gram_bytes(197, 64) / (1 << 30), tg, tg / 60, G.trace());
     }
     if (!quick) {
         const double t0 = now();
         const Eigen::MatrixXd G = jacobian_x_gram_outer(vit);
         const double tg = now() - t0;
-        std::printf("[3] J_X J_X^T (12608 x 12608) from factors: %.2f s = %.2fx of 60 s; trace %.6g\n",
-                    tg, tg / 60, G.trace());
+        std::printf(
+            "[3] J_X J_X^T (12608 x 12608) from factors: %.2f s = %.2fx of 60 s; trace %.6g\n", tg,
+            tg / 60, G.trace());
     }
     return 0;
 }

@@ -25,11 +25,16 @@ double parse_bytes(const std::string& s, const std::string& option) {
     const double v = std::strtod(s.c_str(), &end);
     const std::string unit = end ? end : "";
     double mult = 0;
-    if (unit.empty() || unit == "B") mult = 1;
-    else if (unit == "KiB") mult = 1024.0;
-    else if (unit == "MiB") mult = 1024.0 * 1024;
-    else if (unit == "GiB") mult = 1024.0 * 1024 * 1024;
-    else if (unit == "TiB") mult = 1024.0 * 1024 * 1024 * 1024;
+    if (unit.empty() || unit == "B")
+        mult = 1;
+    else if (unit == "KiB")
+        mult = 1024.0;
+    else if (unit == "MiB")
+        mult = 1024.0 * 1024;
+    else if (unit == "GiB")
+        mult = 1024.0 * 1024 * 1024;
+    else if (unit == "TiB")
+        mult = 1024.0 * 1024 * 1024 * 1024;
     if (mult == 0 || !(v >= 0) || !std::isfinite(v))
         fail_usage(option + " expects a size like 512MiB, 4GiB or a byte count, got '" + s + "'");
     return v * mult;
@@ -62,61 +67,81 @@ MultiHead load(const Options& o, bool scale_given, bool& file_corrections) {
                       std::to_string(m.H()) + " head(s)");
         m.s = 1.0;
         if (r.has_attr("/", "s")) m.s = r.attr_double("/", "s");
-        for (const auto& w : m.heads) file_corrections |= w.C_Q.size() + w.C_K.size() + w.C_V.size() > 0;
+        for (const auto& w : m.heads)
+            file_corrections |= w.C_Q.size() + w.C_K.size() + w.C_V.size() > 0;
     } else {
         const auto dims = parse_dims(o.random, 3, "--random");
         RandomSpec rs;
         rs.N = dims[0], rs.D = dims[1], rs.d = dims[2], rs.H = o.heads, rs.seed = o.seed;
         rs.token_dist = o.tokens, rs.weight_scale = o.weight_scale;
-        check_allocation(8.0 * rs.N * rs.D + 24.0 * rs.D * rs.d * rs.H, parse_bytes(o.max_memory, "--max-memory"),
-                         "the random input");
+        check_allocation(8.0 * rs.N * rs.D + 24.0 * rs.D * rs.d * rs.H,
+                         parse_bytes(o.max_memory, "--max-memory"), "the random input");
         m = random_multihead(rs);
     }
-    if (scale_given || o.input.empty()) m.s = logit_scale(o.scale == "1" ? LogitScale::one : LogitScale::inv_sqrt_d, m.heads[0].W_Q.cols());
+    if (scale_given || o.input.empty())
+        m.s = logit_scale(o.scale == "1" ? LogitScale::one : LogitScale::inv_sqrt_d,
+                          m.heads[0].W_Q.cols());
     return m;
 }
 
 int run_jacobian(const Invocation& inv) {
     Options o;
     po::options_description desc("jacobian options");
-    desc.add_options()
-        ("input", po::value(&o.input), "HDF5 input: X (N x D) and W_Q, W_K, W_V (D x d), optional "
-            "C_Q, C_K, C_V, or heads/<h>/W_Q... for several heads; optional root attribute s "
-            "(layout: reports/SCHEMA.md, jacobian section)")
-        ("random", po::value(&o.random), "generate a random instance of sizes N,D,d (e.g. 128,384,32)")
-        ("seed", po::value(&o.seed), "seed of the random instance (default 0), recorded in the report")
-        ("tokens", po::value(&o.tokens), "token rows of the random X: gaussian (i.i.d. N(0,1), default) "
-            "or layernorm (each row centred, unit variance)")
-        ("weight-scale", po::value(&o.weight_scale), "random weights are N(0, w^2/D) (default w = 1)")
-        ("wrt", po::value(&o.wrt), "weights: J = [J_Q, J_K, J_V] (Nd x 3Dd, default); input: J_X (Nd x ND)")
-        ("scale", po::value(&o.scale), "logit scale s: 1 (the paper, default) or invsqrt (1/sqrt(d))")
-        ("correction", po::value(&o.correction), "fixed SpecA correction C of every weight: none "
-            "(default; uses C_* from --input if present), lambda:<l> (l I_{D x d}) or svd (Thm 3.5). "
-            "J is evaluated at W + C")
-        ("heads", po::value(&o.heads), "number of heads H sharing X (default 1); per-head J blocks, "
-            "the full-layer J is block diagonal (weights) or their stack (input)")
-        ("max-memory", po::value(&o.max_memory), "refuse problems whose dense J needs more (default 4GiB)")
-        ("store-limit", po::value(&o.store_limit), "write J into the report only up to this size "
-            "(default 256MiB; inputs and norms are always written)")
-        ("out", po::value(&o.out), "report path (default reports/out/jacobian.h5)")
-        ("json", po::bool_switch(&o.json), "one JSON document on stdout");
+    desc.add_options()(
+        "input", po::value(&o.input),
+        "HDF5 input: X (N x D) and W_Q, W_K, W_V (D x d), optional "
+        "C_Q, C_K, C_V, or heads/<h>/W_Q... for several heads; optional root attribute s "
+        "(layout: reports/SCHEMA.md, jacobian section)")(
+        "random", po::value(&o.random),
+        "generate a random instance of sizes N,D,d (e.g. 128,384,32)")(
+        "seed", po::value(&o.seed),
+        "seed of the random instance (default 0), recorded in the report")(
+        "tokens", po::value(&o.tokens),
+        "token rows of the random X: gaussian (i.i.d. N(0,1), default) "
+        "or layernorm (each row centred, unit variance)")(
+        "weight-scale", po::value(&o.weight_scale),
+        "random weights are N(0, w^2/D) (default w = 1)")(
+        "wrt", po::value(&o.wrt),
+        "weights: J = [J_Q, J_K, J_V] (Nd x 3Dd, default); input: J_X (Nd x ND)")(
+        "scale", po::value(&o.scale),
+        "logit scale s: 1 (the paper, default) or invsqrt (1/sqrt(d))")(
+        "correction", po::value(&o.correction),
+        "fixed SpecA correction C of every weight: none "
+        "(default; uses C_* from --input if present), lambda:<l> (l I_{D x d}) or svd (Thm 3.5). "
+        "J is evaluated at W + C")(
+        "heads", po::value(&o.heads),
+        "number of heads H sharing X (default 1); per-head J blocks, "
+        "the full-layer J is block diagonal (weights) or their stack (input)")(
+        "max-memory", po::value(&o.max_memory),
+        "refuse problems whose dense J needs more (default 4GiB)")(
+        "store-limit", po::value(&o.store_limit),
+        "write J into the report only up to this size "
+        "(default 256MiB; inputs and norms are always written)")(
+        "out", po::value(&o.out), "report path (default reports/out/jacobian.h5)")(
+        "json", po::bool_switch(&o.json), "one JSON document on stdout");
     // --svd (singular values / kappa of each J, spectral engine, issue 4) is added here.
     po::variables_map vm;
-    if (!parse(inv, "jacobian", "(--input F.h5 | --random N,D,d [--seed S]) [options]",
-               "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by the\n"
-               "structured closed form, column-major vec (rows i + N c, columns a + D b for W, m + N a\n"
-               "for X). Prints shape, Frobenius and max norms and time per head; writes the inputs\n"
-               "and J to the report. Exit codes: 0 ok, 64 usage, 65 bad data or oversized problem,\n"
-               "66 input missing, 73 cannot create the report, 74 I/O error.\n\nexamples:\n"
-               "  attnspec jacobian --random 128,384,32 --seed 1 --tokens layernorm\n"
-               "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt --correction lambda:10\n"
-               "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
-               "  attnspec jacobian --random 197,768,64 --max-memory 16GiB --store-limit 0\n",
-               desc, vm))
+    if (!parse(
+            inv, "jacobian", "(--input F.h5 | --random N,D,d [--seed S]) [options]",
+            "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by the\n"
+            "structured closed form, column-major vec (rows i + N c, columns a + D b for W, m + N "
+            "a\n"
+            "for X). Prints shape, Frobenius and max norms and time per head; writes the inputs\n"
+            "and J to the report. Exit codes: 0 ok, 64 usage, 65 bad data or oversized problem,\n"
+            "66 input missing, 73 cannot create the report, 74 I/O error.\n\nexamples:\n"
+            "  attnspec jacobian --random 128,384,32 --seed 1 --tokens layernorm\n"
+            "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt --correction "
+            "lambda:10\n"
+            "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
+            "  attnspec jacobian --random 197,768,64 --max-memory 16GiB --store-limit 0\n",
+            desc, vm))
         return 0;
-    if (o.input.empty() == o.random.empty()) fail_usage("jacobian: give exactly one of --input and --random");
-    if (o.wrt != "weights" && o.wrt != "input") fail_usage("--wrt must be weights or input, got '" + o.wrt + "'");
-    if (o.scale != "1" && o.scale != "invsqrt") fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
+    if (o.input.empty() == o.random.empty())
+        fail_usage("jacobian: give exactly one of --input and --random");
+    if (o.wrt != "weights" && o.wrt != "input")
+        fail_usage("--wrt must be weights or input, got '" + o.wrt + "'");
+    if (o.scale != "1" && o.scale != "invsqrt")
+        fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
     if (o.heads < 1) fail_usage("--heads must be >= 1");
     const CorrectionSpec corr = CorrectionSpec::parse(o.correction);
     const double max_mem = parse_bytes(o.max_memory, "--max-memory");
@@ -124,7 +149,8 @@ int run_jacobian(const Invocation& inv) {
     bool file_corr = false;
     MultiHead m = load(o, vm.count("scale") > 0, file_corr);
     if (file_corr && corr.kind != CorrectionKind::none)
-        fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " + o.input);
+        fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " +
+                   o.input);
     const std::string src = o.input.empty() ? "random input" : o.input;
     m.validate(src);
     if (!file_corr)
@@ -149,15 +175,19 @@ int run_jacobian(const Invocation& inv) {
     g.attr("N", static_cast<std::int64_t>(N)), g.attr("D", static_cast<std::int64_t>(D));
     g.attr("d", static_cast<std::int64_t>(d)), g.attr("H", static_cast<std::int64_t>(H));
     g.attr("source", o.input.empty() ? "random:" + o.random + ",tokens=" + o.tokens : o.input);
-    g.attr("vec", "column-major; rows i + N c of A (N x d); columns a + D b of W_* (blocks Q, K, V) or m + N a of X");
+    g.attr("vec",
+           "column-major; rows i + N c of A (N x d); columns a + D b of W_* (blocks Q, K, V) or m "
+           "+ N a of X");
     g.attr("evaluated_at", "W + C (corrections frozen)");
     g.write("X", m.X);
     std::vector<double> frob, maxabs, secs;
     for (Eigen::Index h = 0; h < H; ++h) {
         const Head hd = m.head(h);
         auto t0 = std::chrono::steady_clock::now();
-        const Eigen::MatrixXd J = wrt_w ? jacobian_weights(hd, max_mem) : jacobian_input(hd, max_mem);
-        secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        const Eigen::MatrixXd J =
+            wrt_w ? jacobian_weights(hd, max_mem) : jacobian_input(hd, max_mem);
+        secs.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         frob.push_back(J.norm());
         maxabs.push_back(J.cwiseAbs().maxCoeff());
         H5Group gh = g.group("head_" + std::to_string(h));
@@ -165,12 +195,16 @@ int run_jacobian(const Invocation& inv) {
         if (hd.C_Q.size()) gh.write("C_Q", hd.C_Q);
         if (hd.C_K.size()) gh.write("C_K", hd.C_K);
         if (hd.C_V.size()) gh.write("C_V", hd.C_V);
-        gh.attr("frobenius", frob.back()), gh.attr("max_abs", maxabs.back()), gh.attr("seconds", secs.back());
+        gh.attr("frobenius", frob.back()), gh.attr("max_abs", maxabs.back()),
+            gh.attr("seconds", secs.back());
         if (wrt_w)
             for (int b = 0; b < 3; ++b)
-                gh.attr(std::string("frobenius_J_") + "QKV"[b], J.middleCols(b * D * d, D * d).norm());
+                gh.attr(std::string("frobenius_J_") + "QKV"[b],
+                        J.middleCols(b * D * d, D * d).norm());
         if (store) gh.write(what, J);
-        if (!o.json) log("head " + std::to_string(h) + ": " + what + " computed in " + std::to_string(secs.back()) + " s");
+        if (!o.json)
+            log("head " + std::to_string(h) + ": " + what + " computed in " +
+                std::to_string(secs.back()) + " s");
     }
     double layer = 0, total = 0;
     for (size_t h = 0; h < frob.size(); ++h) layer += frob[h] * frob[h], total += secs[h];
@@ -178,12 +212,15 @@ int run_jacobian(const Invocation& inv) {
     g.attr("frobenius_layer", layer), g.attr("stored", store ? "yes" : "no (above --store-limit)");
     rep.commit();
 
-    const std::string shape = std::to_string(N * d) + " x " + std::to_string(wrt_w ? 3 * D * d : N * D);
+    const std::string shape =
+        std::to_string(N * d) + " x " + std::to_string(wrt_w ? 3 * D * d : N * D);
     if (o.json) {
         JsonWriter j(std::cout);
         j.begin_object();
         json_header(j, "jacobian");
-        j.kv("wrt", o.wrt).kv("N", static_cast<std::int64_t>(N)).kv("D", static_cast<std::int64_t>(D));
+        j.kv("wrt", o.wrt)
+            .kv("N", static_cast<std::int64_t>(N))
+            .kv("D", static_cast<std::int64_t>(D));
         j.kv("d", static_cast<std::int64_t>(d)).kv("H", static_cast<std::int64_t>(H)).kv("s", m.s);
         j.kv("correction", corr_name).kv("rows", static_cast<std::int64_t>(N * d));
         j.kv("cols", static_cast<std::int64_t>(wrt_w ? 3 * D * d : N * D));
@@ -194,19 +231,23 @@ int run_jacobian(const Invocation& inv) {
         j.end_object();
         j.finish();
     } else {
-        std::cout << what << " of attention, H = " << H << ", (N, D, d) = (" << N << ", " << D << ", " << d
-                  << "), s = " << m.s << ", correction " << corr_name << "\n";
+        std::cout << what << " of attention, H = " << H << ", (N, D, d) = (" << N << ", " << D
+                  << ", " << d << "), s = " << m.s << ", correction " << corr_name << "\n";
         for (Eigen::Index h = 0; h < H; ++h)
-            std::cout << "head " << h << ": " << what << " " << shape << ", ||" << what << "||_F = " << frob[h]
-                      << ", max |entry| = " << maxabs[h] << ", " << secs[h] << " s\n";
-        if (H > 1) std::cout << "layer: ||" << what << "||_F = " << layer << " (" << (wrt_w ? "block diagonal" : "stacked") << ")\n";
+            std::cout << "head " << h << ": " << what << " " << shape << ", ||" << what
+                      << "||_F = " << frob[h] << ", max |entry| = " << maxabs[h] << ", " << secs[h]
+                      << " s\n";
+        if (H > 1)
+            std::cout << "layer: ||" << what << "||_F = " << layer << " ("
+                      << (wrt_w ? "block diagonal" : "stacked") << ")\n";
         std::cout << "total " << total << " s; report " << rep.target()
                   << (store ? "" : " (J not stored: above --store-limit)") << "\n";
     }
     return 0;
 }
 
-CommandRegistrar reg({"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3", run_jacobian});
+CommandRegistrar reg({"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3",
+                      run_jacobian});
 
 }  // namespace
 }  // namespace attnspec::cli

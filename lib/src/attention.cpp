@@ -18,8 +18,8 @@ std::string shape(const Eigen::MatrixXd& M) {
 void require_shape(const Eigen::MatrixXd& M, Eigen::Index r, Eigen::Index c,
                    const std::string& name, const std::string& what) {
     if (M.rows() != r || M.cols() != c)
-        fail_data(what + ": " + name + " is " + shape(M) + ", expected " + std::to_string(r) +
-                  "x" + std::to_string(c));
+        fail_data(what + ": " + name + " is " + shape(M) + ", expected " + std::to_string(r) + "x" +
+                  std::to_string(c));
     if (!M.allFinite()) fail_data(what + ": " + name + " contains NaN or Inf");
 }
 
@@ -71,9 +71,12 @@ CorrectionSpec CorrectionSpec::parse(const std::string& text) {
 
 std::string CorrectionSpec::describe() const {
     switch (kind) {
-        case CorrectionKind::none: return "none";
-        case CorrectionKind::svd: return "svd";
-        case CorrectionKind::given: return "given";
+        case CorrectionKind::none:
+            return "none";
+        case CorrectionKind::svd:
+            return "svd";
+        case CorrectionKind::given:
+            return "given";
         case CorrectionKind::lambda: {
             char buf[64];
             std::snprintf(buf, sizeof buf, "lambda:%.17g", lambda);
@@ -100,7 +103,8 @@ Head Head::effective() const {
 
 void apply_correction(Head& h, const CorrectionSpec& spec) {
     switch (spec.kind) {
-        case CorrectionKind::given: return;
+        case CorrectionKind::given:
+            return;
         case CorrectionKind::none:
             h.C_Q.resize(0, 0), h.C_K.resize(0, 0), h.C_V.resize(0, 0);
             return;
@@ -119,7 +123,8 @@ void apply_correction(Head& h, const CorrectionSpec& spec) {
 
 Head MultiHead::head(Eigen::Index h) const {
     if (h < 0 || h >= H())
-        fail_data("head index " + std::to_string(h) + " out of range [0, " + std::to_string(H()) + ")");
+        fail_data("head index " + std::to_string(h) + " out of range [0, " + std::to_string(H()) +
+                  ")");
     const HeadWeights& w = heads[static_cast<size_t>(h)];
     Head out;
     out.X = X;
@@ -152,7 +157,8 @@ MultiHead random_multihead(const RandomSpec& spec) {
     if (!(std::isfinite(spec.weight_scale) && spec.weight_scale > 0))
         fail_data("random instance: weight scale must be finite and > 0");
     if (spec.token_dist != "gaussian" && spec.token_dist != "layernorm")
-        fail_usage("token distribution must be gaussian or layernorm, got '" + spec.token_dist + "'");
+        fail_usage("token distribution must be gaussian or layernorm, got '" + spec.token_dist +
+                   "'");
     Rng rng(spec.seed);
     MultiHead m;
     m.s = logit_scale(spec.scale, spec.d);

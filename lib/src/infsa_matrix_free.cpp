@@ -62,6 +62,7 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
     const Eigen::VectorXd& nr = transpose ? nk_ : nq_;
     const Eigen::VectorXd& nc = transpose ? nq_ : nk_;
     z = Eigen::VectorXd::Zero(N);
+    Eigen::VectorXd f = Eigen::VectorXd::Zero(frob_done_ ? 0 : N);
     Eigen::MatrixXd S(std::min(T, N), std::min(T, N));
     for (Eigen::Index r0 = 0; r0 < N; r0 += T) {
         const Eigen::Index m = std::min(T, N - r0);
@@ -70,8 +71,10 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(d), 1.0,
                         R.data() + r0, int(N), C.data() + c0, int(N), 0.0, S.data(), int(m));
             relu_axpy(S.data(), m, n, x.data() + c0, z.data() + r0);
+            if (!frob_done_) relu_sq(S.data(), m, n, f.data() + r0);  // first pass: ||A+||_F too
         }
     }
+    if (!frob_done_) frob_ = frobenius_from(f.sum()), frob_done_ = true;
     ++passes_;
     // exact relu(s) within delta nr_i nc_j of relu(fl s) (ReLU is 1-Lipschitz); sums of N
     // non-negative terms within gamma_{N+1}; the final scaling by 1/d_h rounds once.
@@ -84,6 +87,7 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
 }
 
 Interval ReluKernelOp::frobenius() const {
+    if (frob_done_) return frob_;
     const Eigen::Index N = Q_.rows(), d = Q_.cols(), T = tile_;
     Eigen::VectorXd f = Eigen::VectorXd::Zero(N);
     Eigen::MatrixXd S(std::min(T, N), std::min(T, N));
@@ -97,12 +101,19 @@ Interval ReluKernelOp::frobenius() const {
         }
     }
     ++passes_;
+    frob_ = frobenius_from(f.sum());
+    frob_done_ = true;
+    return frob_;
+}
+
+Interval ReluKernelOp::frobenius_from(double sum_sq) const {
     // ||relu(S) - relu(fl S)||_F <= ||delta nq nk^T||_F = delta ||nq|| ||nk||; the sum of N^2
     // squares: gamma_{N+1} per row then gamma_{N+1} across rows; sqrt and /d_h round once each.
-    const double g = gamma_n(2.0 * double(N) + 4);
-    const double F = std::sqrt(f.sum());
-    const double pad = delta_ * nq_.norm() * nk_.norm() * (1 + gamma_n(2.0 * double(N) + 4));
-    const double inv_d = 1.0 / double(d);
+    const double N = double(Q_.rows());
+    const double g = gamma_n(2.0 * N + 4);
+    const double F = std::sqrt(sum_sq);
+    const double pad = delta_ * nq_.norm() * nk_.norm() * (1 + gamma_n(2.0 * N + 4));
+    const double inv_d = 1.0 / double(Q_.cols());
     return {std::max(0.0, F * (1 - g) - pad) * inv_d * (1 - 4 * kUnit),
             (F * (1 + 2 * g) + pad) * inv_d * (1 + 4 * kUnit)};
 }
@@ -135,10 +146,10 @@ Fidelity fidelity_matrix_free(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K
     const ReluKernelOp op(Q, K);
     Fidelity f;
     f.matrix_free = true;
-    f.frob_plus = op.frobenius();
     PerronOptions o = opt;
     o.left = true;
     f.left = perron(op, o);
+    f.frob_plus = op.frobenius();  // accumulated during the first pass
     // rho(Â) = rho(A+) / (||A+||_F + eps), outward.
     f.rho_hat = {f.left.rho_enc.lo / (f.frob_plus.hi + eps) * (1 - 4 * kUnit),
                  f.left.rho_enc.hi / (f.frob_plus.lo + eps) * (1 + 4 * kUnit)};

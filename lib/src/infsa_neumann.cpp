@@ -93,6 +93,45 @@ double NeumannKernel::lu_growth() const {
     return LU.norm() / M.norm();
 }
 
+namespace {
+
+// Validation shared with NeumannKernel, without the LU: square, finite, >= 0, gamma rho < 1.
+void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma) {
+    check_gamma(gamma);
+    DenseNonnegOp op(A_hat);
+    const double f_hi = A_hat.norm() * (1 + gamma_n(double(A_hat.size()) + 2));
+    if (gamma * f_hi < 1) return;
+    PerronOptions o;
+    o.rel_width = 1e-9;
+    o.max_iter = 1000;
+    const Interval r = perron(op, o).rho_enc;
+    if (gamma * std::min(r.hi, f_hi) >= 1)
+        fail_data("gamma * rho(A_hat) >= 1 (rho in [" + std::to_string(r.lo) + ", " +
+                  std::to_string(r.hi) + "]) or not certified below 1/gamma: refused");
+}
+
+}  // namespace
+
+Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
+                                    const Eigen::MatrixXd& V, int* iterations) {
+    certify_convergent(A_hat, gamma);
+    const Eigen::Index n = A_hat.rows();
+    if (V.rows() != n) fail_data("closure: V has the wrong number of rows");
+    if (V.cols() == 0) return V;
+    Eigen::MatrixXd M = -gamma * A_hat;
+    M.diagonal().array() += 1.0;
+    const Eigen::MatrixXd B = detail::gemm(A_hat, false, V, false, gamma);
+    Eigen::MatrixXd X(n, V.cols());
+    std::vector<int> ipiv(static_cast<size_t>(n));
+    int iter = 0;
+    const int info = LAPACKE_dsgesv(LAPACK_COL_MAJOR, int(n), int(V.cols()), M.data(), int(n),
+                                    ipiv.data(), const_cast<double*>(B.data()), int(n), X.data(),
+                                    int(n), &iter);
+    if (info != 0) fail_data("I - gamma A_hat is singular (dsgesv info " + std::to_string(info) + ")");
+    if (iterations) *iterations = iter;
+    return X;
+}
+
 Eigen::MatrixXd neumann_truncated(const Eigen::MatrixXd& A_hat, double gamma, int K) {
     check_gamma(gamma);
     if (K < 0) fail_data("truncation order K must be >= 0");

@@ -6,12 +6,13 @@
 //   J_X[(i,c),(m,a)] = S_im W_V[a,c] + s P^c_im (Q W_K^T)_ia + delta_im s (P^c K W_Q^T)_ia
 // Rows are i + N c and columns a + D b (or m + N a): column-major vec. Derivation in
 // proofs/jacobian_routes.md. Also: multi-head assembly and the softmax Jacobian Lambda.
+#include "attnspec/jacobian.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <vector>
 
 #include "attnspec/errors.hpp"
-#include "attnspec/jacobian.hpp"
 #include "jacobian_state.hpp"
 
 namespace attnspec {
@@ -57,8 +58,10 @@ void fill_weight_block(const AttentionState& st, WeightBlock b, double* out) {
                         seg = st.s * st.Q.col(bb).cwiseProduct(F[c].col(a));
                         break;
                     case WeightBlock::V:
-                        if (c == bb) seg = SX.col(a);
-                        else seg.setZero();
+                        if (c == bb)
+                            seg = SX.col(a);
+                        else
+                            seg.setZero();
                         break;
                 }
             }
@@ -134,7 +137,8 @@ MatrixXd jacobian_weights(const MultiHead& m, double max_bytes) {
     refuse_dense(N * d * H, 3 * D * d * H, max_bytes, "dense multi-head J");
     MatrixXd J = MatrixXd::Zero(N * d * H, 3 * D * d * H);
     for (Index h = 0; h < H; ++h)
-        J.block(h * N * d, h * 3 * D * d, N * d, 3 * D * d) = jacobian_weights(m.head(h), max_bytes);
+        J.block(h * N * d, h * 3 * D * d, N * d, 3 * D * d) =
+            jacobian_weights(m.head(h), max_bytes);
     return J;
 }
 

@@ -25,7 +25,12 @@ AttentionState::AttentionState(const Head& h, bool mag) : magnitude(mag) {
     const Head e = h.effective();
     X = e.X, W_Q = e.W_Q, W_K = e.W_K, W_V = e.W_V, s = e.s;
     N = X.rows(), D = X.cols(), d = W_Q.cols();
+    // Forward state + one kernel's workspace: L, S, dL/Lbar (N x N), Q, K, V, A, and one N x D.
+    check_allocation(8.0 * (3.0 * N * N + static_cast<double>(N) * (2 * D + 6 * d)),
+                     kDefaultJacobianMaxBytes, "attention state for N = " + std::to_string(N));
     const Forward<double> f = attention_forward<double>(X, W_Q, W_K, W_V, s);
+    if (!f.L.allFinite())
+        fail_data("attention logits overflow (|s X W_Q W_K^T X^T| beyond the double range)");
     Q = f.Q, K = f.K, V = f.V, S = f.S, A = f.A;
     if (magnitude) {
         X = X.cwiseAbs(), W_Q = W_Q.cwiseAbs(), W_K = W_K.cwiseAbs(), W_V = W_V.cwiseAbs();
@@ -38,8 +43,10 @@ MatrixXd AttentionState::P(Index c) const {
     // P^c_ik = S_ik (V_kc - A_ic)
     MatrixXd Pc = S;
     Pc.array().rowwise() *= V.col(c).transpose().array();
-    if (magnitude) Pc += A.col(c).asDiagonal() * S;
-    else Pc -= A.col(c).asDiagonal() * S;
+    if (magnitude)
+        Pc += A.col(c).asDiagonal() * S;
+    else
+        Pc -= A.col(c).asDiagonal() * S;
     return Pc;
 }
 

@@ -45,6 +45,44 @@ void JacobianXOperator::apply_transpose(const double* x, double* y) const {
     attention_vjp(*st_, x, nullptr, nullptr, nullptr, y);
 }
 
+// ---- multi-head layer ---------------------------------------------------------------------------
+
+LayerJacobianOperator::LayerJacobianOperator(const MultiHead& m) {
+    m.validate();
+    for (Index h = 0; h < m.H(); ++h) {
+        heads_.push_back(std::make_unique<JacobianOperator>(m.head(h)));
+        rows_ += heads_.back()->rows(), cols_ += heads_.back()->cols();
+    }
+}
+
+void LayerJacobianOperator::apply(const double* x, double* y) const {
+    for (const auto& h : heads_) h->apply(x, y), x += h->cols(), y += h->rows();
+}
+
+void LayerJacobianOperator::apply_transpose(const double* x, double* y) const {
+    for (const auto& h : heads_) h->apply_transpose(x, y), x += h->rows(), y += h->cols();
+}
+
+LayerJacobianXOperator::LayerJacobianXOperator(const MultiHead& m) {
+    m.validate();
+    for (Index h = 0; h < m.H(); ++h) {
+        heads_.push_back(std::make_unique<JacobianXOperator>(m.head(h)));
+        rows_ += heads_.back()->rows();
+    }
+    cols_ = heads_.front()->cols();
+}
+
+void LayerJacobianXOperator::apply(const double* x, double* y) const {
+    for (const auto& h : heads_) h->apply(x, y), y += h->rows();
+}
+
+void LayerJacobianXOperator::apply_transpose(const double* x, double* y) const {
+    Eigen::Map<Eigen::VectorXd> out(y, cols_);
+    Eigen::VectorXd tmp(cols_);
+    out.setZero();
+    for (const auto& h : heads_) h->apply_transpose(x, tmp.data()), out += tmp, x += h->rows();
+}
+
 // ---- Gram J J^T -------------------------------------------------------------------------------
 
 namespace {
@@ -128,32 +166,34 @@ MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes) {
         Z.middleRows(c * N, N).noalias() = Pall.middleRows(c * N, N) * st.K;
     }
     const MatrixXd SS = st.S * st.S.transpose();
-    const MatrixXd VV = st.W_V.transpose() * st.W_V;              // w_c . w_c'
-    const MatrixXd B = s * (st.W_V.transpose() * st.W_Q);         // w_c . g_jc' = (Z_c' B^T)(j,c)
+    const MatrixXd VV = st.W_V.transpose() * st.W_V;                // w_c . w_c'
+    const MatrixXd B = s * (st.W_V.transpose() * st.W_Q);           // w_c . g_jc' = (Z_c' B^T)(j,c)
     const MatrixXd E = s * (st.Q * (st.W_K.transpose() * st.W_V));  // w_c . r_j = E(j,c)
-    const MatrixXd QQ = s2 * (st.W_Q.transpose() * st.W_Q);       // g.g = Z_c(i,:) QQ Z_c'(i,:)^T
-    const MatrixXd F = s2 * (st.W_Q.transpose() * st.W_K);        // g_ic . r_j = (Z_c F Q^T)(i,j)
+    const MatrixXd QQ = s2 * (st.W_Q.transpose() * st.W_Q);         // g.g = Z_c(i,:) QQ Z_c'(i,:)^T
+    const MatrixXd F = s2 * (st.W_Q.transpose() * st.W_K);          // g_ic . r_j = (Z_c F Q^T)(i,j)
     const MatrixXd RR = s2 * (st.Q * (st.W_K.transpose() * st.W_K) * st.Q.transpose());
-    const MatrixXd ZB = Z * B.transpose();                        // rows c N + j
+    const MatrixXd ZB = Z * B.transpose();  // rows c N + j
     MatrixXd G(Nd, Nd);
     for (Index cp = 0; cp < d; ++cp) {
         const Index r0 = cp * N;
         // (p_ic . p_jc') for every c >= c' in one product, straight into block column c'.
-        gemm_nt(Nd - r0, N, N, Pall.data() + r0, Nd, Pall.data() + r0, Nd, G.data() + r0 + r0 * Nd, Nd);
+        gemm_nt(Nd - r0, N, N, Pall.data() + r0, Nd, Pall.data() + r0, Nd, G.data() + r0 + r0 * Nd,
+                Nd);
         const auto Pcp = Pall.middleRows(r0, N);
-        const MatrixXd QFZ = st.Q * F.transpose() * Z.middleRows(r0, N).transpose();  // (r_i . g_jc')
+        const MatrixXd QFZ =
+            st.Q * F.transpose() * Z.middleRows(r0, N).transpose();  // (r_i . g_jc')
         for (Index c = cp; c < d; ++c) {
             auto blk = G.block(c * N, r0, N, N);
             const auto Pc = Pall.middleRows(c * N, N);
             const auto Zc = Z.middleRows(c * N, N);
-            blk = blk.cwiseProduct(RR);                                           // 3-3
-            blk += VV(c, cp) * SS;                                                // 1-1
-            blk += st.S * ZB.middleRows(r0, N).col(c).asDiagonal();               // 1-2
+            blk = blk.cwiseProduct(RR);                                              // 3-3
+            blk += VV(c, cp) * SS;                                                   // 1-1
+            blk += st.S * ZB.middleRows(r0, N).col(c).asDiagonal();                  // 1-2
             blk += ZB.middleRows(c * N, N).col(cp).asDiagonal() * st.S.transpose();  // 2-1
-            blk += SP.middleRows(r0, N).transpose() * E.col(c).asDiagonal();      // 1-3: (S P^c'^T)
-            blk += E.col(cp).asDiagonal() * SP.middleRows(c * N, N);              // 3-1: (P^c S^T)
-            blk += Pcp.transpose().cwiseProduct(Zc * F * st.Q.transpose());       // 2-3
-            blk += Pc.cwiseProduct(QFZ);                                          // 3-2
+            blk += SP.middleRows(r0, N).transpose() * E.col(c).asDiagonal();  // 1-3: (S P^c'^T)
+            blk += E.col(cp).asDiagonal() * SP.middleRows(c * N, N);          // 3-1: (P^c S^T)
+            blk += Pcp.transpose().cwiseProduct(Zc * F * st.Q.transpose());   // 2-3
+            blk += Pc.cwiseProduct(QFZ);                                      // 3-2
             blk.diagonal() += (Zc * QQ).cwiseProduct(Z.middleRows(r0, N)).rowwise().sum();  // 2-2
         }
     }

@@ -53,10 +53,9 @@ sys.exit(0 if worst <= 64 else 1)
 
 int python(const std::string& script, const std::string& args) {
     const std::string dir = temp_dir();
-    {
-        std::ofstream(dir + "/s.py") << script;
-    }
-    const int st = std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py " + args).c_str());
+    { std::ofstream(dir + "/s.py") << script; }
+    const int st =
+        std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py " + args).c_str());
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -78,13 +77,16 @@ TEST_CASE("jacobian: random instance, JSON, report matches numpy complex step", 
     CHECK(r.out.rfind("{\n  \"schema_version\"", 0) == 0);
     CHECK(r.out.find("\"cols\": 18") != std::string::npos);
     CHECK(python(kCheck, dir + "/w.h5") == 0);
-    r = run_cli("jacobian --random 3,6,2 --heads 2 --wrt input --scale invsqrt --correction svd "
-                "--tokens layernorm --out " + dir + "/x.h5");
+    r = run_cli(
+        "jacobian --random 3,6,2 --heads 2 --wrt input --scale invsqrt --correction svd "
+        "--tokens layernorm --out " +
+        dir + "/x.h5");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("layer: ||J_X||_F") != std::string::npos);
     CHECK(python(kCheck, dir + "/x.h5") == 0);
     // A planted corruption of the stored J must fail the witness.
-    const char* corrupt = "import h5py,sys\nf=h5py.File(sys.argv[1],'r+')\nf['jacobian/head_0/J'][1,2]+=1e-6\n";
+    const char* corrupt =
+        "import h5py,sys\nf=h5py.File(sys.argv[1],'r+')\nf['jacobian/head_0/J'][1,2]+=1e-6\n";
     REQUIRE(python(corrupt, dir + "/w.h5") == 0);
     CHECK(python(kCheck, dir + "/w.h5") == 1);
 }

@@ -2,6 +2,7 @@
 // Kronecker form of Thm 3.3, the two routes, complex step, central differences (tolerances and
 // their reasons at the top), operators and Gram matrix. Proof notes: proofs/jacobian_routes.md.
 #include <cmath>
+#include <complex>
 #include <tuple>
 
 #include "attnspec/errors.hpp"
@@ -46,7 +47,8 @@ double nsum(const Head& h) { return static_cast<double>(h.N() + h.D() + h.d()); 
 MatrixXd kron(const MatrixXd& A, const MatrixXd& B) {
     MatrixXd K(A.rows() * B.rows(), A.cols() * B.cols());
     for (Index i = 0; i < A.rows(); ++i)
-        for (Index j = 0; j < A.cols(); ++j) K.block(i * B.rows(), j * B.cols(), B.rows(), B.cols()) = A(i, j) * B;
+        for (Index j = 0; j < A.cols(); ++j)
+            K.block(i * B.rows(), j * B.cols(), B.rows(), B.cols()) = A(i, j) * B;
     return K;
 }
 
@@ -91,7 +93,8 @@ TEST_CASE("vec convention: J on a hand-computed 2x2 head", "[jacobian]") {
     CHECK(J.middleCols(4, 4).norm() <= tol);  // J_K = s (Q (x) ...) with Q = X W_Q = 0
     CHECK((J.rightCols(4) - JV).norm() <= tol);
     // The same numbers from the complex-step witness: the convention is not self-referential.
-    CHECK((jacobian_weights_complex_step(h) - J).norm() <= tol_complex_step(6) * jacobian_weights_magnitude(h).norm());
+    CHECK((jacobian_weights_complex_step(h) - J).norm() <=
+          tol_complex_step(6) * jacobian_weights_magnitude(h).norm());
     // A planted transposition of the vec order (row-major vec) is caught.
     MatrixXd bad = JQ;
     bad.row(1).swap(bad.row(2));
@@ -114,7 +117,8 @@ TEST_CASE("structured route equals the literal Kronecker form of Thm 3.3", "[jac
             const auto f = attention_forward<double>(h);
             const MatrixXd Lam = SoftmaxJacobian(f.S).dense();
             const MatrixXd left = kron(f.V.transpose(), MatrixXd::Identity(N, N));
-            // J_Q = s (V^T (x) I_N) Lambda (X W_K (x) X); J_K = s (...) Lambda (X (x) X W_Q) T_{D,d}
+            // J_Q = s (V^T (x) I_N) Lambda (X W_K (x) X); J_K = s (...) Lambda (X (x) X W_Q)
+            // T_{D,d}
             const MatrixXd JQ = h.s * left * Lam * kron(f.K, h.X);
             const MatrixXd JK = h.s * left * Lam * kron(h.X, f.Q) * commutation(D, d);
             const MatrixXd JV = kron(MatrixXd::Identity(d, d), f.S * h.X);
@@ -123,12 +127,22 @@ TEST_CASE("structured route equals the literal Kronecker form of Thm 3.3", "[jac
             const MatrixXd J = jacobian_weights(h);
             INFO("N D d = " << N << " " << D << " " << d);
             CHECK((J - Jlit).norm() <= tol_routes(nsum(h)) * jacobian_weights_magnitude(h).norm());
+            // J_X = (W_V^T (x) S) + s (V^T (x) I_N) Lambda [(K W_Q^T (x) I_N) + (I_N (x) Q W_K^T)
+            // T_{N,D}]
+            const MatrixXd IN = MatrixXd::Identity(N, N);
+            const MatrixXd JXlit = kron(h.W_V.transpose(), f.S) +
+                                   h.s * left * Lam *
+                                       (kron(f.K * h.W_Q.transpose(), IN) +
+                                        kron(IN, f.Q * h.W_K.transpose()) * commutation(N, D));
+            CHECK((jacobian_input(h) - JXlit).norm() <=
+                  tol_routes(nsum(h)) * jacobian_input_magnitude(h).norm());
         }
     }
 }
 
 TEST_CASE("routes, complex step and central differences agree on a grid of shapes", "[jacobian]") {
-    const std::tuple<Index, Index, Index> shapes[] = {{5, 3, 2}, {3, 6, 2}, {4, 5, 1}, {6, 6, 3}, {2, 2, 2}};
+    const std::tuple<Index, Index, Index> shapes[] = {
+        {5, 3, 2}, {3, 6, 2}, {4, 5, 1}, {6, 6, 3}, {2, 2, 2}};
     for (auto [N, D, d] : shapes)
         for (const char* corr : {"none", "lambda:2", "svd", "lambda:10"})
             for (LogitScale sc : {LogitScale::one, LogitScale::inv_sqrt_d}) {
@@ -169,7 +183,8 @@ TEST_CASE("SpecA: the Jacobian with respect to W is J evaluated at W + C", "[jac
     // Corrections change the point: J differs from the uncorrected head's.
     Head plain = h;
     apply_correction(plain, CorrectionSpec::parse("none"));
-    CHECK((jacobian_weights(plain) - jacobian_weights(h)).norm() > 1e-3 * jacobian_weights(h).norm());
+    CHECK((jacobian_weights(plain) - jacobian_weights(h)).norm() >
+          1e-3 * jacobian_weights(h).norm());
 }
 
 TEST_CASE("matrix-free operators: J v, J^T u match dense J and are adjoint", "[jacobian]") {
@@ -186,12 +201,17 @@ TEST_CASE("matrix-free operators: J v, J^T u match dense J and are adjoint", "[j
         Rng rng(99);
         const Eigen::VectorXd v = rng.gaussian(op.cols(), 1), u = rng.gaussian(op.rows(), 1);
         const Eigen::VectorXd vx = rng.gaussian(opx.cols(), 1);
-        // |J v - (J v)_computed| <= tol * |M| |v| (componentwise bound, Cauchy-Schwarz).
-        CHECK((op * v - J * v).norm() <= tol_routes(n) * M.norm() * v.norm());
-        CHECK((op.transpose_times(u) - J.transpose() * u).norm() <= tol_routes(n) * M.norm() * u.norm());
-        CHECK((opx * vx - JX * vx).norm() <= tol_routes(n) * MX.norm() * vx.norm());
+        // |J v - (J v)_computed| <= gamma (|M| |v|) <= tol |M|_F |v| (Cauchy-Schwarz), with the
+        // dense product's inner dimension (cols or rows) added to n.
+        const double nc = n + static_cast<double>(op.cols()),
+                     nr = n + static_cast<double>(op.rows());
+        const double ncx = n + static_cast<double>(opx.cols());
+        CHECK((op * v - J * v).norm() <= tol_routes(nc) * M.norm() * v.norm());
+        CHECK((op.transpose_times(u) - J.transpose() * u).norm() <=
+              tol_routes(nr) * M.norm() * u.norm());
+        CHECK((opx * vx - JX * vx).norm() <= tol_routes(ncx) * MX.norm() * vx.norm());
         CHECK((opx.transpose_times(u) - JX.transpose() * u).norm() <=
-              tol_routes(n) * MX.norm() * u.norm());
+              tol_routes(nr) * MX.norm() * u.norm());
         // Adjointness <J v, u> = <v, J^T u>: both sides within gamma_n |u|^T M |v| of the exact
         // value, plus the dot products' own rounding.
         const double adj = tol_routes(n + static_cast<double>(op.cols())) *
@@ -224,7 +244,8 @@ TEST_CASE("J J^T and J_X J_X^T from factors equal the dense Gram matrices", "[ja
         // Planted: a relative error of 1e-6 on the diagonal is caught.
         MatrixXd bad = GX;
         bad.diagonal() *= 1 + 1e-6;
-        CHECK((bad - JX * JX.transpose()).norm() > tol_routes(nsum(h) + 1.0 * N * D) * MX.squaredNorm());
+        CHECK((bad - JX * JX.transpose()).norm() >
+              tol_routes(nsum(h) + 1.0 * N * D) * MX.squaredNorm());
     }
 }
 
@@ -237,11 +258,13 @@ TEST_CASE("softmax Jacobian: blocks, action and singular values", "[jacobian]") 
     const MatrixXd dL = rng.gaussian(4, 4);
     const MatrixXd dS = Lam.apply(dL);
     const Eigen::VectorXd ref = dense * Eigen::Map<const Eigen::VectorXd>(dL.data(), 16);
-    CHECK((Eigen::Map<const Eigen::VectorXd>(dS.data(), 16) - ref).norm() <= tol_routes(8) * dL.norm());
+    CHECK((Eigen::Map<const Eigen::VectorXd>(dS.data(), 16) - ref).norm() <=
+          tol_routes(8) * dL.norm());
     // Singular values: union of the block spectra; compare with a dense SVD of the N^2 x N^2 form.
     const Eigen::VectorXd sv = softmax_jacobian_singular_values(S);
     const Eigen::VectorXd ref_sv = Eigen::JacobiSVD<MatrixXd>(dense).singularValues();
-    // Weyl + backward-stable eigensolvers: |sigma_i - sigma_i'| <= c N u |Lambda|_2, |Lambda|_2 <= 1.
+    // Weyl + backward-stable eigensolvers: |sigma_i - sigma_i'| <= c N u |Lambda|_2, |Lambda|_2
+    // <= 1.
     CHECK((sv - ref_sv).cwiseAbs().maxCoeff() <= tol_routes(16));
     // Rank N(N-1): exactly N singular values at rounding level.
     CHECK(sv[16 - 4 - 1] > 1e3 * tol_routes(16));
@@ -275,6 +298,46 @@ TEST_CASE("bad input is refused with DataError before allocating", "[jacobian]")
         CHECK(e.code() == ExitCode::DataError);
         CHECK(std::string(e.what()).find("would need") != std::string::npos);
     }
+    // Logits beyond the double range are refused, not turned into NaN.
+    bad = h;
+    bad.X *= 1e160;
+    CHECK_THROWS_WITH(jacobian_weights(bad), Catch::Contains("overflow"));
+    // The matrix-free state refuses N x N workspaces above the limit before allocating them.
+    Head big;
+    big.X = MatrixXd::Ones(30000, 1);
+    big.W_Q = big.W_K = big.W_V = MatrixXd::Ones(1, 1);
+    CHECK_THROWS_WITH(JacobianOperator(big), Catch::Contains("would need"));
     CHECK_THROWS_AS(CorrectionSpec::parse("lambda:-1"), Error);
     CHECK_THROWS_AS(CorrectionSpec::parse("foo"), Error);
+}
+
+TEST_CASE("forward pass in long double and complex<long double> (extended-precision witness)",
+          "[jacobian]") {
+    const Head h = head_of(5, 4, 3, 13, "lambda:2", LogitScale::inv_sqrt_d);
+    using LD = long double;
+    using CLD = std::complex<long double>;
+    const Head e = h.effective();
+    const auto fd = attention_forward<double>(h);
+    const auto fl = attention_forward<LD>(h);
+    // Forward pass: |A - A_ld| <= gamma_n |S||V| entrywise; S, V >= their magnitudes' scale.
+    const double n = nsum(h);
+    const MatrixXd Al = fl.A.cast<double>();
+    CHECK((fd.A - Al).norm() <=
+          tol_routes(n) * (fd.S * (e.X.cwiseAbs() * e.W_V.cwiseAbs())).norm());
+    // Complex step in complex<long double>: J with error ~ n u_ld, a reference ~2^-11 more
+    // accurate than double; route (a) must be within one route's bound 2 n u |M| of it.
+    const Index Dd = h.D() * h.d(), Nd = h.N() * h.d();
+    MatrixXd Jref(Nd, 3 * Dd);
+    const long double step = 1e-30L;
+    for (Index col = 0; col < 3 * Dd; ++col) {
+        Mat<CLD> X = e.X.cast<CLD>(), WQ = e.W_Q.cast<CLD>(), WK = e.W_K.cast<CLD>(),
+                 WV = e.W_V.cast<CLD>();
+        Mat<CLD>* W[3] = {&WQ, &WK, &WV};
+        W[col / Dd]->data()[col % Dd] += CLD(0, step);
+        const Mat<CLD> A = attention_forward<CLD>(X, WQ, WK, WV, CLD(e.s)).A;
+        for (Index k = 0; k < Nd; ++k)
+            Jref(k, col) = static_cast<double>(A.data()[k].imag() / step);
+    }
+    const MatrixXd J = jacobian_weights(h);
+    CHECK((J - Jref).norm() <= 0.5 * tol_routes(n) * jacobian_weights_magnitude(h).norm());
 }

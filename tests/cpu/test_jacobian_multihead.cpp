@@ -3,6 +3,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "attnspec/generators.hpp"
 #include "attnspec/jacobian.hpp"
 #include "test_support.hpp"
 
@@ -34,7 +35,8 @@ MatrixXd fd_layer(const MultiHead& m, bool input) {
         entry(q) = x0 - step;
         const MatrixXd Ap = multihead_forward(p), Aq = multihead_forward(q);
         J.col(col) = (Eigen::Map<const Eigen::VectorXd>(Ap.data(), Ap.size()) -
-                      Eigen::Map<const Eigen::VectorXd>(Aq.data(), Aq.size())) / (2 * step);
+                      Eigen::Map<const Eigen::VectorXd>(Aq.data(), Aq.size())) /
+                     (2 * step);
     }
     return J;
 }
@@ -67,4 +69,35 @@ TEST_CASE("multi-head: full-layer J and J_X match central differences", "[jacobi
                 if (g != h) CHECK(J.block(h * N * d, g * 3 * D * d, N * d, 3 * D * d).isZero(0));
         CHECK(JX.middleRows(N * d, N * d) == jacobian_input(m.head(1)));
     }
+}
+
+TEST_CASE("multi-head: layer operators match the dense layer Jacobians", "[jacobian][multihead]") {
+    RandomSpec rs;
+    rs.N = 5, rs.D = 4, rs.d = 2, rs.H = 3, rs.seed = 12;
+    const MultiHead m = random_multihead(rs);
+    const MatrixXd J = jacobian_weights(m), JX = jacobian_input(m);
+    const LayerJacobianOperator op(m);
+    const LayerJacobianXOperator opx(m);
+    REQUIRE(op.rows() == J.rows());
+    REQUIRE(op.cols() == J.cols());
+    REQUIRE(opx.rows() == JX.rows());
+    REQUIRE(opx.cols() == JX.cols());
+    Rng rng(4);
+    const Eigen::VectorXd v = rng.gaussian(J.cols(), 1), u = rng.gaussian(J.rows(), 1);
+    const Eigen::VectorXd vx = rng.gaussian(JX.cols(), 1);
+    double M2 = 0, MX2 = 0;
+    for (Index h = 0; h < m.H(); ++h) {
+        M2 += jacobian_weights_magnitude(m.head(h)).squaredNorm();
+        MX2 += jacobian_input_magnitude(m.head(h)).squaredNorm();
+    }
+    // Route bound of test_jacobian.cpp, 4 (n + k) u |M|_F |v|, k the dense product's inner
+    // dimension (Cauchy-Schwarz on the componentwise bound gamma |M||v|).
+    const double n = 5 + 4 + 2;
+    auto tol = [&](double k, double M, double x) { return 4 * (n + k) * kU * M * x; };
+    CHECK((op * v - J * v).norm() <= tol(J.cols(), std::sqrt(M2), v.norm()));
+    CHECK((op.transpose_times(u) - J.transpose() * u).norm() <=
+          tol(J.rows(), std::sqrt(M2), u.norm()));
+    CHECK((opx * vx - JX * vx).norm() <= tol(JX.cols(), std::sqrt(MX2), vx.norm()));
+    CHECK((opx.transpose_times(u) - JX.transpose() * u).norm() <=
+          tol(JX.rows(), std::sqrt(MX2), u.norm()));
 }

@@ -99,9 +99,13 @@ struct Forward {
 
 namespace detail {
 template <class T>
-double real_part(const T& x) { return static_cast<double>(x); }
+double real_part(const T& x) {
+    return static_cast<double>(x);
+}
 template <class T>
-double real_part(const std::complex<T>& x) { return static_cast<double>(x.real()); }
+double real_part(const std::complex<T>& x) {
+    return static_cast<double>(x.real());
+}
 }  // namespace detail
 
 // Row softmax, each row shifted by the max of its real part (a real constant per row: softmax is
@@ -144,8 +148,8 @@ template <class T = double>
 Forward<T> attention_forward(const Head& h) {
     h.validate();
     const Head e = h.effective();
-    return attention_forward<T>(e.X.cast<T>(), e.W_Q.cast<T>(), e.W_K.cast<T>(),
-                                e.W_V.cast<T>(), T(e.s));
+    return attention_forward<T>(e.X.cast<T>(), e.W_Q.cast<T>(), e.W_K.cast<T>(), e.W_V.cast<T>(),
+                                T(e.s));
 }
 
 // Multi-head output [A_1 ... A_H] (N x H d) at the effective weights. Validates first.

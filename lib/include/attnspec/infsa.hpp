@@ -127,6 +127,14 @@ class NeumannKernel {
     std::vector<int> ipiv_;
 };
 
+// C V = N (gamma Â V) without keeping a factorisation: LAPACK dsgesv (float LU of I - gamma Â,
+// iterative refinement in double to double backward error; falls back to a double LU when
+// refinement does not converge). About half the cost of the double LU (the N = 4096 target).
+// `iterations` receives dsgesv's iter (> 0 refinement steps, < 0 fell back). Same failures as
+// NeumannKernel (gamma, shape, sign; gamma rho >= 1 certified refused).
+Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
+                                    const Eigen::MatrixXd& V, int* iterations = nullptr);
+
 // N_K = sum_{k<=K} gamma^k Â^k by Horner (K dense products, O(K N^3)). K >= 0.
 Eigen::MatrixXd neumann_truncated(const Eigen::MatrixXd& A_hat, double gamma, int K);
 // (gamma s)^{K+1} / (1 - gamma s), s an upper bound of ||Â||_2; +inf when gamma s >= 1.
@@ -197,7 +205,8 @@ class ReluKernelOp final : public NonnegOperator {
     Eigen::Index size() const override { return Q_.rows(); }
     void apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z, Eigen::VectorXd& z_lo,
                Eigen::VectorXd& z_hi) const override;
-    Interval frobenius() const;  // ||A+||_F enclosure, one tiled pass
+    // ||A+||_F enclosure: accumulated during the first apply(), else one tiled pass.
+    Interval frobenius() const;
     long passes() const { return passes_; }
 
   private:
@@ -207,6 +216,9 @@ class ReluKernelOp final : public NonnegOperator {
     Eigen::VectorXd nq_, nk_;  // row 2-norms
     double delta_ = 0;         // per-entry pad factor: |fl(s_ij) - s_ij| <= delta nq_i nk_j
     mutable long passes_ = 0;
+    mutable bool frob_done_ = false;
+    mutable Interval frob_;
+    Interval frobenius_from(double sum_sq) const;
 };
 
 }  // namespace attnspec

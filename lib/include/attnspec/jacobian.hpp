@@ -8,6 +8,7 @@
 #pragma once
 #include <Eigen/Dense>
 #include <memory>
+#include <vector>
 
 #include "attnspec/attention.hpp"
 #include "attnspec/operators.hpp"
@@ -43,7 +44,8 @@ Eigen::MatrixXd jacobian_input(const Head& h, double max_bytes = kDefaultJacobia
 // first order (Higham, Accuracy and Stability, §3.1). Same cost as route (a).
 Eigen::MatrixXd jacobian_weights_magnitude(const Head& h,
                                            double max_bytes = kDefaultJacobianMaxBytes);
-Eigen::MatrixXd jacobian_input_magnitude(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input_magnitude(const Head& h,
+                                         double max_bytes = kDefaultJacobianMaxBytes);
 
 // Multi-head, heads sharing X: output vec[A_1 ... A_H] (N x Hd). Weights are ordered head by
 // head, each [W_Q, W_K, W_V], so the full-layer weight Jacobian is block diagonal with the
@@ -53,8 +55,8 @@ Eigen::MatrixXd jacobian_input(const MultiHead& m, double max_bytes = kDefaultJa
 
 // ---- route (b): forward mode, column by column -------------------------------------------------
 // Directional derivatives of A (N x d). jvp_weights: O(N D d + N^2 d); jvp_input likewise.
-Eigen::MatrixXd jvp_weights(const Head& h, const Eigen::MatrixXd& dW_Q,
-                            const Eigen::MatrixXd& dW_K, const Eigen::MatrixXd& dW_V);
+Eigen::MatrixXd jvp_weights(const Head& h, const Eigen::MatrixXd& dW_Q, const Eigen::MatrixXd& dW_K,
+                            const Eigen::MatrixXd& dW_V);
 Eigen::MatrixXd jvp_input(const Head& h, const Eigen::MatrixXd& dX);
 // Dense J and J_X assembled from one JVP per column: O(3Dd (N D d + N^2 d)). For tests and
 // small problems; same validation and refusal as route (a).
@@ -113,6 +115,38 @@ class JacobianXOperator final : public LinearOperator {
 
   private:
     std::unique_ptr<AttentionState> st_;
+};
+
+// Full multi-head layer (heads share X), output vec[A_1 ... A_H] (N H d):
+//  * LayerJacobianOperator: weights ordered head by head, each [W_Q, W_K, W_V] (3 H D d);
+//    block diagonal in the per-head J.
+//  * LayerJacobianXOperator: J_X of the layer = per-head J_X stacked (N H d x N D); J_X^T u sums
+//    the per-head adjoints.
+// Cost and memory: H times the per-head operator.
+class LayerJacobianOperator final : public LinearOperator {
+  public:
+    explicit LayerJacobianOperator(const MultiHead& m);  // validates
+    Eigen::Index rows() const override { return rows_; }
+    Eigen::Index cols() const override { return cols_; }
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+
+  private:
+    std::vector<std::unique_ptr<JacobianOperator>> heads_;
+    Eigen::Index rows_ = 0, cols_ = 0;
+};
+
+class LayerJacobianXOperator final : public LinearOperator {
+  public:
+    explicit LayerJacobianXOperator(const MultiHead& m);  // validates
+    Eigen::Index rows() const override { return rows_; }
+    Eigen::Index cols() const override { return cols_; }
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+
+  private:
+    std::vector<std::unique_ptr<JacobianXOperator>> heads_;
+    Eigen::Index rows_ = 0, cols_ = 0;
 };
 
 // ---- Gram matrices without forming J ------------------------------------------------------------
