@@ -68,7 +68,7 @@ int run_fidelity(const Invocation& inv) {
         ("draws", po::value(&draws)->default_value(draws), "draws per (family, N)")
         ("seed", po::value(&seed)->default_value(seed), "master seed (each instance derives its own)")
         ("gamma", po::value(&gamma)->default_value(gamma), "gamma in (0, 1)")
-        ("eps", po::value(&eps)->default_value(eps), "epsilon of the Frobenius / L1 normalisations")
+        ("eps", po::value(&eps)->default_value(eps, "1e-6"), "epsilon of the Frobenius / L1 normalisations")
         ("matrix-free", po::bool_switch(&matrix_free), "tiled Perron iteration, never N x N (left vector only; Katz skipped)")
         ("right", po::bool_switch(&right), "with --matrix-free: also the right Perron vector")
         ("input", po::value(&input), "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns")

@@ -40,10 +40,10 @@ int run_neumann(const Invocation& inv) {
         ("mu", po::value(&mu)->default_value(mu), "mean strength of the family")
         ("seed", po::value(&seed)->default_value(seed), "seed of the generated instance")
         ("gamma", po::value(&gamma), "gamma in (0, 1) (default: the file's attribute, else 0.95)")
-        ("eps", po::value(&eps)->default_value(eps), "epsilon of the Frobenius normalisation")
+        ("eps", po::value(&eps)->default_value(eps, "1e-6"), "epsilon of the Frobenius normalisation")
         ("affinity", po::value(&affinity_name)->default_value(affinity_name), "relu (the code's form) or softmax (row-stochastic)")
         ("orders", po::value(&orders)->default_value(orders), "truncation orders K for the table")
-        ("target", po::value(&target)->default_value(target), "truncation error target: report the K that reaches it")
+        ("target", po::value(&target)->default_value(target, "1e-6"), "truncation error target: report the K that reaches it")
         ("out", po::value(&out), "report path (default reports/out/neumann.h5)")
         ("no-report", po::bool_switch(&no_report), "do not write the HDF5 report")
         ("json", po::bool_switch(&json), "one JSON document on stdout");

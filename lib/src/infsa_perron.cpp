@@ -34,27 +34,41 @@ PerronResult perron(const NonnegOperator& op, const PerronOptions& opt) {
     const Eigen::Index n = op.size();
     PerronResult r;
     r.left = opt.left;
-    Eigen::VectorXd x = Eigen::VectorXd::Constant(n, 1.0 / std::sqrt(double(n)));
-    Eigen::VectorXd z, zlo, zhi, x_prev;
+    const double sqrt_n = std::sqrt(double(n));
+    Eigen::VectorXd x = Eigen::VectorXd::Constant(n, 1.0 / sqrt_n);
+    Eigen::VectorXd z, zlo, zhi, x_prev, c_hi;  // c_hi >= B^T 1 (from the first pass)
     double lo = 0, hi = std::numeric_limits<double>::infinity();
-    double d_prev = -1;
+    double d_prev = -1, best_width = hi;
+    int stalled = 0;
     for (int it = 1; it <= opt.max_iter; ++it) {
         op.apply(x, opt.left, z, zlo, zhi);
         r.iterations = it;
-        double l = std::numeric_limits<double>::infinity(), h = 0;
-        for (Eigen::Index i = 0; i < n; ++i) {
-            l = std::min(l, zlo[i] / x[i]);
-            h = std::max(h, zhi[i] / x[i]);
+        if (it == 1) c_hi = zhi * (sqrt_n * (1 + 4 * kUnit));
+        // Lower CW bound: B^T x >= s x with x >= 0, x != 0 gives rho >= s; indices with x_i = 0
+        // (zero columns, which the iterate drops exactly) hold trivially.
+        double l = std::numeric_limits<double>::infinity();
+        for (Eigen::Index i = 0; i < n; ++i)
+            if (x[i] > 0) l = std::min(l, zlo[i] / x[i]);
+        // Upper CW bound needs y > 0: y = x + eta 1 gives B^T y <= zhi + eta c_hi for any eta > 0
+        // (no extra pass); the best eta of a small grid is kept.
+        const double xmax = x.maxCoeff();
+        double h = std::numeric_limits<double>::infinity();
+        for (double eta_rel = 1e-16; eta_rel <= 1e-2; eta_rel *= 10) {
+            const double eta = eta_rel * xmax;
+            double hh = 0;
+            for (Eigen::Index i = 0; i < n; ++i)
+                hh = std::max(hh, (zhi[i] + eta * c_hi[i]) * (1 + 2 * kUnit) / (x[i] + eta));
+            h = std::min(h, hh);
         }
-        lo = std::max(lo, l * (1 - 2 * kUnit));  // division rounding, outward
+        if (std::isfinite(l)) lo = std::max(lo, l * (1 - 2 * kUnit));  // division rounding, outward
         hi = std::min(hi, h * (1 + 2 * kUnit));
         r.rho = x.dot(z) / x.squaredNorm();
         r.vec = x / x.norm();
         r.residual = (z - r.rho * x).norm() / x.norm();
         const double nz = z.norm();
-        if (nz == 0) {  // B^T x = 0 with x > 0: B = 0 on the support, rho = 0
+        if (nz == 0) {  // B^T x = 0 for the positive first iterate: B = 0, rho = 0
             lo = 0;
-            hi = 0;
+            hi = std::min(hi, 0.0);
             r.converged = true;
             break;
         }
@@ -62,10 +76,12 @@ PerronResult perron(const NonnegOperator& op, const PerronOptions& opt) {
             r.converged = true;
             break;
         }
+        // Stop when the enclosure has not narrowed by 1% in 25 passes (e.g. reducible B whose
+        // lower bound cannot close); `converged` stays false.
+        if (hi - lo < 0.99 * best_width) best_width = hi - lo, stalled = 0;
+        else if (++stalled >= 25) break;
         x_prev = x;
         x = z / nz;
-        const double floor = 1e-200 * x.maxCoeff();  // keep x > 0 (CW needs positive x)
-        x = x.cwiseMax(floor);
         const double dk = (x - x_prev).norm();
         if (d_prev > 1e-12 && dk > 0) r.gap_ratio = std::min(0.999999, dk / d_prev);
         d_prev = dk;

@@ -91,3 +91,15 @@ TEST_CASE("fidelity: dense and matrix-free agree; JSON summary", "[cli][infsa]")
     CHECK(std::abs(pick(d.out, "cos_left") - pick(m.out, "cos_left")) <= tol);
     CHECK(pick(d.out, "cos_left") == c[0]);  // JSON writes 17 significant digits
 }
+
+TEST_CASE("fidelity: HDF5 input split into heads", "[cli][infsa]") {
+    const std::string dir = attnspec::test::temp_dir();
+    Eigen::MatrixXd Q, K;
+    draw_family("shared-mean", 30, 12, 1.0, 8, Q, K);  // 2 heads of d_h = 6
+    const std::string in = write_input(dir, "qk.h5", Q, K);
+    auto r = run_cli("fidelity --input " + in + " --heads 2 --json --no-report");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"head\": 1") != std::string::npos);
+    CHECK(r.out.find("\"family\": \"input\"") != std::string::npos);
+    CHECK(run_cli("fidelity --input " + in + " --heads 5 --no-report").code == 65);  // 12 % 5 != 0
+}

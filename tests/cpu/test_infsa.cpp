@@ -205,3 +205,18 @@ TEST_CASE("bad inputs give clear errors", "[infsa]") {
     CHECK(code([&] { affinity(Q, Q, small); }) == ExitCode::DataError);
     CHECK(code([&] { draw_family("nope", 4, 2, 0, 1, Qn, Qn); }) == ExitCode::Usage);
 }
+
+TEST_CASE("Perron enclosure on a reducible matrix (a zero column)", "[infsa]") {
+    // Column 1 is zero: rho(B) = rho of the 2 x 2 block on {0, 2} (block triangular).
+    Eigen::MatrixXd B(3, 3);
+    B << 0.5, 0, 0.2, 0.1, 0, 0.3, 0.4, 0, 0.1;
+    const double tr = 0.6, dt = 0.05 - 0.08;
+    const double rho = (tr + std::sqrt(tr * tr - 4 * dt)) / 2;
+    for (bool left : {true, false}) {
+        PerronOptions o;
+        o.left = left;
+        const PerronResult p = perron(B, o);
+        CHECK(p.rho_enc.contains(rho));
+        CHECK(p.rho_enc.hi - p.rho_enc.lo <= 1e-10 * rho);  // the requested width (default)
+    }
+}

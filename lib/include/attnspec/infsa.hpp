@@ -54,7 +54,7 @@ class NonnegOperator {
 };
 
 // Dense B >= 0 (throws DataError on a negative or non-finite entry). The certified matrix is the
-// stored B. Pads: gamma_N on each sum of non-negative terms.
+// stored B (referenced, must outlive the operator). Pads: gamma_N on each sum of non-negative terms.
 class DenseNonnegOp final : public NonnegOperator {
   public:
     explicit DenseNonnegOp(const Eigen::MatrixXd& B);
@@ -103,7 +103,8 @@ AffinityNorms affinity_norms(const Eigen::MatrixXd& A_hat);
 // N = (I - gamma Â)^{-1} through one LU of M = I - gamma Â (dgetrf, O(N^3)). Products N B, N^T B
 // and C V = N (gamma Â V) are solves (O(N^2) per column), never forming N. Throws DataError when
 // gamma is not in (0, 1), Â is not square/finite/non-negative, or gamma * rho(Â) >= 1 (certified
-// by CW; also when the enclosure cannot exclude it).
+// by CW; also when the enclosure cannot exclude it). Keeps a reference to A_hat: it must outlive
+// the kernel.
 class NeumannKernel {
   public:
     NeumannKernel(const Eigen::MatrixXd& A_hat, double gamma);
@@ -199,6 +200,7 @@ Fidelity fidelity_matrix_free(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K
 // A+ = ReLU(Q K^T / d_h) applied in tiles (dgemm of tile x tile blocks, never N x N).
 // Enclosures account for the rounding of each q_i . k_j (gamma_{d+2} ||q_i|| ||k_j||, ReLU is
 // 1-Lipschitz) and of the sums, so CW bounds hold for the exact A+ of the given Q, K.
+// Keeps references to Q and K (they must outlive the operator).
 class ReluKernelOp final : public NonnegOperator {
   public:
     ReluKernelOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, Eigen::Index tile = 1024);
