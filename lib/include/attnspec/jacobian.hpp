@@ -1,10 +1,8 @@
-// Exact Jacobians of an attention head (SC Thm 3.3, MATH.md §1-2): J = [J_Q, J_K, J_V] =
-// d vec A / d vec(W_Q, W_K, W_V) (Nd x 3Dd) and J_X = d vec A / d vec X (Nd x ND), column-major
-// vec, evaluated at the effective weights W + C (SpecA: C frozen). Route (a): the closed forms
-// with Lambda applied per softmax row, never forming the N^2 x N^2 Lambda or a Kronecker product;
-// route (b): forward-mode directional derivatives, one column at a time. Witnesses: complex step
-// and central differences. Matrix-free J v / J^T u operators and J J^T without forming J.
-// Eigen (+ OpenBLAS dgemm for the Gram). CPU only. Derivations: proofs/jacobian_routes.md.
+// Exact attention Jacobians (SC Thm 3.3, MATH.md §1-2), column-major vec, at W + C: J = [J_Q,
+// J_K, J_V] (Nd x 3Dd) and J_X (Nd x ND). Route (a): closed forms with Lambda applied per softmax
+// row (no N^2 x N^2 or Kronecker matrix); route (b): forward mode column by column; complex-step
+// and central-difference witnesses; matrix-free J v / J^T u; J J^T from factors. Eigen + OpenBLAS
+// dgemm. CPU only. Derivations and tolerances: proofs/jacobian_routes.md.
 #pragma once
 #include <Eigen/Dense>
 #include <memory>
