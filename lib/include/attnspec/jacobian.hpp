@@ -184,7 +184,10 @@ class SoftmaxJacobian {
 
 // All N^2 singular values of Lambda (descending): the union of the eigenvalues of the symmetric
 // positive semidefinite blocks Diag(p_i) - p_i p_i^T (each has one exact zero). Cost O(N^4)
-// (N symmetric eigensolves of size N). For kappa_nz(Lambda) (Thm 3.4).
+// (N symmetric eigensolves of size N). For kappa_nz(Lambda) (Thm 3.4). Accuracy: backward-stable
+// symmetric eigensolver, so each value is within ~N u max_k S_ik of the exact one (Weyl):
+// absolute, not relative, accuracy; values below that level (one exact zero per row, and rows of a
+// saturated softmax) are not resolved. Throws DataError for a non-square or non-finite S.
 Eigen::VectorXd softmax_jacobian_singular_values(const Eigen::MatrixXd& S);
 
 }  // namespace attnspec
