@@ -164,6 +164,15 @@ TEST_CASE("routes, complex step and central differences agree on a grid of shape
             }
 }
 
+TEST_CASE("jacobian_weights_block returns the column blocks of J", "[jacobian]") {
+    const Head h = head_of(4, 3, 2, 6, "svd");
+    const MatrixXd J = jacobian_weights(h);
+    const Index Dd = h.D() * h.d();
+    CHECK(jacobian_weights_block(h, WeightBlock::Q) == J.leftCols(Dd));
+    CHECK(jacobian_weights_block(h, WeightBlock::K) == J.middleCols(Dd, Dd));
+    CHECK(jacobian_weights_block(h, WeightBlock::V) == J.rightCols(Dd));
+}
+
 TEST_CASE("a planted error in one entry flips the route comparison", "[jacobian]") {
     const Head h = head_of(4, 3, 2, 5);
     MatrixXd J = jacobian_weights(h);
