@@ -182,12 +182,23 @@ class SoftmaxJacobian {
     Eigen::MatrixXd S_;
 };
 
+// Eigenvalues (ascending, all >= 0) of Diag(p) - p p^T for p = p_in / sum(p_in): one exact 0
+// (Lambda(p) 1 = 0), an exact 0 per zero p_j, v (m - 1 times) for each value v taken m times,
+// and one root of g(lambda) = sum_j p_j / (p_j - lambda) between each pair of consecutive
+// distinct values, by bisection from the nearer pole. g does not involve sum p = 1, so every
+// eigenvalue, however tiny (saturated rows), has relative error O(N u). O(N^2 log) per vector.
+// Throws DataError for empty, negative, non-finite or all-zero p.
+Eigen::VectorXd softmax_block_eigenvalues(const Eigen::VectorXd& p);
+
+enum class LambdaEigenMethod {
+    secular,  // softmax_block_eigenvalues per row: high relative accuracy (default)
+    dense     // symmetric eigensolver per block: absolute accuracy ~ N u max p (a cross-check)
+};
 // All N^2 singular values of Lambda (descending): the union of the eigenvalues of the symmetric
-// positive semidefinite blocks Diag(p_i) - p_i p_i^T (each has one exact zero). Cost O(N^4)
-// (N symmetric eigensolves of size N). For kappa_nz(Lambda) (Thm 3.4). Accuracy: backward-stable
-// symmetric eigensolver, so each value is within ~N u max_k S_ik of the exact one (Weyl):
-// absolute, not relative, accuracy; values below that level (one exact zero per row, and rows of a
-// saturated softmax) are not resolved. Throws DataError for a non-square or non-finite S.
-Eigen::VectorXd softmax_jacobian_singular_values(const Eigen::MatrixXd& S);
+// positive semidefinite blocks Diag(p_i) - p_i p_i^T, p_i = S.row(i). Cost O(N^3 log) (secular)
+// or O(N^4) (dense). For kappa_nz(Lambda) (Thm 3.4). Throws DataError for a non-square or
+// non-finite S.
+Eigen::VectorXd softmax_jacobian_singular_values(
+    const Eigen::MatrixXd& S, LambdaEigenMethod method = LambdaEigenMethod::secular);
 
 }  // namespace attnspec
