@@ -123,17 +123,18 @@ int run_jacobian(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(
             inv, "jacobian", "(--input F.h5 | --random N,D,d [--seed S]) [options]",
-            "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by the\n"
-            "structured closed form, column-major vec (rows i + N c, columns a + D b for W, m + N "
-            "a\n"
-            "for X). Prints shape, Frobenius and max norms and time per head; writes the inputs\n"
-            "and J to the report. Exit codes: 0 ok, 64 usage, 65 bad data or oversized problem,\n"
-            "66 input missing, 73 cannot create the report, 74 I/O error.\n\nexamples:\n"
+            "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by\n"
+            "the structured closed form, column-major vec (rows i + N c; columns a + D b for W,\n"
+            "m + N a for X). Prints shape, Frobenius and max norms and time per head; writes the\n"
+            "inputs and J to the report. Exit codes: 0 ok, 64 usage, 65 bad data or oversized\n"
+            "problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
+            "examples:\n"
             "  attnspec jacobian --random 128,384,32 --seed 1 --tokens layernorm\n"
-            "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt --correction "
-            "lambda:10\n"
+            "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
+            "      --correction lambda:10 --weight-scale 3\n"
             "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
-            "  attnspec jacobian --random 197,768,64 --max-memory 16GiB --store-limit 0\n",
+            "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
+            "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n",
             desc, vm))
         return 0;
     if (o.input.empty() == o.random.empty())

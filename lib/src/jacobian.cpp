@@ -5,7 +5,7 @@
 //   J_V[(i,c),(a,b)] = delta_bc (S X)_ia      (I_d (x) S X)
 //   J_X[(i,c),(m,a)] = S_im W_V[a,c] + s P^c_im (Q W_K^T)_ia + delta_im s (P^c K W_Q^T)_ia
 // Rows are i + N c and columns a + D b (or m + N a): column-major vec. Derivation in
-// proofs/jacobian_routes.md. Also: multi-head assembly and the softmax Jacobian Lambda.
+// proofs/jacobian_routes.md. Also: multi-head assembly.
 #include "attnspec/jacobian.hpp"
 
 #include <algorithm>
@@ -150,55 +150,6 @@ MatrixXd jacobian_input(const MultiHead& m, double max_bytes) {
     for (Index h = 0; h < H; ++h)
         J.middleRows(h * N * d, N * d) = jacobian_input(m.head(h), max_bytes);
     return J;
-}
-
-// ---- Lambda ---------------------------------------------------------------------------------
-
-SoftmaxJacobian::SoftmaxJacobian(MatrixXd S) : S_(std::move(S)) {
-    if (S_.rows() == 0 || S_.rows() != S_.cols())
-        fail_data("softmax Jacobian: S must be square and non-empty, got " +
-                  std::to_string(S_.rows()) + "x" + std::to_string(S_.cols()));
-    if (!S_.allFinite()) fail_data("softmax Jacobian: S contains NaN or Inf");
-}
-
-MatrixXd SoftmaxJacobian::block(Index i) const {
-    const VectorXd p = S_.row(i).transpose();
-    MatrixXd B = -p * p.transpose();
-    B.diagonal() += p;
-    return B;
-}
-
-MatrixXd SoftmaxJacobian::apply(const MatrixXd& dL) const {
-    if (dL.rows() != N() || dL.cols() != N()) fail_data("softmax Jacobian: dL must be N x N");
-    MatrixXd dS = S_.cwiseProduct(dL);
-    const VectorXd r = dS.rowwise().sum();
-    dS -= r.asDiagonal() * S_;
-    return dS;
-}
-
-MatrixXd SoftmaxJacobian::dense() const {
-    const Index N = S_.rows();
-    if (N > 64) fail_data("softmax Jacobian: dense form refused for N > 64 (N^2 x N^2)");
-    // Lambda[(i + N j), (i' + N k)] = delta_ii' S_ij (delta_jk - S_ik)
-    MatrixXd Lam = MatrixXd::Zero(N * N, N * N);
-    for (Index i = 0; i < N; ++i)
-        for (Index j = 0; j < N; ++j)
-            for (Index k = 0; k < N; ++k)
-                Lam(i + N * j, i + N * k) = S_(i, j) * ((j == k ? 1.0 : 0.0) - S_(i, k));
-    return Lam;
-}
-
-VectorXd softmax_jacobian_singular_values(const MatrixXd& S) {
-    const SoftmaxJacobian Lam(S);
-    const Index N = Lam.N();
-    VectorXd sv(N * N);
-    Eigen::SelfAdjointEigenSolver<MatrixXd> es;
-    for (Index i = 0; i < N; ++i) {
-        es.compute(Lam.block(i), Eigen::EigenvaluesOnly);
-        sv.segment(i * N, N) = es.eigenvalues().cwiseAbs();  // symmetric: sigma = |lambda|
-    }
-    std::sort(sv.data(), sv.data() + sv.size(), std::greater<double>());
-    return sv;
 }
 
 }  // namespace attnspec

@@ -124,6 +124,17 @@ with h5py.File(sys.argv[3], 'w') as f:
     CHECK(r.err.find("W_K") != std::string::npos);
 }
 
+TEST_CASE("jacobian: --store-limit keeps J out of the report", "[cli][jacobian]") {
+    const std::string dir = temp_dir();
+    const auto r = run_cli("jacobian --random 4,3,2 --store-limit 0 --json --out " + dir + "/s.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"stored\": false") != std::string::npos);
+    const char* probe =
+        "import h5py,sys\ng=h5py.File(sys.argv[1],'r')['jacobian']\n"
+        "sys.exit(0 if 'J' not in g['head_0'] and g['X'].shape == (4, 3) else 1)\n";
+    CHECK(python(probe, dir + "/s.h5") == 0);
+}
+
 TEST_CASE("jacobian: refusals and exit codes", "[cli][jacobian]") {
     auto r = run_cli("jacobian --random 128,384,32 --max-memory 1GiB");
     CHECK(r.code == 65);

@@ -164,6 +164,15 @@ TEST_CASE("routes, complex step and central differences agree on a grid of shape
             }
 }
 
+TEST_CASE("jacobian_weights_block returns the column blocks of J", "[jacobian]") {
+    const Head h = head_of(4, 3, 2, 6, "svd");
+    const MatrixXd J = jacobian_weights(h);
+    const Index Dd = h.D() * h.d();
+    CHECK(jacobian_weights_block(h, WeightBlock::Q) == J.leftCols(Dd));
+    CHECK(jacobian_weights_block(h, WeightBlock::K) == J.middleCols(Dd, Dd));
+    CHECK(jacobian_weights_block(h, WeightBlock::V) == J.rightCols(Dd));
+}
+
 TEST_CASE("a planted error in one entry flips the route comparison", "[jacobian]") {
     const Head h = head_of(4, 3, 2, 5);
     MatrixXd J = jacobian_weights(h);
@@ -340,4 +349,42 @@ TEST_CASE("forward pass in long double and complex<long double> (extended-precis
     }
     const MatrixXd J = jacobian_weights(h);
     CHECK((J - Jref).norm() <= 0.5 * tol_routes(n) * jacobian_weights_magnitude(h).norm());
+}
+
+TEST_CASE("softmax block eigenvalues: closed forms to high relative accuracy", "[jacobian]") {
+    // Relative tolerance 4 N u: normalisation (N u) + root of g from the nearer pole, each of the
+    // <= N terms with relative error <= 3u, bisection to the last bit -> measured worst 0.76 N u
+    // over these closed forms and 12 more (p down to 1e-300) -> headroom 5x.
+    using LD = long double;
+    // N = 2: nonzero eigenvalue 2 p1 p2, even for a saturated row (p2 = 1e-20).
+    for (double p2 : {0.7, 1e-20}) {
+        const Eigen::Vector2d p(1.0, p2);
+        const LD t = LD(1) + LD(p2), q1 = LD(1) / t, q2 = LD(p2) / t;
+        const double exact = static_cast<double>(2 * q1 * q2);
+        const Eigen::VectorXd ev = softmax_block_eigenvalues(p);
+        REQUIRE(ev.size() == 2);
+        CHECK(ev[0] == 0);
+        CHECK(std::fabs(ev[1] - exact) <= tol_routes(2) * exact);
+        CHECK_FALSE(std::fabs(ev[1] * (1 + 1e-12) - exact) <= tol_routes(2) * exact);  // planted
+    }
+    // N = 3: nonzero eigenvalues solve x^2 - T x + P = 0, T = 2 (p1p2 + p1p3 + p2p3),
+    // P = 3 p1 p2 p3 (sums of principal minors; no cancellation in T).
+    const Eigen::Vector3d p(1.0, 1e-10, 3e-13);
+    const LD t = LD(p[0]) + LD(p[1]) + LD(p[2]);
+    const LD q[3] = {LD(p[0]) / t, LD(p[1]) / t, LD(p[2]) / t};
+    const LD T = 2 * (q[0] * q[1] + q[0] * q[2] + q[1] * q[2]), P = 3 * q[0] * q[1] * q[2];
+    const LD hi = (T + std::sqrt(T * T - 4 * P)) / 2, lo = P / hi;
+    const Eigen::VectorXd ev = softmax_block_eigenvalues(p);
+    CHECK(ev[0] == 0);
+    CHECK(std::fabs(ev[1] - static_cast<double>(lo)) <= tol_routes(3) * static_cast<double>(lo));
+    CHECK(std::fabs(ev[2] - static_cast<double>(hi)) <= tol_routes(3) * static_cast<double>(hi));
+    // Ties and zeros: p = (1/4, 1/4, 1/2, 0) -> {0, 0, 1/4, 3/8} exactly (g = 0 at 3/8).
+    const Eigen::VectorXd e4 = softmax_block_eigenvalues(Eigen::Vector4d(0.25, 0.25, 0.5, 0));
+    CHECK(e4 == Eigen::Vector4d(0, 0, 0.25, 0.375));
+    // Against the dense eigensolver on random rows (absolute accuracy of the dense one).
+    const MatrixXd S = attention_forward<double>(head_of(9, 5, 3, 4)).S;
+    const Eigen::VectorXd a = softmax_jacobian_singular_values(S);
+    const Eigen::VectorXd b = softmax_jacobian_singular_values(S, LambdaEigenMethod::dense);
+    CHECK((a - b).cwiseAbs().maxCoeff() <= tol_routes(9));
+    CHECK_THROWS_AS(softmax_block_eigenvalues(Eigen::Vector2d(0.5, -0.1)), Error);
 }

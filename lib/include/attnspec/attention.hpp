@@ -1,9 +1,8 @@
-// Attention forward pass (MATH.md §2): L = s X W_Q W_K^T X^T, S = row-softmax(L) (max-shifted),
-// A = S X W_V; multi-head = H heads with their own weights on a shared X, outputs concatenated.
-// Fixed corrections C_Q, C_K, C_V (SpecA, Def 3.6) are frozen: SpecA's forward pass and its
-// Jacobian with respect to W are those of plain attention evaluated at the effective weights W + C.
-// The forward pass is a header template on the scalar (double, long double, std::complex<double>
-// for complex-step derivatives, or any Eigen-compatible type). Eigen only. CPU only.
+// Attention forward pass (MATH.md §2): S = row-softmax(s X W_Q W_K^T X^T) (max-shifted),
+// A = S X W_V; multi-head = H heads on a shared X, outputs concatenated. Corrections C (SpecA,
+// Def 3.6) are frozen: SpecA and its W-Jacobian are plain attention at W + C (effective()).
+// Header template on the scalar (double, long double, std::complex<double> for complex step).
+// Eigen only. CPU only.
 #pragma once
 #include <Eigen/Dense>
 #include <algorithm>

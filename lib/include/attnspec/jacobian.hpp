@@ -1,10 +1,8 @@
-// Exact Jacobians of an attention head (SC Thm 3.3, MATH.md §1-2): J = [J_Q, J_K, J_V] =
-// d vec A / d vec(W_Q, W_K, W_V) (Nd x 3Dd) and J_X = d vec A / d vec X (Nd x ND), column-major
-// vec, evaluated at the effective weights W + C (SpecA: C frozen). Route (a): the closed forms
-// with Lambda applied per softmax row, never forming the N^2 x N^2 Lambda or a Kronecker product;
-// route (b): forward-mode directional derivatives, one column at a time. Witnesses: complex step
-// and central differences. Matrix-free J v / J^T u operators and J J^T without forming J.
-// Eigen (+ OpenBLAS dgemm for the Gram). CPU only. Derivations: proofs/jacobian_routes.md.
+// Exact attention Jacobians (SC Thm 3.3, MATH.md §1-2), column-major vec, at W + C: J = [J_Q,
+// J_K, J_V] (Nd x 3Dd) and J_X (Nd x ND). Route (a): closed forms with Lambda applied per softmax
+// row (no N^2 x N^2 or Kronecker matrix); route (b): forward mode column by column; complex-step
+// and central-difference witnesses; matrix-free J v / J^T u; J J^T from factors. Eigen + OpenBLAS
+// dgemm. CPU only. Derivations and tolerances: proofs/jacobian_routes.md.
 #pragma once
 #include <Eigen/Dense>
 #include <memory>
@@ -184,9 +182,23 @@ class SoftmaxJacobian {
     Eigen::MatrixXd S_;
 };
 
+// Eigenvalues (ascending, all >= 0) of Diag(p) - p p^T for p = p_in / sum(p_in): one exact 0
+// (Lambda(p) 1 = 0), an exact 0 per zero p_j, v (m - 1 times) for each value v taken m times,
+// and one root of g(lambda) = sum_j p_j / (p_j - lambda) between each pair of consecutive
+// distinct values, by bisection from the nearer pole. g does not involve sum p = 1, so every
+// eigenvalue, however tiny (saturated rows), has relative error O(N u). O(N^2 log) per vector.
+// Throws DataError for empty, negative, non-finite or all-zero p.
+Eigen::VectorXd softmax_block_eigenvalues(const Eigen::VectorXd& p);
+
+enum class LambdaEigenMethod {
+    secular,  // softmax_block_eigenvalues per row: high relative accuracy (default)
+    dense     // symmetric eigensolver per block: absolute accuracy ~ N u max p (a cross-check)
+};
 // All N^2 singular values of Lambda (descending): the union of the eigenvalues of the symmetric
-// positive semidefinite blocks Diag(p_i) - p_i p_i^T (each has one exact zero). Cost O(N^4)
-// (N symmetric eigensolves of size N). For kappa_nz(Lambda) (Thm 3.4).
-Eigen::VectorXd softmax_jacobian_singular_values(const Eigen::MatrixXd& S);
+// positive semidefinite blocks Diag(p_i) - p_i p_i^T, p_i = S.row(i). Cost O(N^3 log) (secular)
+// or O(N^4) (dense). For kappa_nz(Lambda) (Thm 3.4). Throws DataError for a non-square or
+// non-finite S.
+Eigen::VectorXd softmax_jacobian_singular_values(
+    const Eigen::MatrixXd& S, LambdaEigenMethod method = LambdaEigenMethod::secular);
 
 }  // namespace attnspec
