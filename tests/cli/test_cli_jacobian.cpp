@@ -1,0 +1,148 @@
+// attnspec jacobian end to end: help, JSON, exit codes, and the report read back with h5py and
+// checked against an independent numpy complex-step Jacobian (layout + vec convention).
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "test_support.hpp"
+
+using attnspec::test::run_cli;
+using attnspec::test::temp_dir;
+
+namespace {
+
+// numpy witness: complex-step J (h = 1e-30) of the head(s) in a report, compared with the stored
+// J. Tolerance: relative Frobenius error <= 64 n u, n = N + D + d: the C++ grid measures the
+// routes within 8 n u of each other relative to |J| on unsaturated instances (no lambda = 10);
+// numpy's complex step adds rounding of the same order -> 8x headroom.
+const char* kCheck = R"PY(
+import sys, h5py, numpy as np
+u = np.finfo(float).eps / 2
+f = h5py.File(sys.argv[1], 'r'); g = f['jacobian']
+s, wrt = float(g.attrs['s']), g.attrs['wrt']
+wrt = wrt.decode() if isinstance(wrt, bytes) else wrt
+X = g['X'][()]
+N, D = X.shape
+worst = 0.0
+for h in range(int(g.attrs['H'])):
+    gh = g['head_%d' % h]
+    W = [gh[k][()] + (gh['C' + k[1:]][()] if 'C' + k[1:] in gh else 0) for k in ('W_Q', 'W_K', 'W_V')]
+    d = W[0].shape[1]
+    def A(X, WQ, WK, WV):
+        L = s * (X @ WQ) @ (X @ WK).T
+        E = np.exp(L - L.real.max(axis=1, keepdims=True))
+        return (E / E.sum(axis=1, keepdims=True)) @ (X @ WV)
+    args = [X.astype(complex)] + [w.astype(complex) for w in W]
+    targets = [1, 2, 3] if wrt == 'weights' else [0]
+    cols = []
+    for t in targets:
+        M = args[t]
+        for k in range(M.size):
+            a, b = k % M.shape[0], k // M.shape[0]   # column-major vec index
+            P = [x.copy() for x in args]; P[t][a, b] += 1e-30j
+            cols.append(A(*P).imag.flatten(order='F') / 1e-30)
+    Jref = np.array(cols).T
+    J = gh['J' if wrt == 'weights' else 'J_X'][()]
+    assert J.shape == Jref.shape, (J.shape, Jref.shape)
+    err = np.linalg.norm(J - Jref) / max(np.linalg.norm(J), np.linalg.norm(Jref))
+    worst = max(worst, err / ((N + D + d) * u))
+print('worst ratio', worst)
+sys.exit(0 if worst <= 64 else 1)
+)PY";
+
+int python(const std::string& script, const std::string& args) {
+    const std::string dir = temp_dir();
+    { std::ofstream(dir + "/s.py") << script; }
+    const int st =
+        std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py " + args).c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("jacobian --help teaches every option with examples", "[cli][jacobian]") {
+    const auto r = run_cli("jacobian --help");
+    CHECK(r.code == 0);
+    for (const char* opt : {"--input", "--random", "--seed", "--tokens", "--weight-scale", "--wrt",
+                            "--scale", "--correction", "--heads", "--max-memory", "--store-limit",
+                            "--out", "--json", "examples:"})
+        CHECK(r.out.find(opt) != std::string::npos);
+}
+
+TEST_CASE("jacobian: random instance, JSON, report matches numpy complex step", "[cli][jacobian]") {
+    const std::string dir = temp_dir();
+    auto r = run_cli("jacobian --random 5,3,2 --seed 4 --json --out " + dir + "/w.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.rfind("{\n  \"schema_version\"", 0) == 0);
+    CHECK(r.out.find("\"cols\": 18") != std::string::npos);
+    CHECK(python(kCheck, dir + "/w.h5") == 0);
+    r = run_cli(
+        "jacobian --random 3,6,2 --heads 2 --wrt input --scale invsqrt --correction svd "
+        "--tokens layernorm --out " +
+        dir + "/x.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("layer: ||J_X||_F") != std::string::npos);
+    CHECK(python(kCheck, dir + "/x.h5") == 0);
+    // A planted corruption of the stored J must fail the witness.
+    const char* corrupt =
+        "import h5py,sys\nf=h5py.File(sys.argv[1],'r+')\nf['jacobian/head_0/J'][1,2]+=1e-6\n";
+    REQUIRE(python(corrupt, dir + "/w.h5") == 0);
+    CHECK(python(kCheck, dir + "/w.h5") == 1);
+}
+
+TEST_CASE("jacobian: HDF5 input with heads and stored corrections", "[cli][jacobian]") {
+    const std::string dir = temp_dir();
+    const char* make = R"PY(
+import sys, h5py, numpy as np
+r = np.random.default_rng(3)
+with h5py.File(sys.argv[1], 'w') as f:
+    f['X'] = r.standard_normal((4, 5)); f.attrs['s'] = 0.5
+    for h in range(2):
+        for k in ('W_Q', 'W_K', 'W_V'):
+            f['heads/%d/%s' % (h, k)] = r.standard_normal((5, 3)) / 3
+        f['heads/%d/C_V' % h] = 2 * np.eye(5, 3)
+with h5py.File(sys.argv[2], 'w') as f:
+    f['X'] = np.full((4, 5), np.nan); f['W_Q'] = f['W_K'] = f['W_V'] = np.ones((5, 3))
+with h5py.File(sys.argv[3], 'w') as f:
+    f['X'] = np.ones((4, 5)); f['W_Q'] = f['W_V'] = np.ones((5, 3)); f['W_K'] = np.ones((4, 3))
+)PY";
+    REQUIRE(python(make, dir + "/in.h5 " + dir + "/nan.h5 " + dir + "/shape.h5") == 0);
+    auto r = run_cli("jacobian --input " + dir + "/in.h5 --json --out " + dir + "/r.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"H\": 2") != std::string::npos);
+    CHECK(r.out.find("\"s\": 0.5") != std::string::npos);
+    CHECK(r.out.find("\"correction\": \"given\"") != std::string::npos);
+    CHECK(python(kCheck, dir + "/r.h5") == 0);
+    r = run_cli("jacobian --input " + dir + "/in.h5 --correction svd");
+    CHECK(r.code == 64);  // conflicts with the stored corrections
+    r = run_cli("jacobian --input " + dir + "/nan.h5 --out " + dir + "/n.h5");
+    CHECK(r.code == 65);
+    CHECK(r.err.find("NaN") != std::string::npos);
+    r = run_cli("jacobian --input " + dir + "/shape.h5 --out " + dir + "/n.h5");
+    CHECK(r.code == 65);
+    CHECK(r.err.find("W_K") != std::string::npos);
+}
+
+TEST_CASE("jacobian: --store-limit keeps J out of the report", "[cli][jacobian]") {
+    const std::string dir = temp_dir();
+    const auto r = run_cli("jacobian --random 4,3,2 --store-limit 0 --json --out " + dir + "/s.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"stored\": false") != std::string::npos);
+    const char* probe =
+        "import h5py,sys\ng=h5py.File(sys.argv[1],'r')['jacobian']\n"
+        "sys.exit(0 if 'J' not in g['head_0'] and g['X'].shape == (4, 3) else 1)\n";
+    CHECK(python(probe, dir + "/s.h5") == 0);
+}
+
+TEST_CASE("jacobian: refusals and exit codes", "[cli][jacobian]") {
+    auto r = run_cli("jacobian --random 128,384,32 --max-memory 1GiB");
+    CHECK(r.code == 65);
+    CHECK(r.err.find("would need 1.1 GiB") != std::string::npos);
+    CHECK(run_cli("jacobian --input /nonexistent/in.h5").code == 66);
+    CHECK(run_cli("jacobian --random 3,3").code == 64);
+    CHECK(run_cli("jacobian --random 3,3,3 --wrt bias").code == 64);
+    CHECK(run_cli("jacobian --random 3,3,3 --correction lambda:-2").code == 64);
+    CHECK(run_cli("jacobian").code == 64);
+    CHECK(run_cli("jacobian --random 3,3,3 --out /nonexistent/dir/r.h5").code == 73);
+}
