@@ -17,6 +17,8 @@
 
 namespace attnspec {
 
+struct Head;  // attention.hpp
+
 enum class LargeSvdMode { full, extremal, auto_select };
 const char* to_string(LargeSvdMode m);
 LargeSvdMode large_svd_mode_from_string(const std::string& s);  // "full|extremal|auto"; Usage
@@ -66,6 +68,13 @@ struct OperatorSpectrum {
 // empty operator, non-finite products, or memory above max_bytes (before allocating).
 OperatorSpectrum operator_spectrum(const LinearOperator& J, const Eigen::MatrixXd* G,
                                    const LargeSvdOptions& opt = {});
+
+// kappa of the weight Jacobian J = [J_Q, J_K, J_V] (Nd x 3Dd) of one attention head at W + C,
+// without forming J: G = jacobian_gram_outer(h) (~N^2 d^2 (d + min(N,D)) flops, 8 (Nd)^2 bytes)
+// and JacobianOperator for the refinement. product_rel_error defaults to the larger of the
+// generic value and (N + D + d + 3) u (each entry of J v is such a sum; proofs/jacobian_routes.md).
+// Validates the head (DataError); refuses Gram work above opt.max_bytes before allocating.
+OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt = {});
 
 // Summary writers (layout: reports/schema/spectral.md).
 void write_operator_spectrum(H5Group& g, const OperatorSpectrum& s);
