@@ -139,3 +139,38 @@ TEST_CASE("jacobian_spectrum agrees with the dense SVD of J (structured vs dense
         }
     }
 }
+
+#include <sstream>
+
+#include "attnspec/json.hpp"
+#include "attnspec/report.hpp"
+
+TEST_CASE("operator spectrum summary: HDF5 and JSON writers", "[spectral][large]") {
+    Rng rng(9);
+    const Eigen::MatrixXd A = rng.with_spectrum(20, 50, geometric_spectrum(20, 1.0, 50.0));
+    DenseOperator op(A);
+    const OperatorSpectrum s = operator_spectrum(op, nullptr, {});
+    const std::string dir = attnspec::test::temp_dir();
+    {
+        Provenance p;
+        p.command_line = "test";
+        ReportWriter w(dir + "/s.h5", p);
+        H5Group g = w.root().group("spectrum");
+        write_operator_spectrum(g, s);
+        w.commit();
+    }
+    const H5Reader r(dir + "/s.h5");
+    CHECK(r.attr_double("/spectrum/kappa_strict", "value") == s.strict.value);
+    CHECK(r.attr_double("/spectrum/sigma_min", "enclosure_lo") == s.min.enclosure.lo);
+    CHECK(r.attr_string("/spectrum", "mode") == "full");
+    CHECK(r.vector("/spectrum/gram_sigma").size() == 20);
+    std::ostringstream os;
+    JsonWriter j(os);
+    j.begin_object();
+    write_operator_spectrum(j, s);
+    j.end_object();
+    j.finish();
+    CHECK(os.str().find("\"kappa_strict\"") != std::string::npos);
+    CHECK(os.str().find("\"residual_u\"") != std::string::npos);
+    std::system(("rm -rf " + dir).c_str());
+}
