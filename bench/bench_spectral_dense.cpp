@@ -30,7 +30,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 double numpy_seconds(int n) {
     const std::string cmd =
         "/usr/bin/python3 -c \"import numpy as np, time; a = np.random.default_rng(1)."
-        "standard_normal((" + std::to_string(n) + ", " + std::to_string(n) + ")); "
+        "standard_normal((" +
+        std::to_string(n) + ", " + std::to_string(n) +
+        ")); "
         "t = time.perf_counter(); np.linalg.svd(a, compute_uv=False); "
         "print(time.perf_counter() - t)\"";
     FILE* p = popen(cmd.c_str(), "r");
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
         if (s.sigma.size() != n) return 1;
     }
     const double mo = median(ours), mp = median(peer);
-    std::printf("dense singular values, %d x %d Gaussian, median of %d (alternating runs)\n", n, n, reps);
+    std::printf("dense singular values, %d x %d Gaussian, median of %d (alternating runs)\n", n, n,
+                reps);
     std::printf("  attnspec svd(values_only, dgesdd): %.3f s\n", mo);
     std::printf("  numpy.linalg.svd(compute_uv=False): %.3f s\n", mp);
     std::printf("  ratio attnspec / numpy = %.3f (target <= 1.5)\n", mo / mp);
@@ -68,9 +71,10 @@ int main(int argc, char** argv) {
     const SvdResult full = svd(A, SvdMethod::gesdd);
     const double tf = seconds_since(t0);
     const Eigen::Index r = full.sigma.size() - 1;
-    std::printf("  with vectors + Weyl + Dot2/Temple enclosure of sigma_max, sigma_min: %.3f s "
-                "(%.2f x values-only); sigma_min radius/sigma = %.2e (%s)\n",
-                tf, tf / mo, full.radius[r] / full.sigma[r], full.basis[r].c_str());
+    std::printf(
+        "  with vectors + Weyl + Dot2/Temple enclosure of sigma_max, sigma_min: %.3f s "
+        "(%.2f x values-only); sigma_min radius/sigma = %.2e (%s)\n",
+        tf, tf / mo, full.radius[r] / full.sigma[r], full.basis[r].c_str());
 
     // kappa accuracy vs dgejsv, kappa <= 1e6 (prescribed spectrum, 512 x 512)
     double worst = 0;
@@ -82,7 +86,9 @@ int main(int argc, char** argv) {
             worst = std::max(worst, std::fabs(k.value - ref.value) / std::max(k.value, ref.value));
         }
     }
-    std::printf("  kappa rel. error vs dgejsv (512 x 512, kappa 1e2..1e6, gesdd/bdc): worst %.2e "
-                "(target <= 1e-8)\n", worst);
+    std::printf(
+        "  kappa rel. error vs dgejsv (512 x 512, kappa 1e2..1e6, gesdd/bdc): worst %.2e "
+        "(target <= 1e-8)\n",
+        worst);
     return 0;
 }

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     LargeSvdOptions o;
     o.mode = large_svd_mode_from_string(mode);
     const OperatorSpectrum s = jacobian_spectrum(h, o);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rusage r{};
     getrusage(RUSAGE_SELF, &r);
     const double rss = 1024.0 * static_cast<double>(r.ru_maxrss);
@@ -39,8 +40,8 @@ int main(int argc, char** argv) {
     std::printf("  sigma_max = %.12g in [%.12g, %.12g] (%s, rho %.3g)\n", s.max.sigma,
                 s.max.enclosure.lo, s.max.enclosure.hi, s.max.basis.c_str(), s.max.rho);
     std::printf("  sigma_min = %.12g in [%.12g, %.12g] (%s, rho %.3g, gram %.12g, %d steps)\n",
-                s.min.sigma, s.min.enclosure.lo, s.min.enclosure.hi, s.min.basis.c_str(),
-                s.min.rho, s.min.sigma_gram, s.min.steps);
+                s.min.sigma, s.min.enclosure.lo, s.min.enclosure.hi, s.min.basis.c_str(), s.min.rho,
+                s.min.sigma_gram, s.min.steps);
     std::printf("  %s\n  %s\n  rank %ld, gram_error %.3g, rel_error_bound %.3g\n",
                 s.strict.describe().c_str(), s.nz.describe().c_str(), (long)s.rank, s.gram_error,
                 s.rel_error_bound);
@@ -50,7 +51,9 @@ int main(int argc, char** argv) {
     std::printf("  peak RSS %.3f GB = %.3f x the %.0f GB limit\n", rss / 1e9, rss / limit_b,
                 limit_b / 1e9);
     if (!vit)
-        std::printf("  vs PyTorch (issue figure, quoted): 112 s / 5.5 GB -> %.1fx faster, %.1fx less memory\n",
-                    112.0 / secs, 5.5e9 / rss);
+        std::printf(
+            "  vs PyTorch (issue figure, quoted): 112 s / 5.5 GB -> %.1fx faster, %.1fx less "
+            "memory\n",
+            112.0 / secs, 5.5e9 / rss);
     return 0;
 }

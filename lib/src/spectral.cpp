@@ -15,7 +15,8 @@
 
 namespace attnspec {
 
-void refine_enclosures(const Eigen::MatrixXd& M, SvdResult& out, const SvdOptions& opt);  // enclosure.cpp
+void refine_enclosures(const Eigen::MatrixXd& M, SvdResult& out,
+                       const SvdOptions& opt);  // enclosure.cpp
 
 const char* to_string(KappaConvention c) { return c == KappaConvention::strict ? "strict" : "nz"; }
 KappaConvention kappa_convention_from_string(const std::string& s) {
@@ -26,11 +27,16 @@ KappaConvention kappa_convention_from_string(const std::string& s) {
 
 const char* to_string(SvdMethod m) {
     switch (m) {
-        case SvdMethod::jacobi: return "eigen-jacobi";
-        case SvdMethod::bdc: return "eigen-bdc";
-        case SvdMethod::auto_select: return "auto";
-        case SvdMethod::gesdd: return "lapack-dgesdd";
-        case SvdMethod::gejsv: return "lapack-dgejsv";
+        case SvdMethod::jacobi:
+            return "eigen-jacobi";
+        case SvdMethod::bdc:
+            return "eigen-bdc";
+        case SvdMethod::auto_select:
+            return "auto";
+        case SvdMethod::gesdd:
+            return "lapack-dgesdd";
+        case SvdMethod::gejsv:
+            return "lapack-dgejsv";
     }
     return "?";
 }
@@ -70,7 +76,8 @@ void run_gejsv(const Eigen::MatrixXd& M0, bool values_only, SvdResult& out) {
     Eigen::MatrixXd A = wide ? Eigen::MatrixXd(M0.transpose()) : M0;
     const lapack_int m = static_cast<lapack_int>(A.rows()), n = static_cast<lapack_int>(A.cols());
     Eigen::VectorXd sva(n);
-    Eigen::MatrixXd U(values_only ? 1 : m, values_only ? 1 : n), V(values_only ? 1 : n, values_only ? 1 : n);
+    Eigen::MatrixXd U(values_only ? 1 : m, values_only ? 1 : n),
+        V(values_only ? 1 : n, values_only ? 1 : n);
     // The _work interface with a generous work space: some LAPACKE releases size dgejsv's work
     // array too small for JOBU/JOBV = U/V (heap overflow). LAPACK's minimum is below this.
     const std::size_t mm = static_cast<std::size_t>(m), nn = static_cast<std::size_t>(n);
@@ -128,7 +135,8 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
                      "dense SVD of a " + std::to_string(m) + "x" + std::to_string(n) + " matrix");
     SvdMethod method = opt.method;
     if (method == SvdMethod::auto_select)
-        method = r <= 64 ? SvdMethod::jacobi : SvdMethod::gesdd;  // Jacobi: accurate, slow beyond ~64
+        method =
+            r <= 64 ? SvdMethod::jacobi : SvdMethod::gesdd;  // Jacobi: accurate, slow beyond ~64
     SvdResult out;
     out.method = to_string(method);
     const int vec = opt.values_only ? 0 : (Eigen::ComputeThinU | Eigen::ComputeThinV);
@@ -145,9 +153,14 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
             if (!opt.values_only) out.U = s.matrixU(), out.V = s.matrixV();
             break;
         }
-        case SvdMethod::gesdd: run_gesdd(M, opt.values_only, out); break;
-        case SvdMethod::gejsv: run_gejsv(M, opt.values_only, out); break;
-        case SvdMethod::auto_select: break;
+        case SvdMethod::gesdd:
+            run_gesdd(M, opt.values_only, out);
+            break;
+        case SvdMethod::gejsv:
+            run_gejsv(M, opt.values_only, out);
+            break;
+        case SvdMethod::auto_select:
+            break;
     }
     if (opt.values_only) {
         const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -101,8 +101,9 @@ TripletBound triplet_bound(const Eigen::MatrixXd& M, const Eigen::VectorXd& u,
     t.theta = 2 * num / xx;
     // |num - u^T M v| <= u|num| + g2 s_num + sum |u_k| (u |Mv_k| + g2 A_k)
     const double nu = static_cast<double>(norm_ld(u));
-    const double num_err = 2 * kU * std::fabs(num) + g2 * s_num +
-                           nu * (kU * static_cast<double>(norm_ld(Mv)) + g2 * static_cast<double>(norm_ld(A)));
+    const double num_err =
+        2 * kU * std::fabs(num) + g2 * s_num +
+        nu * (kU * static_cast<double>(norm_ld(Mv)) + g2 * static_cast<double>(norm_ld(A)));
     // uu, vv, the sum and the quotient: each a relative u (Dot2 gives u + g2 on positive sums).
     t.theta_err = iv::up(2 * num_err / xx * (1 + 6 * kU) + 6 * kU * std::fabs(t.theta));
     // Residuals at the computed theta (RQ minimises the residual, so this bounds the exact one).
@@ -172,7 +173,8 @@ void refine_enclosures(const Eigen::MatrixXd& M, SvdResult& out, const SvdOption
         if (enc.lo > enc.hi) continue;  // cannot happen when the arguments hold; keep Weyl
         out.lo[i] = std::max(0.0, enc.lo);
         out.hi[i] = enc.hi;
-        if (out.basis[i] != "weyl") out.sigma[i] = std::min(std::max(t.theta, out.lo[i]), out.hi[i]);
+        if (out.basis[i] != "weyl")
+            out.sigma[i] = std::min(std::max(t.theta, out.lo[i]), out.hi[i]);
         out.radius[i] = iv::up(std::max(out.sigma[i] - out.lo[i], out.hi[i] - out.sigma[i]));
     }
 }

@@ -2,15 +2,15 @@
 // matrix-free products (proofs/spectral_enclosure.md §4).
 #include "attnspec/spectral_large.hpp"
 
-#include <lapacke.h>
-
 #include <Spectra/MatOp/DenseSymMatProd.h>
 #include <Spectra/SymEigsShiftSolver.h>
 #include <Spectra/SymEigsSolver.h>
+#include <lapacke.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "attnspec/errors.hpp"
@@ -21,9 +21,12 @@ namespace attnspec {
 
 const char* to_string(LargeSvdMode m) {
     switch (m) {
-        case LargeSvdMode::full: return "full";
-        case LargeSvdMode::extremal: return "extremal";
-        case LargeSvdMode::auto_select: return "auto";
+        case LargeSvdMode::full:
+            return "full";
+        case LargeSvdMode::extremal:
+            return "extremal";
+        case LargeSvdMode::auto_select:
+            return "auto";
     }
     return "?";
 }
@@ -100,8 +103,8 @@ double estimate_gram_error(const LinearOperator& J, const Eigen::MatrixXd& G, Rn
     return e;
 }
 
-struct Dense {  // Ritz vectors at both ends of G's spectrum
-    Vec top_vals, bot_vals;        // descending / ascending
+struct Dense {               // Ritz vectors at both ends of G's spectrum
+    Vec top_vals, bot_vals;  // descending / ascending
     Eigen::MatrixXd top_vecs, bot_vecs;
 };
 
@@ -120,7 +123,8 @@ Dense extremal_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, Rng
         d.top_vecs = es.eigenvectors().rightCols(k).rowwise().reverse();
         return d;
     }
-    const Eigen::Index nev = 2, ncv = std::min<Eigen::Index>(n, 16);  // refinement follows: loose tol
+    const Eigen::Index nev = 2,
+                       ncv = std::min<Eigen::Index>(n, 16);  // refinement follows: loose tol
     Spectra::DenseSymMatProd<double> op(G);
     Spectra::SymEigsSolver<Spectra::DenseSymMatProd<double>> top(op, nev, ncv);
     top.init(v0.data());
@@ -134,12 +138,14 @@ Dense extremal_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, Rng
     bot.init(v0.data());
     bot.compute(Spectra::SortRule::LargestMagn, 2000, 1e-9);
     if (bot.info() != Spectra::CompInfo::Successful)
-        notes.push_back("shift-invert Lanczos (smallest) reported no convergence; residuals decide");
+        notes.push_back(
+            "shift-invert Lanczos (smallest) reported no convergence; residuals decide");
     Vec bv = bot.eigenvalues();
     Eigen::MatrixXd bV = bot.eigenvectors();
     std::vector<Eigen::Index> order(bv.size());
     for (Eigen::Index i = 0; i < bv.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) { return bv[a] < bv[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](Eigen::Index a, Eigen::Index b) { return bv[a] < bv[b]; });
     d.bot_vals.resize(bv.size());
     d.bot_vecs.resize(n, bv.size());
     for (Eigen::Index i = 0; i < bv.size(); ++i) {
@@ -186,12 +192,14 @@ Vec pcg(const LinearOperator& J, const CholShiftOp& M, const Vec& b, int max_ite
 
 // Interval of sigma_k from the Gram eigenvalue lambda (Weyl on G with error delta).
 Interval gram_interval(double lambda, double delta) {
-    return {iv::down(std::sqrt(std::max(0.0, lambda - delta))), iv::up(std::sqrt(std::max(0.0, lambda + delta)))};
+    return {iv::down(std::sqrt(std::max(0.0, lambda - delta))),
+            iv::up(std::sqrt(std::max(0.0, lambda + delta)))};
 }
 
 // Enclosure of one refined triplet; alpha/beta bound the neighbouring singular values.
 void enclose(RefinedTriplet& t, Interval gram, double alpha, double beta, double pad, bool is_max) {
-    t.rho = iv::up(std::sqrt(0.5 * ((t.res_u + pad) * (t.res_u + pad) + (t.res_v + pad) * (t.res_v + pad))));
+    t.rho = iv::up(
+        std::sqrt(0.5 * ((t.res_u + pad) * (t.res_u + pad) + (t.res_v + pad) * (t.res_v + pad))));
     TripletBound tb;
     tb.theta = t.sigma;
     tb.theta_err = 2 * pad + 4 * kU * t.sigma;
@@ -199,8 +207,10 @@ void enclose(RefinedTriplet& t, Interval gram, double alpha, double beta, double
     Interval enc = gram;
     t.basis = "gram-weyl";
     // Courant-Fischer with the unit u: sigma_min <= ||J^T u|| <= sigma_max (rows <= cols)
-    if (is_max) enc.lo = std::max(enc.lo, iv::down(t.sigma - tb.theta_err));
-    else enc.hi = std::min(enc.hi, iv::up(t.sigma + tb.theta_err));
+    if (is_max)
+        enc.lo = std::max(enc.lo, iv::down(t.sigma - tb.theta_err));
+    else
+        enc.hi = std::min(enc.hi, iv::up(t.sigma + tb.theta_err));
     const Interval jw = iv::around(t.sigma, t.rho + tb.theta_err);
     const bool identified = (gram.lo > alpha && gram.hi < beta) || (jw.lo > alpha && jw.hi < beta);
     if (identified) {
@@ -289,8 +299,9 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     if (mode == LargeSvdMode::full) {
         Eigen::MatrixXd A = G;
         all.resize(n);
-        const lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'L', static_cast<lapack_int>(n),
-                                               A.data(), static_cast<lapack_int>(n), all.data());
+        const lapack_int info =
+            LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'L', static_cast<lapack_int>(n), A.data(),
+                           static_cast<lapack_int>(n), all.data());
         if (info != 0) fail_data("dsyevd failed (info = " + std::to_string(info) + ")");
         s.method = "G=JJ^T: LAPACK dsyevd (all) + Spectra Lanczos/shift-invert vectors";
     } else {
@@ -302,7 +313,8 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
 
     // Gram error: estimate of ||fl(G) - J J^T|| x 10 + eigensolver backward error.
     const double lam1 = d.top_vals[0];
-    s.gram_error = 10 * estimate_gram_error(J, G, rng) + 4 * std::sqrt(static_cast<double>(n)) * kU * lam1;
+    s.gram_error =
+        10 * estimate_gram_error(J, G, rng) + 4 * std::sqrt(static_cast<double>(n)) * kU * lam1;
     const double pe = opt.product_rel_error > 0
                           ? opt.product_rel_error
                           : 4 * std::sqrt(static_cast<double>(n + J.cols())) * kU;
@@ -318,7 +330,8 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     }
     const double smax = tmax.sigma;
     const double pad = iv::up(pe * smax * 1.01);
-    const double alpha_top = d.top_vals.size() > 1 ? gram_interval(d.top_vals[1], s.gram_error).hi : 0.0;
+    const double alpha_top =
+        d.top_vals.size() > 1 ? gram_interval(d.top_vals[1], s.gram_error).hi : 0.0;
     enclose(tmax, gram_interval(lam1, s.gram_error), alpha_top,
             std::numeric_limits<double>::infinity(), pad, true);
 
@@ -339,7 +352,8 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     enclose(tmin, gram_interval(d.bot_vals[0], s.gram_error), 0.0, beta_bot, pad, false);
 
     const double t_refine = lap();
-    std::snprintf(buf, sizeof buf, "timings: dpotrf %.2f s, Lanczos %.2f s, dsyevd %.2f s, refine+check %.2f s",
+    std::snprintf(buf, sizeof buf,
+                  "timings: dpotrf %.2f s, Lanczos %.2f s, dsyevd %.2f s, refine+check %.2f s",
                   t_chol, t_lanczos, t_full, t_refine);
     s.notes.push_back(buf);
     // rank and kappa
@@ -362,8 +376,10 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
             const Interval g = gram_interval(all[n - 1 - i], s.gram_error);
             fake.lo[i] = g.lo;
             fake.hi[i] = g.hi;
-            if (g.lo > t_def * smax) s.rank = i + 1;
-            else if (g.hi > t_def * smax) ++unresolved;
+            if (g.lo > t_def * smax)
+                s.rank = i + 1;
+            else if (g.hi > t_def * smax)
+                ++unresolved;
             if (i > 0 && g.lo <= t_def * smax) fake.sigma[i] = 0;
         }
         if (proven_full) s.rank = n;
@@ -372,11 +388,14 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
                               " Gram values straddle the rank threshold: rank is a lower bound");
     } else {
         s.gram_sigma.resize(d.top_vals.size() + d.bot_vals.size());
-        s.gram_sigma << d.top_vals.cwiseMax(0.0).cwiseSqrt(), d.bot_vals.reverse().cwiseMax(0.0).cwiseSqrt();
+        s.gram_sigma << d.top_vals.cwiseMax(0.0).cwiseSqrt(),
+            d.bot_vals.reverse().cwiseMax(0.0).cwiseSqrt();
         s.rank = proven_full ? n : -1;
         fake.sigma = Vec::Zero(n);
         fake.lo = fake.hi = Vec::Zero(n);
-        if (!proven_full) s.notes.push_back("extremal: full rank not proven; rank and kappa_nz unknown (use full mode)");
+        if (!proven_full)
+            s.notes.push_back(
+                "extremal: full rank not proven; rank and kappa_nz unknown (use full mode)");
     }
     fake.sigma[0] = tmax.sigma;
     fake.lo[0] = tmax.enclosure.lo;
@@ -457,7 +476,8 @@ void write_operator_spectrum(H5Group& g, const OperatorSpectrum& s) {
     kappa_h5(ks, s.strict);
     auto kn = g.group("kappa_nz");
     kappa_h5(kn, s.nz);
-    g.write("gram_sigma", std::vector<double>(s.gram_sigma.data(), s.gram_sigma.data() + s.gram_sigma.size()));
+    g.write("gram_sigma",
+            std::vector<double>(s.gram_sigma.data(), s.gram_sigma.data() + s.gram_sigma.size()));
     g.write("notes", s.notes.empty() ? std::vector<std::string>{""} : s.notes);
 }
 

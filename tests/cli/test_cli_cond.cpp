@@ -33,7 +33,8 @@ TEST_CASE("cond: human, JSON and report for a known matrix", "[cli][spectral]") 
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK(r.out.find("kappa_strict = 8") != std::string::npos);
-    r = run_cli("cond -i " + in + " -d A --json --convention nz --method gejsv --out " + dir + "/j.h5");
+    r = run_cli("cond -i " + in + " -d A --json --convention nz --method gejsv --out " + dir +
+                "/j.h5");
     REQUIRE(r.code == 0);
     CHECK(r.out.rfind("{\n  \"schema_version\"", 0) == 0);
     CHECK(r.out.find("\"command\": \"cond\"") != std::string::npos);

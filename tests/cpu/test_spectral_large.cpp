@@ -16,7 +16,8 @@ namespace {
 bool overlaps(Interval a, Interval b) { return std::max(a.lo, b.lo) <= std::min(a.hi, b.hi); }
 }  // namespace
 
-TEST_CASE("operator_spectrum agrees with the dense path (kappa 1e2..1e6, full/extremal)", "[spectral][large]") {
+TEST_CASE("operator_spectrum agrees with the dense path (kappa 1e2..1e6, full/extremal)",
+          "[spectral][large]") {
     // Structured-path target from the issue: kappa rel. error <= 1e-6 for kappa <= 1e6. After
     // refinement sigma_min is limited by the product error (~u sigma_max): u kappa = 1.1e-10.
     const Tolerance tol{"kappa_rel_structured_vs_dense", 1e-6,
@@ -24,9 +25,9 @@ TEST_CASE("operator_spectrum agrees with the dense path (kappa 1e2..1e6, full/ex
     Rng rng(42);
     for (double kap : {1e2, 1e4, 1e6}) {
         for (auto shape : {std::pair<int, int>{48, 120}, {33, 33}, {90, 40}}) {
-            const Eigen::MatrixXd A =
-                rng.with_spectrum(shape.first, shape.second,
-                                  geometric_spectrum(std::min(shape.first, shape.second), 2.0, kap));
+            const Eigen::MatrixXd A = rng.with_spectrum(
+                shape.first, shape.second,
+                geometric_spectrum(std::min(shape.first, shape.second), 2.0, kap));
             const SvdResult ds = svd(A, SvdMethod::gejsv);
             const Kappa dk = kappa(ds, A.rows(), A.cols(), KappaConvention::strict);
             DenseOperator op(A);
@@ -34,10 +35,12 @@ TEST_CASE("operator_spectrum agrees with the dense path (kappa 1e2..1e6, full/ex
                 LargeSvdOptions o;
                 o.mode = mode;
                 const OperatorSpectrum s = operator_spectrum(op, nullptr, o);
-                INFO(shape.first << "x" << shape.second << " kappa " << kap << " " << to_string(mode)
-                                 << " kappa " << s.strict.value << " dense " << dk.value << " min basis "
-                                 << s.min.basis << " rho " << s.min.rho);
-                const double e = std::fabs(s.strict.value - dk.value) / std::max(s.strict.value, dk.value);
+                INFO(shape.first << "x" << shape.second << " kappa " << kap << " "
+                                 << to_string(mode) << " kappa " << s.strict.value << " dense "
+                                 << dk.value << " min basis " << s.min.basis << " rho "
+                                 << s.min.rho);
+                const double e =
+                    std::fabs(s.strict.value - dk.value) / std::max(s.strict.value, dk.value);
                 CHECK(e <= tol.value);
                 CHECK(s.rel_error_bound <= tol.value);
                 CHECK(overlaps(s.max.enclosure, ds.enclosure(0)));
@@ -50,7 +53,8 @@ TEST_CASE("operator_spectrum agrees with the dense path (kappa 1e2..1e6, full/ex
     }
 }
 
-TEST_CASE("operator_spectrum with a given Gram matrix; planted Gram error is caught", "[spectral][large]") {
+TEST_CASE("operator_spectrum with a given Gram matrix; planted Gram error is caught",
+          "[spectral][large]") {
     Rng rng(3);
     const Eigen::MatrixXd A = rng.with_spectrum(40, 100, geometric_spectrum(40, 1.0, 1e3));
     DenseOperator op(A);
@@ -69,13 +73,16 @@ TEST_CASE("operator_spectrum with a given Gram matrix; planted Gram error is cau
     CHECK(b.gram_error >= 1e-3 * G.norm());
     CHECK(overlaps(b.strict.enclosure, dk.enclosure));
     // planted kappa: a claim kappa <= 0.99 kappa_true is proved false, <= 1.01 kappa proved true
-    CHECK(compare("k", "kappa", s.strict.value, s.strict.enclosure, Relation::le, "b", 0.99 * dk.value,
-                  Interval::point(0.99 * dk.value)).verdict == Verdict::violated);
-    CHECK(compare("k", "kappa", s.strict.value, s.strict.enclosure, Relation::le, "b", 1.01 * dk.value,
-                  Interval::point(1.01 * dk.value)).verdict == Verdict::holds);
+    CHECK(compare("k", "kappa", s.strict.value, s.strict.enclosure, Relation::le, "b",
+                  0.99 * dk.value, Interval::point(0.99 * dk.value))
+              .verdict == Verdict::violated);
+    CHECK(compare("k", "kappa", s.strict.value, s.strict.enclosure, Relation::le, "b",
+                  1.01 * dk.value, Interval::point(1.01 * dk.value))
+              .verdict == Verdict::holds);
 }
 
-TEST_CASE("operator_spectrum: rank-deficient operator, tall operator, bad input", "[spectral][large]") {
+TEST_CASE("operator_spectrum: rank-deficient operator, tall operator, bad input",
+          "[spectral][large]") {
     Rng rng(5);
     Eigen::VectorXd sig = geometric_spectrum(20, 1.0, 10.0);
     const Eigen::MatrixXd A = rng.with_spectrum(30, 70, sig);  // rank 20 < 30 rows
@@ -111,7 +118,8 @@ TEST_CASE("operator_spectrum: rank-deficient operator, tall operator, bad input"
 #include "attnspec/attention.hpp"
 #include "attnspec/jacobian.hpp"
 
-TEST_CASE("jacobian_spectrum agrees with the dense SVD of J (structured vs dense)", "[spectral][large][jacobian]") {
+TEST_CASE("jacobian_spectrum agrees with the dense SVD of J (structured vs dense)",
+          "[spectral][large][jacobian]") {
     const Tolerance tol{"kappa_rel_jacobian_structured_vs_dense", 1e-6,
                         "issue target for the structured path; measured < 1e-12"};
     for (auto dims : {std::array<int, 3>{8, 6, 4}, {12, 10, 3}, {16, 8, 5}}) {

@@ -1,4 +1,5 @@
-// Structured path vs dense SVD of J on a mid-size head (J 1024 x 4608): slow label (~6 s here, dense J of 4.7M entries).
+// Structured path vs dense SVD of J on a mid-size head (J 1024 x 4608): slow label (~6 s here,
+// dense J of 4.7M entries).
 #include <cmath>
 
 #include "attnspec/attention.hpp"
@@ -24,7 +25,8 @@ TEST_CASE("jacobian_spectrum vs dense SVD at (64, 96, 16)", "[slow][spectral]") 
         const OperatorSpectrum s = jacobian_spectrum(h, o);
         INFO(to_string(mode) << " kappa " << s.strict.value << " dense " << dk.value);
         CHECK(std::fabs(s.strict.value - dk.value) / dk.value <= tol.value);
-        CHECK(std::max(s.strict.enclosure.lo, dk.enclosure.lo) <= std::min(s.strict.enclosure.hi, dk.enclosure.hi));
+        CHECK(std::max(s.strict.enclosure.lo, dk.enclosure.lo) <=
+              std::min(s.strict.enclosure.hi, dk.enclosure.hi));
         CHECK(s.rank == J.rows());
     }
 }

@@ -60,12 +60,12 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt);
 SvdResult svd(const Eigen::MatrixXd& M, SvdMethod method = SvdMethod::auto_select);
 
 struct Kappa {
-    double value = 0;        // +inf when the convention's sigma_min is 0
+    double value = 0;  // +inf when the convention's sigma_min is 0
     KappaConvention convention = KappaConvention::strict;
-    double rtol = 0;         // nz: the relative threshold used; strict: 0
-    Eigen::Index rank = 0;   // numerical rank at rtol (default rtol for strict too)
+    double rtol = 0;                      // nz: the relative threshold used; strict: 0
+    Eigen::Index rank = 0;                // numerical rank at rtol (default rtol for strict too)
     double sigma_max = 0, sigma_min = 0;  // sigma_min is the one kappa divides by
-    Interval enclosure;      // contains the exact kappa of the input matrix (inf hi allowed)
+    Interval enclosure;  // contains the exact kappa of the input matrix (inf hi allowed)
     std::string method;
     std::string describe() const;  // "kappa_strict = 12.3 in [12.29, 12.31] (JacobiSVD)"
 };

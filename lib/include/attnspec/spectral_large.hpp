@@ -38,14 +38,14 @@ struct LargeSvdOptions {
 };
 
 struct RefinedTriplet {
-    double sigma = 0;           // ||J^T u|| after refinement (u unit)
-    double sigma_gram = 0;      // sqrt of the Gram eigenvalue before refinement
-    Eigen::VectorXd u, v;       // unit left (rows) / right (cols) vectors
+    double sigma = 0;             // ||J^T u|| after refinement (u unit)
+    double sigma_gram = 0;        // sqrt of the Gram eigenvalue before refinement
+    Eigen::VectorXd u, v;         // unit left (rows) / right (cols) vectors
     double res_u = 0, res_v = 0;  // ||J v - sigma u||, ||J^T u - sigma v||
-    double rho = 0;             // Jordan-Wielandt residual bound incl. product rounding
-    Interval enclosure;         // contains the exact sigma under the stated assumptions
-    std::string basis;          // "temple", "jordan-wielandt", "gram-weyl"
-    int steps = 0;              // refinement steps taken
+    double rho = 0;               // Jordan-Wielandt residual bound incl. product rounding
+    Interval enclosure;           // contains the exact sigma under the stated assumptions
+    std::string basis;            // "temple", "jordan-wielandt", "gram-weyl"
+    int steps = 0;                // refinement steps taken
 };
 
 struct OperatorSpectrum {
@@ -53,9 +53,9 @@ struct OperatorSpectrum {
     std::string mode, method;
     Eigen::VectorXd gram_sigma;  // sqrt(max(0, eig(G))) descending: all (full) or the extremes
     RefinedTriplet max, min;
-    Eigen::Index rank = -1;      // numerical rank at the default rtol; -1 when unknown
+    Eigen::Index rank = -1;  // numerical rank at the default rtol; -1 when unknown
     Kappa strict, nz;
-    double gram_error = 0;       // bound used for ||fl(G) - J J^T||_2 (estimate x safety)
+    double gram_error = 0;  // bound used for ||fl(G) - J J^T||_2 (estimate x safety)
     double product_rel_error = 0;
     double seconds = 0;
     double rel_error_bound = 0;  // kappa enclosure half-width / kappa (strict, or nz if inf)
