@@ -296,7 +296,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     Dense d = extremal_eigs(G, chol, tau, rng, s.notes);
     const double t_lanczos = lap();
     Vec all;
-    if (mode == LargeSvdMode::full) {
+    auto all_eigenvalues = [&]() {
         Eigen::MatrixXd A = G;
         all.resize(n);
         const lapack_int info =
@@ -304,11 +304,13 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
                            static_cast<lapack_int>(n), all.data());
         if (info != 0) fail_data("dsyevd failed (info = " + std::to_string(info) + ")");
         s.method = "G=JJ^T: LAPACK dsyevd (all) + Spectra Lanczos/shift-invert vectors";
+    };
+    if (mode == LargeSvdMode::full) {
+        all_eigenvalues();
     } else {
         s.method = "G=JJ^T: Spectra Lanczos (largest) + shift-invert at -tau (smallest)";
     }
     const double t_full = lap();
-    s.method += "; refined by power steps / PCG inverse iteration with matrix-free J, J^T";
     s.mode = to_string(mode);
 
     // Gram error: estimate of ||fl(G) - J J^T|| x 10 + eigensolver backward error.
@@ -363,6 +365,14 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     if (!(t_nz >= 0 && t_nz < 1)) fail_data("operator_spectrum: rtol must be in [0, 1)");
     SvdResult fake;  // extremal values with their enclosures, fed to kappa()
     const bool proven_full = tmin.enclosure.lo > t_def * tmax.enclosure.hi;
+    // auto: a (possibly) rank-deficient J needs the whole spectrum for rank and kappa_nz
+    if (opt.mode == LargeSvdMode::auto_select && mode == LargeSvdMode::extremal && !proven_full &&
+        n <= 4 * opt.full_upto) {
+        all_eigenvalues();
+        mode = LargeSvdMode::full;
+        s.mode = to_string(mode);
+        s.notes.push_back("auto: full rank not proven in extremal mode; fell back to full");
+    }
     if (mode == LargeSvdMode::full) {
         s.gram_sigma = all.reverse().cwiseMax(0.0).cwiseSqrt();
         fake.sigma = s.gram_sigma;
@@ -416,6 +426,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     s.rel_error_bound = kr.value > 0 && std::isfinite(kr.enclosure.hi)
                             ? (kr.enclosure.hi - kr.enclosure.lo) / (2 * kr.value)
                             : std::numeric_limits<double>::infinity();
+    s.method += "; refined by power steps / PCG inverse iteration with matrix-free J, J^T";
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return s;
 }

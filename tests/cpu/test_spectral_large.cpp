@@ -98,6 +98,12 @@ TEST_CASE("operator_spectrum: rank-deficient operator, tall operator, bad input"
     const OperatorSpectrum e = operator_spectrum(op, nullptr, o);
     CHECK(std::isinf(e.strict.value));
     CHECK(std::isnan(e.nz.value));  // unknown in extremal mode, never a wrong number
+    LargeSvdOptions a;
+    a.full_upto = 10;  // auto picks extremal for 30 rows, then falls back to full
+    const OperatorSpectrum f = operator_spectrum(op, nullptr, a);
+    CHECK(f.mode == "full");
+    CHECK(f.rank == 20);
+    CHECK(f.nz.value == Approx(10.0).epsilon(1e-6));
 
     const Eigen::MatrixXd T = rng.with_spectrum(80, 25, geometric_spectrum(25, 3.0, 1e5));
     DenseOperator top(T);
