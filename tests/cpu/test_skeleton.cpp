@@ -40,7 +40,11 @@ TEST_CASE("svd enclosures contain closed-form singular values", "[spectral]") {
     auto r = svd(M);
     for (int i = 0; i < 3; ++i) {
         INFO("i = " << i << " sigma = " << r.sigma[i] << " radius = " << r.radius[i]);
-        CHECK(r.enclosure(i).contains(s[i]));
+        // M is rounded when formed from the (nearly orthogonal) Q1, Q2: its exact singular values
+        // lie within ~k u sigma_max of s (k ~ 10); the refined enclosures are tighter than that.
+        const double formation = 32 * attnspec::test::kU * 3.0;
+        CHECK(r.enclosure(i).lo <= s[i] + formation);
+        CHECK(s[i] - formation <= r.enclosure(i).hi);
         CHECK(r.radius[i] < 1e-13);  // absolute accuracy ~ u * ||M||
     }
     // A planted wrong sigma falls outside.
