@@ -28,25 +28,23 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 Kappa kappa_lambda(const Eigen::MatrixXd& S, KappaConvention conv, double rel_S, double* n_zero) {
     const SoftmaxJacobian Lam(S);
     const Eigen::Index N = S.rows();
-    std::vector<std::pair<double, double>> sv;  // (sigma, radius)
+    Eigen::VectorXd sigma(N * N), radius(N * N);
     for (Eigen::Index i = 0; i < N; ++i) {
         const SvdResult b = svd(Lam.block(i));
         const double extra = 3 * rel_S * S.row(i).norm();
-        for (Eigen::Index k = 0; k < b.sigma.size(); ++k) sv.emplace_back(b.sigma[k], b.radius[k] + extra);
+        sigma.segment(i * N, N) = b.sigma;
+        // the block's own enclosure (Weyl or refined, whichever is tighter is inside radius) + extra
+        for (Eigen::Index k = 0; k < N; ++k)
+            radius[i * N + k] = std::max(b.sigma[k] - b.lo[k], b.hi[k] - b.sigma[k]) + extra;
     }
-    std::sort(sv.begin(), sv.end(), [](auto& a, auto& b) { return a.first > b.first; });
-    SvdResult all;
-    all.sigma.resize(sv.size());
-    all.radius.resize(sv.size());
-    for (size_t k = 0; k < sv.size(); ++k) all.sigma[k] = sv[k].first, all.radius[k] = sv[k].second;
-    all.method = "per-row blocks Diag(p)-pp^T, " + svd(Lam.block(0)).method;
+    const SvdResult all = svd_from_values(sigma, radius, "per-row blocks Diag(p)-pp^T, " + svd(Lam.block(0)).method);
     Kappa k = kappa(all, N * N, N * N, conv);
     *n_zero = static_cast<double>(N * N - k.rank);
     return k;
 }
 
 SvdResult widened(SvdResult s, double extra) {
-    s.radius.array() += extra;
+    widen(s, extra);
     return s;
 }
 

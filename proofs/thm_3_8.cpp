@@ -36,7 +36,7 @@ double kappa_value(const SvdResult& s) {
 Interval kappa_sum_enclosure(const SvdResult& sM, const Eigen::MatrixXd& M) {
     const double form = kU * M.diagonal().cwiseAbs().norm();
     SvdResult wide = sM;
-    wide.radius.array() += form;
+    widen(wide, form);
     return kappa_enclosure(wide);
 }
 

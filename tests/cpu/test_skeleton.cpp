@@ -50,3 +50,22 @@ TEST_CASE("svd enclosures contain closed-form singular values", "[spectral]") {
     // A planted wrong sigma falls outside.
     CHECK_FALSE(r.enclosure(1).contains(2.0 * (1 + 1e-10)));
 }
+
+TEST_CASE("widen and svd_from_values keep radius, lo and hi consistent", "[spectral]") {
+    Eigen::MatrixXd M(2, 2);
+    M << 3, 0, 0, 1;
+    SvdResult s = svd(M);
+    const Interval before = s.enclosure(1);
+    widen(s, 0.25);
+    CHECK(s.enclosure(1).lo <= before.lo - 0.25);
+    CHECK(s.enclosure(1).hi >= before.hi + 0.25);
+    CHECK(s.enclosure(1).contains(1.2));  // a value the widened enclosure must admit
+    Eigen::VectorXd sig(3), rad(3);
+    sig << 1.0, 5.0, 0.0;
+    rad << 0.1, 0.2, 0.0;
+    SvdResult v = svd_from_values(sig, rad, "test");
+    CHECK(v.sigma[0] == 5.0);
+    CHECK(v.enclosure(0).contains(5.19));
+    CHECK_FALSE(v.enclosure(1).contains(1.11));
+    CHECK(v.enclosure(2).lo == 0.0);
+}

@@ -56,6 +56,14 @@ struct SvdResult {
 // Cost: O(m n min(m,n)) for the SVD; the Weyl check adds ~3 GEMMs of the same order; refinement
 // O(m n) per refined triplet. Throws DataError on empty or non-finite input and on LAPACK failure;
 // refuses (DataError) matrices whose work space would exceed 16 GiB.
+// Widen every enclosure of `s` by `extra` >= 0 (Weyl: the exact matrix is within `extra`, in the
+// 2-norm, of the one that was decomposed, e.g. the error of forming it). Updates radius, lo, hi.
+void widen(SvdResult& s, double extra);
+// A values-only SvdResult with the given enclosure radii (e.g. the union of block spectra of a
+// block-diagonal matrix); sigma is sorted descending together with its radii.
+SvdResult svd_from_values(const Eigen::VectorXd& sigma, const Eigen::VectorXd& radius,
+                          const std::string& method);
+
 SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt);
 SvdResult svd(const Eigen::MatrixXd& M, SvdMethod method = SvdMethod::auto_select);
 
