@@ -104,48 +104,20 @@ std::vector<std::pair<std::string, Head>> load_heads(const std::string& path) {
 CheckRun run_attention_check(const RunOptions& opt, const std::string& name, const std::string& claim,
                              const std::string& headline, long per_default,
                              const std::function<CheckResult(const Head&)>& fn) {
-    const auto t0 = std::chrono::steady_clock::now();
-    CheckRun run;
-    run.check = name;
-    run.claim = claim;
-    run.seed = opt.seed;
-    run.headline = headline;
+    RunLoop loop(opt, name, claim, headline);
     const auto regimes = attention_regimes(opt);
-    const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / long(regimes.size()))
-                                    : (opt.thorough ? 4 * per_default : per_default);
-    const long total = per * long(regimes.size());
-    long done = 0;
+    const long per = loop.per_regime(long(regimes.size()), per_default, 4 * per_default);
     std::uint64_t i = 0;
     for (const auto& reg : regimes) {
         const std::string rname = reg.name();
-        bool keep = opt.regimes.empty();
-        for (const auto& f : opt.regimes) keep |= rname.find(f) != std::string::npos;
-        for (long t = 0; t < per; ++t, ++i) {
-            if (!keep) continue;
-            const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (opt.time_budget_s > 0 && el > opt.time_budget_s) break;
-            const std::uint64_t seed = instance_seed(opt.seed, i);
-            CheckResult r = fn(draw_head(reg, seed));
-            r.regime = rname;
-            r.seed = seed;
-            run.results.push_back(std::move(r));
-            if (opt.progress) opt.progress(++done, total);
-        }
+        for (long t = 0; t < per; ++t, ++i)
+            if (loop.selected(rname) && !loop.out_of_time())
+                loop.add(fn(draw_head(reg, loop.seed(i))), rname, loop.seed(i));
     }
     if (!opt.embedded_heads.empty())
-        for (const auto& [name, h] : load_heads(opt.embedded_heads)) {
-            const std::string rname = "embedded/" + name;
-            bool keep = opt.regimes.empty();
-            for (const auto& f : opt.regimes) keep |= rname.find(f) != std::string::npos;
-            if (!keep) continue;
-            CheckResult r = fn(h);
-            r.regime = rname;
-            r.seed = 0;
-            run.results.push_back(std::move(r));
-        }
-    run.summarize();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return run;
+        for (const auto& [name, h] : load_heads(opt.embedded_heads))
+            if (loop.selected("embedded/" + name)) loop.add(fn(h), "embedded/" + name, 0);
+    return loop.finish();
 }
 
 }  // namespace attnspec::proofs

@@ -143,31 +143,19 @@ namespace {
 template <class F>
 CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::string& claim,
                   const std::string& headline, F one) {
-    const auto t0 = std::chrono::steady_clock::now();
-    CheckRun run;
-    run.check = check;
-    run.claim = claim;
-    run.seed = opt.seed;
-    run.headline = headline;
+    RunLoop loop(opt, check, claim, headline);
     std::vector<long> Ns = {1, 2, 8, 31, 64};
     if (opt.thorough) Ns.push_back(200);
     if (!opt.shape.empty()) Ns = {opt.shape[0]};
     const std::vector<std::string> fams = {"gaussian/relu", "shared-mean/relu", "gaussian/softmax"};
-    const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / long(Ns.size() * fams.size()))
-                                    : (opt.thorough ? 20 : 2);
-    const long total = per * long(Ns.size() * fams.size());
-    long done = 0;
+    const long per = loop.per_regime(long(Ns.size() * fams.size()), 2, 20);
     std::uint64_t i = 0;
     for (long N : Ns)
         for (const auto& fam : fams) {
             const std::string regime = "N=" + std::to_string(N) + "/" + fam;
-            bool keep = opt.regimes.empty();
-            for (const auto& f : opt.regimes) keep |= regime.find(f) != std::string::npos;
             for (long t = 0; t < per; ++t, ++i) {
-                if (!keep) continue;
-                const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                if (opt.time_budget_s > 0 && el > opt.time_budget_s) break;
-                const std::uint64_t seed = instance_seed(opt.seed, i);
+                if (!loop.selected(regime) || loop.out_of_time()) continue;
+                const std::uint64_t seed = loop.seed(i);
                 Eigen::MatrixXd Q, K;
                 const bool shared = fam.rfind("shared", 0) == 0;
                 draw_family(shared ? "shared-mean" : "gaussian", N, 16, 1.0, seed, Q, K);
@@ -175,16 +163,10 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
                 ao.kind = fam.find("softmax") != std::string::npos ? AffinityKind::softmax : AffinityKind::relu;
                 const Affinity A = affinity(Q, K, ao);
                 if (A.A_hat.maxCoeff() == 0) continue;  // all scores <= 0: nothing to certify
-                CheckResult r = one(A.A_hat);
-                r.regime = regime;
-                r.seed = seed;
-                run.results.push_back(std::move(r));
-                if (opt.progress) opt.progress(++done, total);
+                loop.add(one(A.A_hat), regime, seed);
             }
         }
-    run.summarize();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return run;
+    return loop.finish();
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 #include "attnspec/proofs/thm_3_8.hpp"
@@ -58,6 +61,54 @@ Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const
 
 double stored_value(const H5Reader& r, const std::string& group, const std::string& name) {
     return r.attr_double((group == "/" ? "" : group) + "/values", name);
+}
+
+namespace {
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+RunLoop::RunLoop(const RunOptions& opt, const std::string& check, const std::string& claim,
+                 const std::string& headline)
+    : opt_(opt), t0_(now_s()) {
+    run_.check = check;
+    run_.claim = claim;
+    run_.seed = opt.seed;
+    run_.headline = headline;
+}
+
+long RunLoop::per_regime(long regimes, long quick, long thorough) {
+    const long per = opt_.trials > 0 ? std::max<long>(1, opt_.trials / std::max<long>(1, regimes))
+                                     : (opt_.thorough ? thorough : quick);
+    total_ = per * regimes;
+    return per;
+}
+
+bool RunLoop::selected(const std::string& regime) const {
+    if (opt_.regimes.empty()) return true;
+    for (const auto& f : opt_.regimes)
+        if (regime.find(f) != std::string::npos) return true;
+    return false;
+}
+
+bool RunLoop::out_of_time() const { return opt_.time_budget_s > 0 && elapsed() > opt_.time_budget_s; }
+
+std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.seed, i); }
+
+double RunLoop::elapsed() const { return now_s() - t0_; }
+
+void RunLoop::add(CheckResult r, const std::string& regime, std::uint64_t seed) {
+    r.regime = regime;
+    r.seed = seed;
+    run_.results.push_back(std::move(r));
+    if (opt_.progress) opt_.progress(++done_, std::max(total_, done_));
+}
+
+CheckRun RunLoop::finish() {
+    run_.summarize();
+    run_.seconds = elapsed();
+    return std::move(run_);
 }
 
 std::string default_embedded_heads() {

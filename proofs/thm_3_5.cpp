@@ -1,7 +1,6 @@
 // Thm 3.5 check (proofs/thm_3_5.md). Symbols: W (D x d), C = correction(W), M = W + C.
 #include "attnspec/proofs/thm_3_5.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -108,43 +107,24 @@ Eigen::MatrixXd draw(const std::string& family, long D, long d, std::uint64_t se
 }  // namespace
 
 CheckRun run_thm_3_5(const RunOptions& opt) {
-    const auto t0 = std::chrono::steady_clock::now();
-    CheckRun run;
-    run.check = "thm3.5";
-    run.claim = "kappa(W + sigma_1 U_r V_r^T) = 2 s1/(s1+sr) <= 2";
-    run.seed = opt.seed;
-    run.headline = "kappa_le_2";
+    RunLoop loop(opt, "thm3.5", "kappa(W + sigma_1 U_r V_r^T) = 2 s1/(s1+sr) <= 2", "kappa_le_2");
     std::vector<Shape> shapes = {{"square", 16, 16}, {"tall", 48, 12}, {"wide", 12, 48}};
     if (opt.thorough) shapes.push_back({"large", 200, 64});
     if (opt.shape.size() == 2) shapes = {{"given", opt.shape[0], opt.shape[1]}};
     const std::vector<std::string> families = {"gaussian", "kappa-1e12", "rank-deficient",
                                                "near-zero-sigma_r"};
-    const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / (shapes.size() * families.size()))
-                                    : (opt.thorough ? 200 : 40);
-    const long total = per * static_cast<long>(shapes.size() * families.size());
-    long done = 0;
+    const long per = loop.per_regime(long(shapes.size() * families.size()), 40, 200);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : families) {
             const std::string regime = std::string(sh.name) + "/" + fam;
-            bool keep = opt.regimes.empty();
-            for (const auto& f : opt.regimes) keep |= regime.find(f) != std::string::npos;
             for (long t = 0; t < per; ++t, ++i) {
-                if (!keep) continue;
+                if (!loop.selected(regime) || loop.out_of_time()) continue;
                 if (fam == "rank-deficient" && std::min(sh.D, sh.d) < 2) continue;
-                const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                if (opt.time_budget_s > 0 && el > opt.time_budget_s) break;
-                const std::uint64_t seed = instance_seed(opt.seed, i);
-                CheckResult r = check_thm_3_5(draw(fam, sh.D, sh.d, seed));
-                r.regime = regime;
-                r.seed = seed;
-                run.results.push_back(std::move(r));
-                if (opt.progress) opt.progress(++done, total);
+                loop.add(check_thm_3_5(draw(fam, sh.D, sh.d, loop.seed(i))), regime, loop.seed(i));
             }
         }
-    run.summarize();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return run;
+    return loop.finish();
 }
 
 }  // namespace attnspec::proofs

@@ -2,7 +2,6 @@
 // Symbols: W (D x d), lambda, I = I_{D x d}, M = W + lambda I, s1 = sigma_1(W).
 #include "attnspec/proofs/thm_3_8.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -158,46 +157,27 @@ Eigen::MatrixXd draw_w(const std::string& fam, long D, long d, double lambda, Rn
 template <class CheckFn>
 CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const std::string& claim,
                           const std::string& headline, bool classify, CheckFn fn) {
-    const auto t0 = std::chrono::steady_clock::now();
-    CheckRun run;
-    run.check = name;
-    run.claim = claim;
-    run.seed = opt.seed;
-    run.headline = headline;
+    RunLoop loop(opt, name, claim, headline);
     std::vector<Family> shapes = {{"square", 16, 16}, {"tall", 48, 12}, {"wide", 12, 48}};
     if (opt.thorough) shapes.push_back({"large", 256, 64});
     if (opt.shape.size() == 2) shapes = {{"given", opt.shape[0], opt.shape[1]}};
     const std::vector<std::string> fams = {"gaussian", "spectrum", "anti-aligned"};
-    const long per = opt.trials > 0 ? std::max<long>(1, opt.trials / long(shapes.size() * fams.size()))
-                                    : (opt.thorough ? 120 : 32);
-    const long total = per * long(shapes.size() * fams.size());
-    long done = 0;
+    const long per = loop.per_regime(long(shapes.size() * fams.size()), 32, 120);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
             for (long t = 0; t < per; ++t, ++i) {
                 std::string regime = std::string(sh.name) + "/" + fam;
-                bool keep = opt.regimes.empty();
-                for (const auto& f : opt.regimes) keep |= regime.find(f) != std::string::npos;
-                if (!keep) continue;
-                const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                if (opt.time_budget_s > 0 && el > opt.time_budget_s) break;
-                const std::uint64_t seed = instance_seed(opt.seed, i);
-                Rng rng(seed);
+                if (!loop.selected(regime) || loop.out_of_time()) continue;
+                Rng rng(loop.seed(i));
                 // lambda: the paper's 10, the informal threshold 2, or log-uniform in [0.1, 100]
                 const int pick = int(t % 3);
                 const double lambda = pick == 0 ? 10.0 : pick == 1 ? 2.0 : rng.log_uniform(0.1, 100);
                 CheckResult r = fn(draw_w(fam, sh.D, sh.d, lambda, rng), lambda, rng);
-                if (classify)
-                    regime += r.value("condition_met") > 0 ? "/lambda>s1" : "/lambda<=s1";
-                r.regime = regime;
-                r.seed = seed;
-                run.results.push_back(std::move(r));
-                if (opt.progress) opt.progress(++done, total);
+                if (classify) regime += r.value("condition_met") > 0 ? "/lambda>s1" : "/lambda<=s1";
+                loop.add(std::move(r), regime, loop.seed(i));
             }
-    run.summarize();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return run;
+    return loop.finish();
 }
 
 }  // namespace

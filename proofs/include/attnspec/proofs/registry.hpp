@@ -47,6 +47,30 @@ double stored_value(const H5Reader& r, const std::string& group, const std::stri
 const std::vector<CheckInfo>& registry();
 const CheckInfo* find_check(const std::string& name);
 
+// The bookkeeping every runner shares: the run's header, the regime filter, the time budget,
+// instance seeds, progress, and the closing summary with its timing.
+class RunLoop {
+  public:
+    RunLoop(const RunOptions& opt, const std::string& check, const std::string& claim,
+            const std::string& headline);
+    // Instances per regime: --trials spread over `regimes`, else the check's default (quick or
+    // thorough). Also sets the progress total.
+    long per_regime(long regimes, long quick, long thorough);
+    bool selected(const std::string& regime) const;  // --regime filter (substring)
+    bool out_of_time() const;                         // --time-budget spent
+    std::uint64_t seed(std::uint64_t i) const;        // instance_seed(master, i)
+    void add(CheckResult r, const std::string& regime, std::uint64_t seed);
+    CheckRun& run() { return run_; }
+    double elapsed() const;
+    CheckRun finish();  // summarize, time, hand the run over
+
+  private:
+    const RunOptions& opt_;
+    CheckRun run_;
+    long total_ = 0, done_ = 0;
+    double t0_ = 0;
+};
+
 // Derive the seed of instance i from the master seed (SplitMix64), so any instance replays alone.
 std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i);
 
