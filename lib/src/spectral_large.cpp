@@ -290,7 +290,11 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     };
     char buf[160];
     CholShiftOp chol(G);
-    while (!chol.factor(-tau)) tau *= 16;
+    while (!chol.factor(-tau)) {
+        tau *= 16;
+        if (tau > lambda_max_est)
+            fail_data("operator_spectrum: G is not positive semidefinite (not J J^T)");
+    }
     const double t_chol = lap();
 
     Dense d = extremal_eigs(G, chol, tau, rng, s.notes);
