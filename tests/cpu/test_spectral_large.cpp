@@ -115,6 +115,8 @@ TEST_CASE("operator_spectrum: rank-deficient operator, tall operator, bad input"
     CHECK_THROWS_AS(operator_spectrum(zop, nullptr, {}), Error);
     Eigen::MatrixXd Gw = Eigen::MatrixXd::Identity(3, 3);
     CHECK_THROWS_AS(operator_spectrum(op, &Gw, {}), Error);
+    Eigen::MatrixXd Gneg = -Eigen::MatrixXd::Identity(30, 30);  // not a Gram matrix
+    CHECK_THROWS_AS(operator_spectrum(op, &Gneg, {}), Error);
     LargeSvdOptions big;
     big.max_bytes = 1000;
     CHECK_THROWS_AS(operator_spectrum(op, nullptr, big), Error);
