@@ -51,7 +51,7 @@ HeadWeights read_weights(const H5Reader& r, const std::string& p) {
     return w;
 }
 
-// Input file layout: reports/schema/jacobian.md ("Input").
+// Input file layout: reports/SCHEMA.md ("attnspec jacobian: input files and reports").
 MultiHead load(const Options& o, bool scale_given, bool& file_corrections) {
     MultiHead m;
     if (!o.input.empty()) {

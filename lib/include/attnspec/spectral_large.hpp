@@ -76,7 +76,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J, const Eigen::MatrixX
 // Validates the head (DataError); refuses Gram work above opt.max_bytes before allocating.
 OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt = {});
 
-// Summary writers (layout: reports/schema/spectral.md).
+// Summary writers (layout: reports/SCHEMA.md, spectral records).
 void write_operator_spectrum(H5Group& g, const OperatorSpectrum& s);
 void write_operator_spectrum(JsonWriter& j, const OperatorSpectrum& s);  // inside an open object
 
