@@ -193,7 +193,7 @@ int run_verify(const Invocation& inv) {
     return verify_exit_code(runs, fail_on);
 }
 
-CommandRegistrar reg({"verify", "run theorem checks (thm3.5, ...); --all is the main job", run_verify});
+CommandRegistrar reg({"verify", "run the theorem checks (--list); --all is the main job", run_verify});
 
 }  // namespace
 }  // namespace attnspec::cli
