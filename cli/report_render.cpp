@@ -15,6 +15,13 @@ namespace attnspec::cli {
 namespace {
 const char* kVerdicts[4] = {"holds", "violated", "inconclusive", "not_applicable"};
 
+// A Markdown table cell: '|' would end the cell.
+std::string cell(const std::string& t) {
+    std::string out;
+    for (char c : t) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+}
+
 std::string num(double x) {
     char buf[40];
     std::snprintf(buf, sizeof buf, "%.6g", x);
@@ -104,7 +111,7 @@ std::string render_markdown(const ReportSummary& s) {
     os << "## Summary\n\n| check | claim | verdict | instances | holds | violated | inconclusive | "
           "n/a | time (s) |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& c : s.checks)
-        os << "| " << c.name << " | " << c.claim << " | **" << c.verdict << "** | " << c.instances
+        os << "| " << c.name << " | " << cell(c.claim) << " | **" << c.verdict << "** | " << c.instances
            << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2] << " | "
            << c.counts[3] << " | " << num(c.seconds) << " |\n";
     for (const auto& c : s.checks) {

@@ -96,6 +96,8 @@ void H5Id::reset() {
 // ---------------------------------------------------------------- H5Group
 H5Group H5Group::group(const std::string& name) {
     H5Id gcpl = no_times(H5P_GROUP_CREATE);
+    // keep children in the order they were written (the run order), readable by h5py too
+    H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
     hid_t g = H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT);
     if (g < 0) io_fail("cannot create HDF5 group '" + name + "'");
     return H5Group(H5Id(g, H5Gclose));
@@ -491,7 +493,11 @@ std::vector<std::string> H5Reader::children(const std::string& group) const {
     std::vector<std::string> out;
     H5Id g(H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT), H5Gclose);
     if (!g.valid()) throw Error(ExitCode::DataError, path_ + ": no group '" + group + "'");
-    H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &out);
+    // creation order where the file tracks it (attnspec reports do), else by name
+    if (H5Literate(g.get(), H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, collect_name, &out) < 0) {
+        out.clear();
+        H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &out);
+    }
     return out;
 }
 
