@@ -110,9 +110,10 @@ int run_verify(const Invocation& inv) {
         ("check", po::value(&names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&all), "run every registered check")
         ("list", po::bool_switch(&list), "list the registered checks and exit")
-        ("trials", po::value(&trials), "instances per check (default: the check's own, ~100-250)")
+        ("trials", po::value(&trials), "instances per check, spread over its regimes (default: each check's own grid, 28 to 650)")
         ("seed", po::value(&seed)->default_value(seed), "master seed; instance seeds derive from it")
-        ("shape", po::value(&shape), "fix the weight shape DxD' instead of the regime grid, e.g. 64x16")
+        ("shape", po::value(&shape), "fix the shape instead of the shape grid, AxB: W is AxB (thm3.5, lemma3.7, thm3.8), "
+         "D = A, d = B, N = 2A (attention checks), N = A (infsa checks); e.g. 64x16")
         ("regime", po::value(&regimes)->multitoken(), "only regimes whose name contains this text")
         ("time-budget", po::value(&budget), "seconds per check after which no new instance is drawn")
         ("thorough", po::bool_switch(&thorough), "more instances and larger shapes")
