@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attnspec/generators.hpp"
+#include "bench_common.hpp"
 #include "attnspec/infsa.hpp"
 #include "attnspec/linear_infsa.hpp"
 
@@ -26,33 +27,18 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-double peak_rss_gib() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return double(ru.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is KiB on Linux
-}
+using bench::median;
+using bench::seconds_since;
+double peak_rss_gib() { return bench::max_rss_bytes() / (1024.0 * 1024.0 * 1024.0); }
 
 // numpy peer: median seconds of np.linalg.inv(I - gamma A) for a same-size ReLU/Frobenius affinity.
 double numpy_inv_seconds(long n, int reps) {
-    const std::string cmd =
-        "/usr/bin/python3 -c \"import numpy as np,time\n"
+    return bench::python_peer_seconds(
+        "import numpy as np,time\n"
         "rng=np.random.default_rng(1);N=" + std::to_string(n) + ";Q=rng.standard_normal((N,64));K=rng.standard_normal((N,64))\n"
         "A=np.maximum(Q@K.T/64,0);A/=np.linalg.norm(A)+1e-6;M=np.eye(N)-0.95*A;ts=[]\n"
         "for r in range(" + std::to_string(reps) + "):\n t=time.perf_counter();np.linalg.inv(M);ts.append(time.perf_counter()-t)\n"
-        "print(sorted(ts)[len(ts)//2])\" 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return NAN;
-    double t = NAN;
-    if (std::fscanf(p, "%lf", &t) != 1) t = NAN;
-    pclose(p);
-    return t;
+        "print(sorted(ts)[len(ts)//2])");
 }
 
 void bench_cv(long n, int reps) {

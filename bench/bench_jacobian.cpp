@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attnspec/jacobian.hpp"
+#include "bench_common.hpp"
 
 using namespace attnspec;
 
@@ -27,16 +28,8 @@ double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
-double max_rss_bytes() {
-    rusage r{};
-    getrusage(RUSAGE_SELF, &r);
-    return 1024.0 * static_cast<double>(r.ru_maxrss);
-}
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::max_rss_bytes;
+using bench::median;
 Head make(Eigen::Index N, Eigen::Index D, Eigen::Index d) {
     RandomSpec rs;
     rs.N = N, rs.D = D, rs.d = d, rs.seed = 1, rs.token_dist = "layernorm";

@@ -13,34 +13,21 @@
 #include <vector>
 
 #include "attnspec/generators.hpp"
+#include "bench_common.hpp"
 #include "attnspec/spectral.hpp"
 
 using namespace attnspec;
 
 namespace {
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using bench::median;
+using bench::seconds_since;
 // One numpy timing of svd(compute_uv=False) on an n x n Gaussian (matrix built outside the timer).
 double numpy_seconds(int n) {
-    const std::string cmd =
-        "/usr/bin/python3 -c \"import numpy as np, time; a = np.random.default_rng(1)."
-        "standard_normal((" +
+    return bench::python_peer_seconds(
+        "import numpy as np, time; a = np.random.default_rng(1).standard_normal((" +
         std::to_string(n) + ", " + std::to_string(n) +
-        ")); "
-        "t = time.perf_counter(); np.linalg.svd(a, compute_uv=False); "
-        "print(time.perf_counter() - t)\"";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return NAN;
-    double t = NAN;
-    if (std::fscanf(p, "%lf", &t) != 1) t = NAN;
-    pclose(p);
-    return t;
+        ")); t = time.perf_counter(); np.linalg.svd(a, compute_uv=False); "
+        "print(time.perf_counter() - t)");
 }
 }  // namespace
 
