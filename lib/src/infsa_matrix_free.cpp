@@ -39,6 +39,23 @@ void relu_sq(const double* S, long m, long n, double* f) {
     }
 }
 
+// Visits every T x T tile S = R_I C_J^T of the N x N score matrix (one dgemm each, never N x N):
+// fn(S, m, n, r0, c0) with S column-major m x n for rows r0.. and columns c0...
+template <class Fn>
+void for_each_tile(const Eigen::MatrixXd& R, const Eigen::MatrixXd& C, Eigen::Index T, Fn fn) {
+    const Eigen::Index N = R.rows(), d = R.cols();
+    Eigen::MatrixXd S(std::min(T, N), std::min(T, N));
+    for (Eigen::Index r0 = 0; r0 < N; r0 += T) {
+        const Eigen::Index m = std::min(T, N - r0);
+        for (Eigen::Index c0 = 0; c0 < N; c0 += T) {
+            const Eigen::Index n = std::min(T, N - c0);
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(d), 1.0,
+                        R.data() + r0, int(N), C.data() + c0, int(N), 0.0, S.data(), int(m));
+            fn(S.data(), m, n, r0, c0);
+        }
+    }
+}
+
 }  // namespace
 
 ReluKernelOp::ReluKernelOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, Eigen::Index tile)
@@ -63,17 +80,11 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
     const Eigen::VectorXd& nc = transpose ? nq_ : nk_;
     z = Eigen::VectorXd::Zero(N);
     Eigen::VectorXd f = Eigen::VectorXd::Zero(frob_done_ ? 0 : N);
-    Eigen::MatrixXd S(std::min(T, N), std::min(T, N));
-    for (Eigen::Index r0 = 0; r0 < N; r0 += T) {
-        const Eigen::Index m = std::min(T, N - r0);
-        for (Eigen::Index c0 = 0; c0 < N; c0 += T) {
-            const Eigen::Index n = std::min(T, N - c0);
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(d), 1.0,
-                        R.data() + r0, int(N), C.data() + c0, int(N), 0.0, S.data(), int(m));
-            relu_axpy(S.data(), m, n, x.data() + c0, z.data() + r0);
-            if (!frob_done_) relu_sq(S.data(), m, n, f.data() + r0);  // first pass: ||A+||_F too
-        }
-    }
+    for_each_tile(R, C, T, [&](const double* S, Eigen::Index m, Eigen::Index n, Eigen::Index r0,
+                               Eigen::Index c0) {
+        relu_axpy(S, m, n, x.data() + c0, z.data() + r0);
+        if (!frob_done_) relu_sq(S, m, n, f.data() + r0);  // first pass: ||A+||_F too
+    });
     if (!frob_done_) frob_ = frobenius_from(f.sum()), frob_done_ = true;
     ++passes_;
     // exact relu(s) within delta nr_i nc_j of relu(fl s) (ReLU is 1-Lipschitz); sums of N
@@ -88,18 +99,10 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
 
 Interval ReluKernelOp::frobenius() const {
     if (frob_done_) return frob_;
-    const Eigen::Index N = Q_.rows(), d = Q_.cols(), T = tile_;
+    const Eigen::Index N = Q_.rows(), T = tile_;
     Eigen::VectorXd f = Eigen::VectorXd::Zero(N);
-    Eigen::MatrixXd S(std::min(T, N), std::min(T, N));
-    for (Eigen::Index r0 = 0; r0 < N; r0 += T) {
-        const Eigen::Index m = std::min(T, N - r0);
-        for (Eigen::Index c0 = 0; c0 < N; c0 += T) {
-            const Eigen::Index n = std::min(T, N - c0);
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(d), 1.0,
-                        Q_.data() + r0, int(N), K_.data() + c0, int(N), 0.0, S.data(), int(m));
-            relu_sq(S.data(), m, n, f.data() + r0);
-        }
-    }
+    for_each_tile(Q_, K_, T, [&](const double* S, Eigen::Index m, Eigen::Index n, Eigen::Index r0,
+                                 Eigen::Index) { relu_sq(S, m, n, f.data() + r0); });
     ++passes_;
     frob_ = frobenius_from(f.sum());
     frob_done_ = true;
