@@ -194,8 +194,10 @@ namespace {
 // The BLAS actually loaded: OpenBLAS announces itself through openblas_get_config.
 std::string blas_name() {
     using Fn = char* (*)();
-    if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
-        return std::string("OpenBLAS ") + fn();
+    if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
+        const std::string c = fn();
+        return c.rfind("OpenBLAS", 0) == 0 ? c : "OpenBLAS " + c;
+    }
     return "reference BLAS/LAPACK (or another implementation without openblas_get_config)";
 }
 }  // namespace
