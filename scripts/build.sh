@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
+# ATTNSPEC_CMAKE_ARGS (e.g. -DATTNSPEC_CUDA=ON, set by .ci/run) adds configure options.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${ATTNSPEC_CMAKE_ARGS:-} "$@"
 cmake --build build -j"$jobs"
