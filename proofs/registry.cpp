@@ -42,9 +42,13 @@ const std::vector<CheckInfo>& registry() {
          "proofs/speca_sweep.md", run_speca_sweep,
          [](const H5Reader& r, const std::string& g) { return check_speca_sweep(stored_head(r, g)); }},
         {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
-         "proofs/infsa_neumann.md", run_infsa_neumann},
+         "proofs/infsa_neumann.md", run_infsa_neumann,
+         [](const H5Reader& r, const std::string& g) {
+             return check_infsa_neumann(stored_matrix(r, g, "A_hat"), stored_value(r, g, "gamma"));
+         }},
         {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
-         "proofs/infsa_neumann.md", run_infsa_perron},
+         "proofs/infsa_neumann.md", run_infsa_perron,
+         [](const H5Reader& r, const std::string& g) { return check_infsa_perron(stored_matrix(r, g, "A_hat")); }},
     };
     return checks;
 }
@@ -102,13 +106,21 @@ void RunLoop::add(CheckResult r, const std::string& regime, std::uint64_t seed) 
     r.regime = regime;
     r.seed = seed;
     run_.results.push_back(std::move(r));
-    if (opt_.progress) opt_.progress(++done_, std::max(total_, done_));
+    ++done_;
+    if (opt_.progress) opt_.progress(done_, std::max(total_, done_));
 }
 
 CheckRun RunLoop::finish() {
     run_.summarize();
     run_.seconds = elapsed();
     return std::move(run_);
+}
+
+std::vector<WeightShape> weight_shapes(const RunOptions& opt, WeightShape large) {
+    if (opt.shape.size() == 2) return {{"given", opt.shape[0], opt.shape[1]}};
+    std::vector<WeightShape> shapes = {{"square", 16, 16}, {"tall", 48, 12}, {"wide", 12, 48}};
+    if (opt.thorough) shapes.push_back(std::move(large));
+    return shapes;
 }
 
 std::string default_embedded_heads() {

@@ -29,15 +29,17 @@ Kappa kappa_lambda(const Eigen::MatrixXd& S, KappaConvention conv, double rel_S,
     const SoftmaxJacobian Lam(S);
     const Eigen::Index N = S.rows();
     Eigen::VectorXd sigma(N * N), radius(N * N);
+    std::string method;
     for (Eigen::Index i = 0; i < N; ++i) {
         const SvdResult b = svd(Lam.block(i));
+        method = b.method;
         const double extra = 3 * rel_S * S.row(i).norm();
         sigma.segment(i * N, N) = b.sigma;
         // the block's own enclosure (Weyl or refined, whichever is tighter is inside radius) + extra
         for (Eigen::Index k = 0; k < N; ++k)
             radius[i * N + k] = std::max(b.sigma[k] - b.lo[k], b.hi[k] - b.sigma[k]) + extra;
     }
-    const SvdResult all = svd_from_values(sigma, radius, "per-row blocks Diag(p)-pp^T, " + svd(Lam.block(0)).method);
+    const SvdResult all = svd_from_values(sigma, radius, "per-row blocks Diag(p)-pp^T, " + method);
     Kappa k = kappa(all, N * N, N * N, conv);
     *n_zero = static_cast<double>(N * N - k.rank);
     return k;

@@ -82,11 +82,6 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
 
 namespace {
 
-struct Shape {
-    const char* name;
-    long D, d;
-};
-
 // One instance of a family; the seed fixes everything (replay: family + shape + seed).
 Eigen::MatrixXd draw(const std::string& family, long D, long d, std::uint64_t seed) {
     Rng rng(seed);
@@ -108,16 +103,14 @@ Eigen::MatrixXd draw(const std::string& family, long D, long d, std::uint64_t se
 
 CheckRun run_thm_3_5(const RunOptions& opt) {
     RunLoop loop(opt, "thm3.5", "kappa(W + sigma_1 U_r V_r^T) = 2 s1/(s1+sr) <= 2", "kappa_le_2");
-    std::vector<Shape> shapes = {{"square", 16, 16}, {"tall", 48, 12}, {"wide", 12, 48}};
-    if (opt.thorough) shapes.push_back({"large", 200, 64});
-    if (opt.shape.size() == 2) shapes = {{"given", opt.shape[0], opt.shape[1]}};
+    const auto shapes = weight_shapes(opt, {"large", 200, 64});
     const std::vector<std::string> families = {"gaussian", "kappa-1e12", "rank-deficient",
                                                "near-zero-sigma_r"};
     const long per = loop.per_regime(long(shapes.size() * families.size()), 40, 200);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : families) {
-            const std::string regime = std::string(sh.name) + "/" + fam;
+            const std::string regime = sh.name + "/" + fam;
             for (long t = 0; t < per; ++t, ++i) {
                 if (!loop.selected(regime) || loop.out_of_time()) continue;
                 if (fam == "rank-deficient" && std::min(sh.D, sh.d) < 2) continue;

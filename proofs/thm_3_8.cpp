@@ -134,11 +134,6 @@ CheckResult check_thm_3_8_informal(const Eigen::MatrixXd& W, double lambda) {
 // ---------------------------------------------------------------- runs
 namespace {
 
-struct Family {
-    const char* name;
-    long D, d;
-};
-
 // W families for the lambda checks: Gaussian with scale log-uniform over 1e-3..1e2, a prescribed
 // spectrum with kappa(W) log-uniform in [1, 1e6], and "anti-aligned" W = -(lambda - a) I + noise
 // whose diagonal cancels lambda (the counterexample family of MATH.md §2).
@@ -158,16 +153,14 @@ template <class CheckFn>
 CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const std::string& claim,
                           const std::string& headline, bool classify, CheckFn fn) {
     RunLoop loop(opt, name, claim, headline);
-    std::vector<Family> shapes = {{"square", 16, 16}, {"tall", 48, 12}, {"wide", 12, 48}};
-    if (opt.thorough) shapes.push_back({"large", 256, 64});
-    if (opt.shape.size() == 2) shapes = {{"given", opt.shape[0], opt.shape[1]}};
+    const auto shapes = weight_shapes(opt, {"large", 256, 64});
     const std::vector<std::string> fams = {"gaussian", "spectrum", "anti-aligned"};
     const long per = loop.per_regime(long(shapes.size() * fams.size()), 32, 120);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
             for (long t = 0; t < per; ++t, ++i) {
-                std::string regime = std::string(sh.name) + "/" + fam;
+                std::string regime = sh.name + "/" + fam;
                 if (!loop.selected(regime) || loop.out_of_time()) continue;
                 Rng rng(loop.seed(i));
                 // lambda: the paper's 10, the informal threshold 2, or log-uniform in [0.1, 100]

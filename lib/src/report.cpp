@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <mutex>
 
 #include "attnspec/errors.hpp"
@@ -70,7 +71,6 @@ extern "C" void cleanup_and_reraise(int sig) {
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
-int g_temp_slot_for_writer = -1;
 
 }  // namespace
 
@@ -263,16 +263,16 @@ ReportWriter::ReportWriter(const std::string& target, const Provenance& prov) : 
         throw Error(ExitCode::CantCreate, "cannot create report '" + target + "': directory '" +
                                               dir + "' " + std::strerror(errno));
     temp_ = dir + "/." + base + ".tmp." + std::to_string(::getpid());
-    g_temp_slot_for_writer = register_temp(temp_);
+    temp_slot_ = register_temp(temp_);
     hid_t f = H5Fcreate(temp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) {
-        unregister_temp(g_temp_slot_for_writer);
+        unregister_temp(temp_slot_);
         throw Error(ExitCode::CantCreate, "cannot create report '" + target + "' (temp file '" +
                                               temp_ + "')");
     }
     file_ = H5Id(f, H5Fclose);
     hid_t g = H5Gopen2(f, "/", H5P_DEFAULT);
-    root_ = new H5Group(H5Id(g, H5Gclose));
+    root_ = std::make_unique<H5Group>(H5Id(g, H5Gclose));
     root_->attr("schema_version", kSchemaVersion);
     for (const auto& [k, v] : build_versions()) root_->attr(k, v);
     root_->attr("command_line", prov.command_line);
@@ -283,16 +283,14 @@ ReportWriter::ReportWriter(const std::string& target, const Provenance& prov) : 
 }
 
 ReportWriter::~ReportWriter() {
-    delete root_;
-    root_ = nullptr;
+    root_.reset();
     file_.reset();
     if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
-    unregister_temp(g_temp_slot_for_writer);
+    unregister_temp(temp_slot_);
 }
 
 void ReportWriter::commit() {
-    delete root_;
-    root_ = nullptr;
+    root_.reset();
     if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) io_fail("cannot flush report '" + temp_ + "'");
     file_.reset();
     fsync_path(temp_, O_RDONLY);

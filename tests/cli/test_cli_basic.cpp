@@ -170,3 +170,17 @@ TEST_CASE("jacobian --svd: kappa from J J^T agrees with numpy's SVD of the store
     CHECK(run_cli("jacobian --random 10,8,3 --svd sideways --out " + dir + "/x.h5").code == 64);
     std::system(("rm -rf " + dir).c_str());
 }
+
+TEST_CASE("every registered check replays its stored records", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    auto r = run_cli("verify --all -q --trials 40 --search-budget 0 --fail-on never --out " + dir + "/v.h5");
+    REQUIRE(r.code == 0);
+    for (const char* c : {"thm3.3", "thm3.4", "thm3.5", "lemma3.7", "thm3.8", "thm3.8-informal",
+                          "specA-sweep", "infsa.neumann", "infsa.perron"}) {
+        auto rep = run_cli(std::string("verify ") + c + " --instance " + dir + "/v.h5 --fail-on never --json");
+        INFO(c << ": " << rep.err);
+        CHECK(rep.code == 0);
+        CHECK(rep.out.find("\"check\": \"" + std::string(c) + "\"") != std::string::npos);
+    }
+    std::system(("rm -rf " + dir).c_str());
+}

@@ -9,6 +9,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,7 +87,8 @@ class ReportWriter {
   private:
     std::string target_, temp_;
     H5Id file_;
-    H5Group* root_ = nullptr;
+    std::unique_ptr<H5Group> root_;
+    int temp_slot_ = -1;  // registration for signal cleanup (one per writer)
     bool committed_ = false;
 };
 

@@ -71,6 +71,14 @@ class RunLoop {
     double t0_ = 0;
 };
 
+// The weight-shape grid of the single-matrix checks (thm3.5, lemma3.7, thm3.8): square 16x16,
+// tall 48x12, wide 12x48, plus `large` with --thorough; --shape AxB replaces it by "given".
+struct WeightShape {
+    std::string name;
+    long D, d;
+};
+std::vector<WeightShape> weight_shapes(const RunOptions& opt, WeightShape large);
+
 // Derive the seed of instance i from the master seed (SplitMix64), so any instance replays alone.
 std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i);
 
