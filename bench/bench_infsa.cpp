@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "attnspec/generators.hpp"
+#include "attnspec/base/random.hpp"
 #include "bench_common.hpp"
-#include "attnspec/infsa.hpp"
-#include "attnspec/linear_infsa.hpp"
+#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/linear_infsa.hpp"
 
 extern "C" char* openblas_get_corename(void);
 

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <vector>
 
-#include "attnspec/jacobian.hpp"
+#include "attnspec/attention/jacobian.hpp"
 #include "bench_common.hpp"
 
 using namespace attnspec;

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "attnspec/generators.hpp"
+#include "attnspec/base/random.hpp"
 #include "bench_common.hpp"
-#include "attnspec/spectral.hpp"
+#include "attnspec/spectral/svd.hpp"
 
 using namespace attnspec;
 

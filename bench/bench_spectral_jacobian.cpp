@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "attnspec/attention.hpp"
-#include "attnspec/spectral_large.hpp"
+#include "attnspec/attention/attention.hpp"
+#include "attnspec/attention/jacobian_spectrum.hpp"
 
 using namespace attnspec;
 

@@ -7,12 +7,21 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "attnspec/gpu/device.hpp"
+#include "attnspec/gpu/base/device.hpp"
+#include "commands.hpp"
 
 namespace attnspec::cli {
 
 std::vector<Command>& command_table() {
-    static std::vector<Command> table;
+    static std::vector<Command> table = {
+        {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix in an HDF5 file", run_cond},
+        {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families", run_fidelity},
+        {"info", "build flags, library versions, CUDA device status", run_info},
+        {"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3", run_jacobian},
+        {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, absorbing check", run_neumann},
+        {"report", "show or render an attnspec HDF5 report", run_report},
+        {"verify", "run the theorem checks (--list); --all is the main job", run_verify},
+    };
     return table;
 }
 
@@ -36,6 +45,43 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
                     command + ": " + e.what() + " (see 'attnspec " + command + " --help')");
     }
     return true;
+}
+
+void add_common_options(po::options_description& desc, CommonOptions& o,
+                        const std::string& default_report, unsigned which) {
+    if (which & kSeed)
+        desc.add_options()("seed", po::value(&o.seed),
+                           ("master seed of every random draw, recorded in the report (default " +
+                            std::to_string(o.seed) + ")")
+                               .c_str());
+    if (which & kOut)
+        desc.add_options()(
+            "out", po::value(&o.out),
+            ("report path (default reports/out/" + default_report + ", directory created)").c_str());
+    if (which & kNoReport)
+        desc.add_options()("no-report", po::bool_switch(&o.no_report),
+                           "write no report (results on stdout only)");
+    if (which & kJson)
+        desc.add_options()("json", po::bool_switch(&o.json), "one JSON document on stdout");
+}
+
+std::string report_target(const CommonOptions& o, const std::string& default_report) {
+    if (o.no_report) {
+        if (!o.out.empty()) fail_usage("--out and --no-report exclude each other");
+        return "";
+    }
+    return report_path(o.out, default_report);
+}
+
+std::string flag_for_parameter(const std::string& parameter) {
+    static const std::pair<const char*, const char*> table[] = {
+        {"max_bytes", "--max-memory"},
+        {"gamma", "--gamma"},
+        {"seed", "--seed"},
+    };
+    for (const auto& [p, f] : table)
+        if (parameter == p) return f;
+    return "";
 }
 
 std::vector<long> parse_dims(const std::string& s, size_t count, const std::string& option) {

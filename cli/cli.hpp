@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "attnspec/errors.hpp"
-#include "attnspec/json.hpp"
-#include "attnspec/report.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/json.hpp"
+#include "attnspec/io/report_writer.hpp"
 
 namespace attnspec::cli {
 
@@ -27,10 +27,32 @@ struct Command {
     std::function<int(const Invocation&)> run;
 };
 
+// The explicit table of commands (cli.cpp), sorted by name.
 std::vector<Command>& command_table();
-struct CommandRegistrar {
-    explicit CommandRegistrar(Command c) { command_table().push_back(std::move(c)); }
+
+// The options every command spells and treats the same way (where the command has them):
+//   --seed S      master seed of anything random, recorded in the report (default per command)
+//   --out F.h5    report path (default reports/out/<command>.h5, directory created)
+//   --no-report   write no report at all (stdout only)
+//   --json        one JSON document on stdout instead of text
+struct CommonOptions {
+    std::uint64_t seed = 0;
+    std::string out;
+    bool no_report = false;
+    bool json = false;
 };
+enum CommonFlag : unsigned { kSeed = 1u, kOut = 2u, kNoReport = 4u, kJson = 8u, kAllCommon = 15u };
+// Adds the selected common options to `desc`, bound to `o`; `o.seed` holds the default seed and
+// `default_report` names the default report file in the --out help text.
+void add_common_options(po::options_description& desc, CommonOptions& o,
+                        const std::string& default_report, unsigned which = kAllCommon);
+// The report path for these options: "" with --no-report (write nothing), else report_path().
+// Rejects --out together with --no-report (Usage).
+std::string report_target(const CommonOptions& o, const std::string& default_report);
+
+// The command-line option that sets a library parameter (Error::parameter()), e.g. "max_bytes"
+// -> "--max-memory"; "" when the parameter has no option. main() appends it to error messages.
+std::string flag_for_parameter(const std::string& parameter);
 
 // Parses `inv.args` against `desc` (plus positional `pos`). Prints help and returns false when
 // --help was given; throws Error(Usage) on unknown or malformed options.

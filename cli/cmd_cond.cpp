@@ -3,8 +3,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "attnspec/spectral.hpp"
+#include "attnspec/spectral/svd.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -12,6 +13,8 @@ namespace {
 void write_json_interval(JsonWriter& j, const std::string& k, Interval iv) {
     j.key(k).begin_array().value(iv.lo).value(iv.hi).end_array();
 }
+
+}  // namespace
 
 int run_cond(const Invocation& inv) {
     po::options_description desc("cond options");
@@ -138,9 +141,5 @@ int run_cond(const Invocation& inv) {
     return 0;
 }
 
-CommandRegistrar reg(
-    {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix in an HDF5 file",
-     run_cond});
 
-}  // namespace
 }  // namespace attnspec::cli

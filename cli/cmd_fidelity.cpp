@@ -6,9 +6,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "attnspec/infsa.hpp"
+#include "attnspec/infsa/infsa.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -50,6 +51,8 @@ const char* kMetrics[] = {"cos_left", "cos_right", "cos_katz_in", "cos_katz_out"
 double metric(const Fidelity& f, int m) {
     return m == 0 ? f.cos_left : m == 1 ? f.cos_right : m == 2 ? f.cos_katz_in : f.cos_katz_out;
 }
+
+}  // namespace
 
 int run_fidelity(const Invocation& inv) {
     po::options_description desc("fidelity options");
@@ -212,7 +215,5 @@ int run_fidelity(const Invocation& inv) {
     return 0;
 }
 
-CommandRegistrar reg({"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families", run_fidelity});
 
-}  // namespace
 }  // namespace attnspec::cli

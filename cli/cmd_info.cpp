@@ -1,11 +1,14 @@
 // attnspec info: build flags and library versions, CUDA status.
 #include <iostream>
 
-#include "attnspec/gpu/device.hpp"
+#include "attnspec/gpu/base/device.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace attnspec::cli {
 namespace {
+
+}  // namespace
 
 int run_info(const Invocation& inv) {
     po::options_description desc("info options");
@@ -46,7 +49,5 @@ int run_info(const Invocation& inv) {
     return 0;
 }
 
-CommandRegistrar reg({"info", "build flags, library versions, CUDA device status", run_info});
 
-}  // namespace
 }  // namespace attnspec::cli

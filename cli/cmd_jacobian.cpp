@@ -6,9 +6,11 @@
 #include <limits>
 #include <sstream>
 
-#include "attnspec/jacobian.hpp"
-#include "attnspec/spectral_large.hpp"
+#include "attnspec/attention/jacobian.hpp"
+#include "attnspec/attention/jacobian_spectrum.hpp"
+#include "attnspec/io/spectrum_io.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -85,6 +87,8 @@ MultiHead load(const Options& o, bool scale_given, bool& file_corrections) {
                           m.heads[0].W_Q.cols());
     return m;
 }
+
+}  // namespace
 
 int run_jacobian(const Invocation& inv) {
     Options o;
@@ -300,8 +304,5 @@ int run_jacobian(const Invocation& inv) {
     return 0;
 }
 
-CommandRegistrar reg({"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3",
-                      run_jacobian});
 
-}  // namespace
 }  // namespace attnspec::cli

@@ -5,9 +5,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "attnspec/infsa.hpp"
-#include "attnspec/spectral.hpp"
+#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/spectral/svd.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -24,6 +25,8 @@ std::vector<int> parse_orders(const std::string& s) {
     }
     return Ks;
 }
+
+}  // namespace
 
 int run_neumann(const Invocation& inv) {
     po::options_description desc("neumann options");
@@ -178,7 +181,5 @@ int run_neumann(const Invocation& inv) {
     return 0;
 }
 
-CommandRegistrar reg({"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, absorbing check", run_neumann});
 
-}  // namespace
 }  // namespace attnspec::cli

@@ -4,8 +4,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "attnspec/report.hpp"
+#include "attnspec/io/report_writer.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 #include "report_render.hpp"
 
 namespace attnspec::cli {
@@ -36,6 +37,8 @@ void print_tree(const H5Reader& r, const std::string& path, int depth, std::ostr
         }
     }
 }
+
+}  // namespace
 
 int run_report(const Invocation& inv) {
     po::options_description desc("report options");
@@ -98,7 +101,5 @@ int run_report(const Invocation& inv) {
     return 0;
 }
 
-CommandRegistrar reg({"report", "show or render an attnspec HDF5 report", run_report});
 
-}  // namespace
 }  // namespace attnspec::cli

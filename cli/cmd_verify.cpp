@@ -7,8 +7,10 @@
 #include <sstream>
 
 #include "attnspec/proofs/registry.hpp"
-#include "attnspec/report.hpp"
+#include "attnspec/io/report_writer.hpp"
+#include "attnspec/io/check_records.hpp"
 #include "cli.hpp"
+#include "commands.hpp"
 #include "verify_output.hpp"
 
 namespace attnspec::cli {
@@ -95,6 +97,8 @@ int replay(const std::vector<std::string>& names, bool all, const std::string& f
     one.summarize();
     return verify_exit_code({one}, fail_on);
 }
+
+}  // namespace
 
 int run_verify(const Invocation& inv) {
     po::options_description desc("verify options");
@@ -194,7 +198,5 @@ int run_verify(const Invocation& inv) {
     return verify_exit_code(runs, fail_on);
 }
 
-CommandRegistrar reg({"verify", "run the theorem checks (--list); --all is the main job", run_verify});
 
-}  // namespace
 }  // namespace attnspec::cli

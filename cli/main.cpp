@@ -4,7 +4,7 @@
 #include <iostream>
 #include <new>
 
-#include "attnspec/report.hpp"
+#include "attnspec/io/report_writer.hpp"
 #include "cli.hpp"
 #include "git_info.hpp"
 
@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
     try {
         return it->run(inv);
     } catch (const Error& e) {
-        std::cerr << "attnspec: error: " << e.what() << "\n";
+        const std::string flag = cli::flag_for_parameter(e.parameter());
+        std::cerr << "attnspec: error: " << e.what() << (flag.empty() ? "" : " (option " + flag + ")")
+                  << "\n";
         return static_cast<int>(e.code());
     } catch (const std::bad_alloc&) {
         std::cerr << "attnspec: error: out of memory\n";

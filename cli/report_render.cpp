@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "attnspec/errors.hpp"
+#include "attnspec/base/errors.hpp"
 
 namespace attnspec::cli {
 

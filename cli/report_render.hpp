@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnspec/report.hpp"
+#include "attnspec/io/report_writer.hpp"
 
 namespace attnspec::cli {
 

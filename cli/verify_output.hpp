@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "attnspec/check.hpp"
-#include "attnspec/json.hpp"
+#include "attnspec/base/check.hpp"
+#include "attnspec/base/json.hpp"
 
 namespace attnspec::cli {
 

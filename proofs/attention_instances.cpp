@@ -2,8 +2,8 @@
 // of a head in a record (replay).
 #include <cmath>
 
-#include "attnspec/errors.hpp"
-#include "attnspec/generators.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attention_run.hpp"
 

@@ -6,8 +6,8 @@
 #include <complex>
 #include <limits>
 
-#include "attnspec/errors.hpp"
-#include "attnspec/spectral.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attnspec/errors.hpp"
-#include "attnspec/jacobian.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/attention/jacobian.hpp"
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attention_run.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attnspec/jacobian.hpp"
+#include "attnspec/attention/jacobian.hpp"
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attention_run.hpp"
 
@@ -13,7 +13,7 @@ namespace attnspec::proofs {
 namespace {
 constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
 // complex step: rounding of the complex forward pass (complex multiply <= sqrt(5) u) on top of
-// the real route's gamma_{n+3}: 8 n u ||M||_F; measured worst 0.22 n u (tests/cpu/test_jacobian.cpp)
+// the real route's gamma_{n+3}: 8 n u ||M||_F; measured worst 0.22 n u (tests/cpu/attention/test_jacobian.cpp)
 // -> headroom 36x.
 double tol_cs(double n) { return 8 * n * kU; }
 

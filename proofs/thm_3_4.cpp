@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <limits>
 
-#include "attnspec/generators.hpp"
-#include "attnspec/interval_ops.hpp"
-#include "attnspec/jacobian.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/base/interval_ops.hpp"
+#include "attnspec/attention/jacobian.hpp"
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attention_run.hpp"
 

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <limits>
 
-#include "attnspec/corrections.hpp"
-#include "attnspec/errors.hpp"
-#include "attnspec/generators.hpp"
-#include "attnspec/spectral.hpp"
+#include "attnspec/attention/corrections.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "attnspec/report.hpp"
+#include "attnspec/io/report_writer.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -1,7 +1,7 @@
 // attnspec neumann / fidelity: JSON, reports, HDF5 inputs and the documented error exit codes.
-#include "attnspec/generators.hpp"
-#include "attnspec/infsa.hpp"
-#include "attnspec/report.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/io/report_writer.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "attnspec/attention.hpp"
-#include "attnspec/check.hpp"
+#include "attnspec/attention/attention.hpp"
+#include "attnspec/base/check.hpp"
 #include "attnspec/proofs/registry.hpp"
-#include "attnspec/spectral.hpp"
+#include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 

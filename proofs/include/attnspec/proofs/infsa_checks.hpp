@@ -6,8 +6,8 @@
 #include <Eigen/Dense>
 #include <vector>
 
-#include "attnspec/check.hpp"
-#include "attnspec/infsa.hpp"
+#include "attnspec/base/check.hpp"
+#include "attnspec/infsa/infsa.hpp"
 #include "attnspec/proofs/registry.hpp"
 
 namespace attnspec::proofs {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "attnspec/check.hpp"
-#include "attnspec/report.hpp"
+#include "attnspec/base/check.hpp"
+#include "attnspec/io/report_writer.hpp"
 
 namespace attnspec::proofs {
 

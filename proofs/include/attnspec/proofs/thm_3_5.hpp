@@ -4,7 +4,7 @@
 #include <Eigen/Dense>
 #include <functional>
 
-#include "attnspec/check.hpp"
+#include "attnspec/base/check.hpp"
 #include "attnspec/proofs/registry.hpp"
 
 namespace attnspec::proofs {

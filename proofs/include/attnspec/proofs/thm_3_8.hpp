@@ -3,7 +3,7 @@
 #pragma once
 #include <Eigen/Dense>
 
-#include "attnspec/check.hpp"
+#include "attnspec/base/check.hpp"
 #include "attnspec/proofs/registry.hpp"
 
 namespace attnspec::proofs {

@@ -1,0 +1,204 @@
+// Exact attention Jacobians (SC Thm 3.3, MATH.md §1-2), column-major vec, at W + C: J = [J_Q,
+// J_K, J_V] (Nd x 3Dd) and J_X (Nd x ND). Route (a): closed forms with Lambda applied per softmax
+// row (no N^2 x N^2 or Kronecker matrix); route (b): forward mode column by column; complex-step
+// and central-difference witnesses; matrix-free J v / J^T u; J J^T from factors. Eigen + OpenBLAS
+// dgemm. CPU only. Derivations and tolerances: proofs/jacobian_routes.md.
+#pragma once
+#include <Eigen/Dense>
+#include <memory>
+#include <vector>
+
+#include "attnspec/attention/attention.hpp"
+#include "attnspec/spectral/operators.hpp"
+
+namespace attnspec {
+
+// Refusal limit for dense results (bytes); callers may raise it.
+inline constexpr double kDefaultJacobianMaxBytes = 4.0 * 1024 * 1024 * 1024;
+
+// Bytes of dense J (weights) / J_X / J J^T for a head of these sizes (for refusing early).
+double jacobian_weights_bytes(Eigen::Index N, Eigen::Index D, Eigen::Index d);
+double jacobian_input_bytes(Eigen::Index N, Eigen::Index D, Eigen::Index d);
+double jacobian_gram_bytes(Eigen::Index N, Eigen::Index d);
+
+// Which block of J: columns [0, Dd) are W_Q, [Dd, 2Dd) W_K, [2Dd, 3Dd) W_V.
+enum class WeightBlock { Q = 0, K = 1, V = 2 };
+
+// ---- route (a): structured closed forms --------------------------------------------------------
+// Dense J = [J_Q, J_K, J_V] (Nd x 3Dd). Cost O(N^2 d (D + d)) flops + writing J (memory bound);
+// extra memory O(N^2 d + N D d). Validates the head (DataError) and refuses J larger than
+// max_bytes before allocating (DataError naming the size).
+Eigen::MatrixXd jacobian_weights(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+// One block (Nd x Dd), same cost model.
+Eigen::MatrixXd jacobian_weights_block(const Head& h, WeightBlock b,
+                                       double max_bytes = kDefaultJacobianMaxBytes);
+// Dense J_X (Nd x ND). Cost O(N^2 D d) (writing J_X); extra memory O(N^2 d + N D).
+Eigen::MatrixXd jacobian_input(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+
+// Running-error scale: the same formulas evaluated on absolute values (|X|, |W|, S, and
+// S_ik (|V|_kc + |A|_ic) in place of S_ik (V_kc - A_ic)). Every route here (closed form, forward
+// mode, reverse mode) computes each entry as sums of at most n = N + D + d + 3 products whose
+// absolute values add up to this scale, so |computed - exact| <~ gamma_n * magnitude entrywise, to
+// first order (Higham, Accuracy and Stability, §3.1). Same cost as route (a).
+Eigen::MatrixXd jacobian_weights_magnitude(const Head& h,
+                                           double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input_magnitude(const Head& h,
+                                         double max_bytes = kDefaultJacobianMaxBytes);
+
+// Multi-head, heads sharing X: output vec[A_1 ... A_H] (N x Hd). Weights are ordered head by
+// head, each [W_Q, W_K, W_V], so the full-layer weight Jacobian is block diagonal with the
+// per-head J (NHd x 3HDd); the full-layer input Jacobian stacks the per-head J_X (NHd x ND).
+Eigen::MatrixXd jacobian_weights(const MultiHead& m, double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input(const MultiHead& m, double max_bytes = kDefaultJacobianMaxBytes);
+
+// ---- route (b): forward mode, column by column -------------------------------------------------
+// Directional derivatives of A (N x d). jvp_weights: O(N D d + N^2 d); jvp_input likewise.
+Eigen::MatrixXd jvp_weights(const Head& h, const Eigen::MatrixXd& dW_Q, const Eigen::MatrixXd& dW_K,
+                            const Eigen::MatrixXd& dW_V);
+Eigen::MatrixXd jvp_input(const Head& h, const Eigen::MatrixXd& dX);
+// Dense J and J_X assembled from one JVP per column: O(3Dd (N D d + N^2 d)). For tests and
+// small problems; same validation and refusal as route (a).
+Eigen::MatrixXd jacobian_weights_forward_mode(const Head& h,
+                                              double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input_forward_mode(const Head& h,
+                                            double max_bytes = kDefaultJacobianMaxBytes);
+
+// ---- witnesses ----------------------------------------------------------------------------------
+// Complex step: column j = Im A(W + i h e_j) / h, evaluated in std::complex<double>. No
+// cancellation, so h = 1e-30 gives the derivative to rounding. Cost: one complex forward pass
+// per column. Throws DataError for h <= 0.
+Eigen::MatrixXd jacobian_weights_complex_step(const Head& h, double step = 1e-30,
+                                              double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input_complex_step(const Head& h, double step = 1e-30,
+                                            double max_bytes = kDefaultJacobianMaxBytes);
+// Central differences (A(W + h e_j) - A(W - h e_j)) / 2h, with step = rel_step * max(1, |W_j|).
+// Error O(h^2 |A'''| + u |A| / h); rel_step <= 0 selects (3u)^(1/3), the balance point.
+Eigen::MatrixXd jacobian_weights_central_fd(const Head& h, double rel_step = 0,
+                                            double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input_central_fd(const Head& h, double rel_step = 0,
+                                          double max_bytes = kDefaultJacobianMaxBytes);
+
+// ---- matrix-free operators ----------------------------------------------------------------------
+// Precomputed forward state at the effective weights: X, W_*, Q, K, V, S, A. Memory O(N^2 + N D
+// + D d). Shared by the operators.
+struct AttentionState;
+
+// y = J v (v = [vec dW_Q; vec dW_K; vec dW_V], 3Dd) and y = J^T u (u = vec of an N x d
+// matrix). Each product costs O(N^2 d + N D d) flops and O(N^2 + N (D + d)) workspace.
+class JacobianOperator final : public LinearOperator {
+  public:
+    explicit JacobianOperator(const Head& h);  // validates; stores the forward state
+    ~JacobianOperator() override;
+    Eigen::Index rows() const override;
+    Eigen::Index cols() const override;
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+    // Spectra-style alias of apply.
+    void perform_op(const double* x, double* y) const { apply(x, y); }
+
+  private:
+    std::unique_ptr<AttentionState> st_;
+};
+
+// y = J_X v (v = vec dX, ND) and y = J_X^T u; same cost model.
+class JacobianXOperator final : public LinearOperator {
+  public:
+    explicit JacobianXOperator(const Head& h);
+    ~JacobianXOperator() override;
+    Eigen::Index rows() const override;
+    Eigen::Index cols() const override;
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+    void perform_op(const double* x, double* y) const { apply(x, y); }
+
+  private:
+    std::unique_ptr<AttentionState> st_;
+};
+
+// Full multi-head layer (heads share X), output vec[A_1 ... A_H] (N H d):
+//  * LayerJacobianOperator: weights ordered head by head, each [W_Q, W_K, W_V] (3 H D d);
+//    block diagonal in the per-head J.
+//  * LayerJacobianXOperator: J_X of the layer = per-head J_X stacked (N H d x N D); J_X^T u sums
+//    the per-head adjoints.
+// Cost and memory: H times the per-head operator.
+class LayerJacobianOperator final : public LinearOperator {
+  public:
+    explicit LayerJacobianOperator(const MultiHead& m);  // validates
+    Eigen::Index rows() const override { return rows_; }
+    Eigen::Index cols() const override { return cols_; }
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+
+  private:
+    std::vector<std::unique_ptr<JacobianOperator>> heads_;
+    Eigen::Index rows_ = 0, cols_ = 0;
+};
+
+class LayerJacobianXOperator final : public LinearOperator {
+  public:
+    explicit LayerJacobianXOperator(const MultiHead& m);  // validates
+    Eigen::Index rows() const override { return rows_; }
+    Eigen::Index cols() const override { return cols_; }
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+
+  private:
+    std::vector<std::unique_ptr<JacobianXOperator>> heads_;
+    Eigen::Index rows_ = 0, cols_ = 0;
+};
+
+// ---- Gram matrices without forming J ------------------------------------------------------------
+// J J^T (Nd x Nd, symmetric, both triangles filled) from the factors:
+//   J_Q J_Q^T = s^2 [ (X X^T)_{ij} (Z_c Z_c'^T)_{ij} ],  Z_c = P^c K       (inner dim d)
+//   J_K J_K^T = s^2 [ (Q Q^T)_{ij} (Y_c Y_c'^T)_{ij} ],  Y_c = P^c R^T,  X X^T = R^T R
+//                                                        (inner dim m = min(N, D))
+//   J_V J_V^T = I_d (x) (S X)(S X)^T
+// with P^c_{ik} = S_ik (V_kc - A_ic). Cost ~ N^2 d^2 (d + m) flops (dgemm), memory the result
+// plus O(N^2 d + N d m). ViT-B head (197, 768, 64): ~41 GFlop, 1.3 GB. A normal-equation
+// matrix: its eigenvalues are sigma(J)^2, so singular values of J below ~sqrt(u) sigma_1 are not
+// resolved from it. Validates; refuses results above max_bytes.
+Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+// J_X J_X^T (Nd x Nd) without forming J_X (Nd x ND): each row of J_X is the rank-3 N x D matrix
+// S_i^T w_c^T + e_i g_ic^T + p_ic r_i^T, and Gram entries are sums of products of the factors'
+// inner products. Cost ~ N^3 d^2 flops (one dgemm) + O(N^3 d + N^2 d^2); memory the result plus
+// O(N^2 d). Same normal-equation caveat and refusal as jacobian_gram_outer.
+Eigen::MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+
+// ---- the softmax Jacobian Lambda = d vec S / d vec L (N^2 x N^2) --------------------------------
+// Block diagonal up to the permutation vec(L) -> vec(L^T): row i of S contributes the N x N
+// block Lambda(p) = Diag(p) - p p^T, p = S.row(i). Stored as S only.
+class SoftmaxJacobian {
+  public:
+    explicit SoftmaxJacobian(Eigen::MatrixXd S);  // DataError if S is not square or non-finite
+    Eigen::Index N() const { return S_.rows(); }
+    Eigen::MatrixXd block(Eigen::Index i) const;  // Diag(p_i) - p_i p_i^T, O(N^2)
+    // vec(dS) = Lambda vec(dL) as matrices: dS = S o (dL - rowsum(S o dL) 1^T). O(N^2).
+    Eigen::MatrixXd apply(const Eigen::MatrixXd& dL) const;
+    // Dense N^2 x N^2 in the column-major vec order (tests, tiny N only; refuses N > 64).
+    Eigen::MatrixXd dense() const;
+    const Eigen::MatrixXd& S() const { return S_; }
+
+  private:
+    Eigen::MatrixXd S_;
+};
+
+// Eigenvalues (ascending, all >= 0) of Diag(p) - p p^T for p = p_in / sum(p_in): one exact 0
+// (Lambda(p) 1 = 0), an exact 0 per zero p_j, v (m - 1 times) for each value v taken m times,
+// and one root of g(lambda) = sum_j p_j / (p_j - lambda) between each pair of consecutive
+// distinct values, by bisection from the nearer pole. g does not involve sum p = 1, so every
+// eigenvalue, however tiny (saturated rows), has relative error O(N u). O(N^2 log) per vector.
+// Throws DataError for empty, negative, non-finite or all-zero p.
+Eigen::VectorXd softmax_block_eigenvalues(const Eigen::VectorXd& p);
+
+enum class LambdaEigenMethod {
+    secular,  // softmax_block_eigenvalues per row: high relative accuracy (default)
+    dense     // symmetric eigensolver per block: absolute accuracy ~ N u max p (a cross-check)
+};
+// All N^2 singular values of Lambda (descending): the union of the eigenvalues of the symmetric
+// positive semidefinite blocks Diag(p_i) - p_i p_i^T, p_i = S.row(i). Cost O(N^3 log) (secular)
+// or O(N^4) (dense). For kappa_nz(Lambda) (Thm 3.4). Throws DataError for a non-square or
+// non-finite S.
+Eigen::VectorXd softmax_jacobian_singular_values(
+    const Eigen::MatrixXd& S, LambdaEigenMethod method = LambdaEigenMethod::secular);
+
+}  // namespace attnspec

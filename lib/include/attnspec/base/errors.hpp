@@ -1,0 +1,50 @@
+// Error type and the documented exit codes (README "Exit codes"). Every failure the user can
+// cause is thrown as attnspec::Error with one of these codes and a one-line message naming the
+// problem; the CLI prints "attnspec: error: <message>" on stderr and exits with the code.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace attnspec {
+
+enum class ExitCode : int {
+    Ok = 0,            // success; for checks: every claim holds (or is not applicable)
+    Violated = 1,      // a check proved a claim false (a finding, not a crash)
+    Inconclusive = 2,  // a check could not decide within its enclosures
+    Usage = 64,        // bad command line (EX_USAGE)
+    DataError = 65,    // bad input data: shapes, NaN/Inf, out-of-range parameters (EX_DATAERR)
+    NoInput = 66,      // input file missing or unreadable (EX_NOINPUT)
+    NoDevice = 69,     // GPU command without CUDA support or device (EX_UNAVAILABLE)
+    Internal = 70,     // internal error: a bug (EX_SOFTWARE)
+    CantCreate = 73,   // output cannot be created (EX_CANTCREAT)
+    IoError = 74,      // I/O error while reading or writing (EX_IOERR)
+};
+
+// The library speaks in its own terms: a message names the parameter and its value ("gamma = 1.5
+// must lie in (0, 1)") and `parameter()` carries the parameter's name ("gamma", "max_bytes"), so
+// the CLI can point at the option that sets it (cli: flag_for_parameter). Empty when the error is
+// about data rather than a parameter.
+class Error : public std::runtime_error {
+  public:
+    Error(ExitCode code, const std::string& message, std::string parameter = {})
+        : std::runtime_error(message), code_(code), parameter_(std::move(parameter)) {}
+    ExitCode code() const noexcept { return code_; }
+    const std::string& parameter() const noexcept { return parameter_; }
+
+  private:
+    ExitCode code_;
+    std::string parameter_;
+};
+
+// Shorthands for the common cases.
+[[noreturn]] inline void fail_usage(const std::string& m) { throw Error(ExitCode::Usage, m); }
+[[noreturn]] inline void fail_data(const std::string& m) { throw Error(ExitCode::DataError, m); }
+
+// Refuse problems before allocating: throws DataError naming the bytes needed and the limit.
+void check_allocation(double bytes, double limit_bytes, const std::string& what);
+
+// "1.5 GiB", "312 MiB", "12 KiB", "42 B".
+std::string human_bytes(double bytes);
+
+}  // namespace attnspec

@@ -1,0 +1,22 @@
+// Unit roundoff and the gamma_n constants of floating-point error analysis (Higham, Accuracy and
+// Stability of Numerical Algorithms, 2nd ed., §3.1), defined once for the whole library:
+//   u = eps / 2 (binary64, round to nearest), gamma_n = n u / (1 - n u) for n u < 1.
+// |fl(sum of n terms) - sum| <= gamma_{n-1} sum |terms|; a dot product of length n has relative
+// error <= gamma_n in the sum of the absolute products. CPU and device code alike (constexpr).
+#pragma once
+#include <limits>
+
+namespace attnspec {
+
+// Unit roundoff of double: 2^-53.
+inline constexpr double kUnitRoundoff = std::numeric_limits<double>::epsilon() / 2;
+// Unit roundoff of float: 2^-24.
+inline constexpr double kUnitRoundoffFloat = std::numeric_limits<float>::epsilon() / 2.0;
+
+// gamma_n = n u / (1 - n u); +inf when n u >= 1 (no bound). n may be fractional (a count scaled
+// by a constant factor, as in gamma_{2N+4}).
+constexpr double gamma_n(double n, double u = kUnitRoundoff) {
+    return n * u < 1 ? n * u / (1 - n * u) : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace attnspec

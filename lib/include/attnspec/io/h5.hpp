@@ -1,0 +1,83 @@
+// RAII over the HDF5 C API (1.10): owning ids, a group being written (row-major datasets whose
+// shapes read naturally in h5py: an Eigen N x D matrix is stored as shape (N, D); variable-length
+// UTF-8 string attributes; no object timestamps; chunk + shuffle + deflate for large arrays) and a
+// read-only reader for inputs and reports. The only public header of the library that includes
+// <hdf5.h>; numerical headers never do. CPU only.
+#pragma once
+#include <hdf5.h>
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnspec {
+
+// Owning hid_t with the matching close function.
+class H5Id {
+  public:
+    H5Id() = default;
+    H5Id(hid_t id, herr_t (*closer)(hid_t)) : id_(id), closer_(closer) {}
+    H5Id(H5Id&& o) noexcept : id_(o.id_), closer_(o.closer_) { o.id_ = -1; }
+    H5Id& operator=(H5Id&& o) noexcept;
+    H5Id(const H5Id&) = delete;
+    H5Id& operator=(const H5Id&) = delete;
+    ~H5Id() { reset(); }
+    void reset();
+    hid_t get() const { return id_; }
+    bool valid() const { return id_ >= 0; }
+
+  private:
+    hid_t id_ = -1;
+    herr_t (*closer_)(hid_t) = nullptr;
+};
+
+// A group being written. Errors throw Error(IoError).
+class H5Group {
+  public:
+    explicit H5Group(H5Id id) : id_(std::move(id)) {}
+    H5Group group(const std::string& name);  // create a child group
+    void attr(const std::string& name, const std::string& value);
+    void attr(const std::string& name, const char* value) { attr(name, std::string(value)); }
+    void attr(const std::string& name, double value);
+    void attr(const std::string& name, std::int64_t value);
+    void attr(const std::string& name, int value) { attr(name, static_cast<std::int64_t>(value)); }
+    void write(const std::string& name, const Eigen::MatrixXd& m);  // shape (rows, cols)
+    void write(const std::string& name, const std::vector<double>& v);
+    void write(const std::string& name, const std::vector<std::int64_t>& v);
+    void write(const std::string& name, const std::vector<std::string>& v);
+    hid_t id() const { return id_.get(); }
+
+  private:
+    void write_numeric(const std::string& name, hid_t mem_type, hid_t file_type, int rank,
+                       const hsize_t* dims, const void* data);
+    H5Id id_;
+};
+
+// Read-only access to an HDF5 file (inputs and reports). Missing/unreadable file -> NoInput;
+// not HDF5 or malformed -> DataError; missing dataset -> DataError naming it.
+class H5Reader {
+  public:
+    explicit H5Reader(const std::string& path);
+    bool exists(const std::string& path) const;  // link exists (any depth)
+    bool is_group(const std::string& path) const;
+    std::vector<std::string> children(const std::string& group) const;
+    std::vector<std::string> attr_names(const std::string& obj) const;
+    std::string attr_string(const std::string& obj, const std::string& name) const;
+    double attr_double(const std::string& obj, const std::string& name) const;
+    bool has_attr(const std::string& obj, const std::string& name) const;
+    std::string attr_as_text(const std::string& obj, const std::string& name) const;
+    std::vector<hsize_t> shape(const std::string& dataset) const;
+    // Reads a rank-2 (or rank-1 as a column) numeric dataset; rejects NaN/Inf unless allowed.
+    Eigen::MatrixXd matrix(const std::string& dataset, bool allow_nonfinite = false) const;
+    std::vector<double> vector(const std::string& dataset) const;
+    std::vector<std::string> strings(const std::string& dataset) const;
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+    H5Id file_;
+};
+
+}  // namespace attnspec

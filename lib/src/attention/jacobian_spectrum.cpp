@@ -1,0 +1,33 @@
+// jacobian_spectrum: the large-scale engine applied to one attention head's weight Jacobian.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnspec/attention/attention.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/attention/jacobian.hpp"
+#include "attnspec/attention/jacobian_spectrum.hpp"
+
+namespace attnspec {
+
+OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
+    h.validate("jacobian_spectrum");
+    const Eigen::Index N = h.N(), D = h.D(), d = h.d(), rows = N * d;
+    // Gram + factor + copy (engine) on top of the Gram assembly's own result.
+    check_allocation(3.0 * jacobian_gram_bytes(N, d), opt.max_bytes,
+                     "kappa(J) for a (" + std::to_string(N) + ", " + std::to_string(D) + ", " +
+                         std::to_string(d) + ") head (Gram " + std::to_string(rows) + "^2)");
+    LargeSvdOptions o = opt;
+    const double u = std::numeric_limits<double>::epsilon() / 2;
+    if (o.product_rel_error <= 0) {
+        const double generic = 4 * std::sqrt(static_cast<double>(rows + 3 * D * d)) * u;
+        o.product_rel_error = std::max(generic, static_cast<double>(N + D + d + 3) * u);
+    }
+    const JacobianOperator J(h);
+    const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes);
+    OperatorSpectrum s = operator_spectrum(J, &G, o);
+    s.notes.push_back("J = [J_Q, J_K, J_V] at W + C (SC Thm 3.3); G from jacobian_gram_outer");
+    return s;
+}
+
+}  // namespace attnspec

@@ -1,0 +1,240 @@
+// Dense SVD backends, the whole-decomposition (Weyl) enclosure and kappa. The per-triplet
+// refinement lives in svd_enclosure.cpp.
+#include "attnspec/spectral/svd.hpp"
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/interval_ops.hpp"
+
+namespace attnspec {
+
+const char* to_string(KappaConvention c) { return c == KappaConvention::strict ? "strict" : "nz"; }
+KappaConvention kappa_convention_from_string(const std::string& s) {
+    if (s == "strict") return KappaConvention::strict;
+    if (s == "nz") return KappaConvention::nz;
+    fail_usage("unknown kappa convention '" + s + "' (expected strict or nz)");
+}
+
+const char* to_string(SvdMethod m) {
+    switch (m) {
+        case SvdMethod::jacobi:
+            return "eigen-jacobi";
+        case SvdMethod::bdc:
+            return "eigen-bdc";
+        case SvdMethod::auto_select:
+            return "auto";
+        case SvdMethod::gesdd:
+            return "lapack-dgesdd";
+        case SvdMethod::gejsv:
+            return "lapack-dgejsv";
+    }
+    return "?";
+}
+SvdMethod svd_method_from_string(const std::string& s) {
+    if (s == "jacobi") return SvdMethod::jacobi;
+    if (s == "bdc") return SvdMethod::bdc;
+    if (s == "gesdd") return SvdMethod::gesdd;
+    if (s == "gejsv") return SvdMethod::gejsv;
+    if (s == "auto") return SvdMethod::auto_select;
+    fail_usage("unknown SVD method '" + s + "' (expected auto, jacobi, bdc, gesdd or gejsv)");
+}
+
+namespace {
+
+void run_gesdd(const Eigen::MatrixXd& M, bool values_only, SvdResult& out) {
+    const lapack_int m = static_cast<lapack_int>(M.rows()), n = static_cast<lapack_int>(M.cols());
+    const lapack_int r = std::min(m, n);
+    Eigen::MatrixXd A = M;
+    out.sigma.resize(r);
+    lapack_int info;
+    if (values_only) {
+        info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, A.data(), m, out.sigma.data(), nullptr,
+                              1, nullptr, 1);
+    } else {
+        out.U.resize(m, r);
+        Eigen::MatrixXd Vt(r, n);
+        info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', m, n, A.data(), m, out.sigma.data(),
+                              out.U.data(), m, Vt.data(), r);
+        out.V = Vt.transpose();
+    }
+    if (info != 0) fail_data("dgesdd failed (info = " + std::to_string(info) + ")");
+}
+
+// dgejsv needs m >= n: a wide M is handled as M^T with U and V swapped.
+void run_gejsv(const Eigen::MatrixXd& M0, bool values_only, SvdResult& out) {
+    const bool wide = M0.rows() < M0.cols();
+    Eigen::MatrixXd A = wide ? Eigen::MatrixXd(M0.transpose()) : M0;
+    const lapack_int m = static_cast<lapack_int>(A.rows()), n = static_cast<lapack_int>(A.cols());
+    Eigen::VectorXd sva(n);
+    Eigen::MatrixXd U(values_only ? 1 : m, values_only ? 1 : n),
+        V(values_only ? 1 : n, values_only ? 1 : n);
+    // The _work interface with a generous work space: some LAPACKE releases size dgejsv's work
+    // array too small for JOBU/JOBV = U/V (heap overflow). LAPACK's minimum is below this.
+    const std::size_t mm = static_cast<std::size_t>(m), nn = static_cast<std::size_t>(n);
+    std::vector<double> work(std::max<std::size_t>(7, 2 * (mm + nn) * (mm + nn) + 10 * (mm + nn)));
+    std::vector<lapack_int> iwork(mm + 3 * nn + 3);
+    const lapack_int info = LAPACKE_dgejsv_work(
+        LAPACK_COL_MAJOR, 'C', values_only ? 'N' : 'U', values_only ? 'N' : 'V', 'R', 'N', 'N', m,
+        n, A.data(), m, sva.data(), U.data(), values_only ? 1 : m, V.data(), values_only ? 1 : n,
+        work.data(), static_cast<lapack_int>(work.size()), iwork.data());
+    const double stat[2] = {work[0], work[1]};
+    if (info != 0) fail_data("dgejsv failed (info = " + std::to_string(info) + ")");
+    out.sigma = sva * (stat[0] / stat[1]);  // LAPACK returns scaled values: sigma = (s0/s1) sva
+    if (values_only) return;
+    out.U = wide ? V : U;
+    out.V = wide ? U : V;
+}
+
+void weyl_enclosure(const Eigen::MatrixXd& M, SvdResult& out) {
+    const Eigen::Index r = out.sigma.size();
+    const double u = std::numeric_limits<double>::epsilon() / 2;
+    const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(r, r);
+    out.residual = (M - out.U * out.sigma.asDiagonal() * out.V.transpose()).norm();
+    out.eta_U = (out.U.transpose() * out.U - I).norm();
+    out.eta_V = (out.V.transpose() * out.V - I).norm();
+    // Rounding in evaluating the residual and the Gram matrices: |fl(x) - x| <= gamma_k * |terms|
+    // with k = max(m, n, r) + 2 inner-product terms (Higham Thm 3.5), scaled by the norms involved.
+    const double k = static_cast<double>(std::max({M.rows(), M.cols(), r}) + 2);
+    const double gamma = k * u / (1 - k * u);
+    out.pad = 2 * gamma * (M.norm() + out.sigma.norm() * (1 + out.eta_U) * (1 + out.eta_V));
+    out.radius.resize(r);
+    const double shrink = 1 - std::sqrt(std::max(0.0, (1 - out.eta_U) * (1 - out.eta_V)));
+    const double grow = std::sqrt((1 + out.eta_U) * (1 + out.eta_V)) - 1;
+    for (Eigen::Index i = 0; i < r; ++i)
+        out.radius[i] = iv::up(out.residual + out.sigma[i] * std::max(shrink, grow) + out.pad);
+    out.weyl_radius = out.radius;
+    out.lo.resize(r);
+    out.hi.resize(r);
+    for (Eigen::Index i = 0; i < r; ++i) {
+        const Interval w = iv::around(out.sigma[i], out.radius[i]);
+        out.lo[i] = std::max(0.0, w.lo);  // singular values are >= 0
+        out.hi[i] = w.hi;
+    }
+    out.basis.assign(r, "weyl");
+    out.triplet_residual = Eigen::VectorXd::Constant(r, std::numeric_limits<double>::quiet_NaN());
+}
+
+}  // namespace
+
+SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
+    if (M.size() == 0) fail_data("SVD of an empty matrix");
+    if (!M.allFinite()) fail_data("SVD input contains NaN or Inf");
+    const Eigen::Index m = M.rows(), n = M.cols(), r = std::min(m, n);
+    // Work space of the SVD + Weyl check: ~ copies of M, U, V and r x r Gram matrices.
+    check_allocation(8.0 * (3.0 * m * n + 2.0 * (m + n) * r + 2.0 * r * r), 16.0 * (1ull << 30),
+                     "dense SVD of a " + std::to_string(m) + "x" + std::to_string(n) + " matrix");
+    SvdMethod method = opt.method;
+    if (method == SvdMethod::auto_select)
+        method =
+            r <= 64 ? SvdMethod::jacobi : SvdMethod::gesdd;  // Jacobi: accurate, slow beyond ~64
+    SvdResult out;
+    out.method = to_string(method);
+    const int vec = opt.values_only ? 0 : (Eigen::ComputeThinU | Eigen::ComputeThinV);
+    switch (method) {
+        case SvdMethod::jacobi: {
+            Eigen::JacobiSVD<Eigen::MatrixXd> s(M, vec);
+            out.sigma = s.singularValues();
+            if (!opt.values_only) out.U = s.matrixU(), out.V = s.matrixV();
+            break;
+        }
+        case SvdMethod::bdc: {
+            Eigen::BDCSVD<Eigen::MatrixXd> s(M, vec);
+            out.sigma = s.singularValues();
+            if (!opt.values_only) out.U = s.matrixU(), out.V = s.matrixV();
+            break;
+        }
+        case SvdMethod::gesdd:
+            run_gesdd(M, opt.values_only, out);
+            break;
+        case SvdMethod::gejsv:
+            run_gejsv(M, opt.values_only, out);
+            break;
+        case SvdMethod::auto_select:
+            break;
+    }
+    if (opt.values_only) {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        out.radius = out.lo = out.hi = out.weyl_radius = out.triplet_residual =
+            Eigen::VectorXd::Constant(r, nan);
+        out.basis.assign(r, "none (values only)");
+        out.residual = out.eta_U = out.eta_V = out.pad = nan;
+        return out;
+    }
+    weyl_enclosure(M, out);
+    if (opt.refine) refine_enclosures(M, out, opt);
+    return out;
+}
+
+SvdResult svd(const Eigen::MatrixXd& M, SvdMethod method) {
+    SvdOptions o;
+    o.method = method;
+    return svd(M, o);
+}
+
+Interval divide(Interval a, Interval b) {
+    const double inf = std::numeric_limits<double>::infinity();
+    Interval q;
+    q.lo = b.hi <= 0 ? inf : iv::down(std::max(0.0, a.lo) / b.hi);
+    q.hi = b.lo <= 0 ? inf : iv::up(a.hi / b.lo);
+    return q;
+}
+
+Kappa kappa(const SvdResult& s, Eigen::Index rows, Eigen::Index cols, KappaConvention c,
+            double rtol) {
+    Kappa k;
+    k.convention = c;
+    k.method = s.method;
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double default_rtol = static_cast<double>(std::max(rows, cols)) * eps;
+    if (!(rtol < 0) && !(rtol >= 0 && rtol < 1)) fail_data("kappa: rtol must be in [0, 1)");
+    const double t = rtol < 0 ? default_rtol : rtol;
+    k.rtol = c == KappaConvention::nz ? t : 0.0;
+    const Eigen::Index r = s.sigma.size();
+    if (r == 0) fail_data("kappa of an empty matrix");
+    k.sigma_max = s.sigma[0];
+    k.rank = 0;
+    for (Eigen::Index i = 0; i < r; ++i)
+        if (s.sigma[i] > t * s.sigma[0]) k.rank = i + 1;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (s.sigma[0] == 0) {
+        k.value = inf;
+        k.enclosure = {inf, inf};
+        return k;
+    }
+    Eigen::Index j = r - 1;
+    if (c == KappaConvention::nz) j = std::max<Eigen::Index>(k.rank - 1, 0);
+    k.sigma_min = s.sigma[j];
+    // strict: a numerically rank-deficient matrix has kappa = inf by convention (MATH.md §1)
+    if (c == KappaConvention::strict && k.rank < r) {
+        k.value = inf;
+        k.enclosure = divide(s.enclosure(0), s.enclosure(j));
+        k.enclosure.hi = inf;
+        return k;
+    }
+    k.value = k.sigma_min > 0 ? s.sigma[0] / k.sigma_min : inf;
+    k.enclosure = divide(s.enclosure(0), s.enclosure(j));
+    return k;
+}
+
+Kappa kappa(const Eigen::MatrixXd& M, KappaConvention c, double rtol) {
+    return kappa(svd(M), M.rows(), M.cols(), c, rtol);
+}
+
+std::string Kappa::describe() const {
+    char buf[240], rt[64] = "";
+    if (convention == KappaConvention::nz) std::snprintf(rt, sizeof rt, ", rtol=%.3g", rtol);
+    const std::string rtol_text = rt;
+    std::snprintf(buf, sizeof buf, "kappa_%s = %.10g in [%.10g, %.10g] (%s%s)",
+                  to_string(convention), value, enclosure.lo, enclosure.hi, method.c_str(),
+                  rtol_text.c_str());
+    return buf;
+}
+
+}  // namespace attnspec

@@ -1,0 +1,105 @@
+// thm3.3, thm3.4 and specA-sweep checks: agreement, not_applicable, planted violations, and an
+// independent confirmation of a thm3.4 counterexample.
+#include "attnspec/base/errors.hpp"
+#include "attnspec/attention/jacobian.hpp"
+#include "attnspec/proofs/attention_checks.hpp"
+#include "test_support.hpp"
+
+using namespace attnspec;
+using namespace attnspec::proofs;
+
+namespace {
+Head small_head(std::uint64_t seed, long N = 6, long D = 5, long d = 3) {
+    RandomSpec s;
+    s.N = N, s.D = D, s.d = d, s.seed = seed;
+    return random_head(s);
+}
+}  // namespace
+
+TEST_CASE("thm3.3 holds on small heads and flags a planted closed-form error", "[thm3.3]") {
+    const Head h = small_head(1);
+    CHECK(check_thm_3_3(h).verdict == Verdict::holds);
+    auto wrong = check_thm_3_3(h, [](const Head& x) {
+        Eigen::MatrixXd J = jacobian_weights(x);
+        J(3, 4) += 1e-9 * J.norm();  // far above 8 n u ||M||_F, far below a visible bug
+        return J;
+    });
+    CHECK(wrong.verdict == Verdict::violated);
+    // the transposed-vec convention (a classic mistake) is caught too
+    auto transposed = check_thm_3_3(h, [](const Head& x) {
+        Eigen::MatrixXd J = jacobian_weights(x);
+        const Eigen::Index Dd = x.D() * x.d();
+        Eigen::MatrixXd JQ = J.leftCols(Dd);
+        for (Eigen::Index c = 0; c < Dd; ++c)  // permute columns as vec(W^T) instead of vec(W)
+            J.col(c) = JQ.col((c % x.d()) * x.D() + c / x.d());
+        return J;
+    });
+    CHECK(transposed.verdict == Verdict::violated);
+}
+
+TEST_CASE("thm3.4: rank-deficient J is not_applicable, never violated", "[thm3.4]") {
+    Head h = small_head(2, 4, 3, 2);
+    for (Eigen::Index i = 1; i < h.N(); ++i) h.X.row(i) = h.X.row(0);  // identical tokens
+    auto r = check_thm_3_4(h);
+    CHECK(r.verdict == Verdict::not_applicable);
+    CHECK(r.value("rank(J)") < std::min(h.N() * h.d(), 3 * h.D() * h.d()));
+}
+
+TEST_CASE("thm3.4: planted wrong factor is violated; strict kappa(Lambda) is vacuous", "[thm3.4][planted]") {
+    const Head h = small_head(3);
+    auto ok = check_thm_3_4(h);
+    REQUIRE(ok.verdict == Verdict::holds);
+    Thm34Options planted;
+    planted.bound_factor = 1e-12;  // e.g. kappa(X)^3 dropped to a constant
+    CHECK(check_thm_3_4(h, planted).verdict == Verdict::violated);
+    Thm34Options strict;
+    strict.kappa_lambda = KappaConvention::strict;
+    auto v = check_thm_3_4(h, strict);
+    CHECK(std::isinf(v.value("bound")));
+    CHECK(v.verdict == Verdict::holds);
+    CHECK(v.note.find("vacuous") != std::string::npos);
+}
+
+TEST_CASE("thm3.4 counterexample confirmed by an independent route", "[thm3.4]") {
+    // First violation of the default run (regime N>D/kappa-1e3/s=1/gaussian): replayed here and
+    // re-derived with forward-mode J (route (b)) and complex-step J, both SVD'd independently.
+    RunOptions opt;
+    opt.regimes = {"N>D/kappa-1e3/s=1/gaussian"};
+    opt.search_budget_s = 0;
+    auto run = run_thm_3_4(opt);
+    const CheckResult* bad = nullptr;
+    for (const auto& r : run.results)
+        if (r.verdict == Verdict::violated) bad = &r;
+    REQUIRE(bad != nullptr);
+    Head h;
+    for (const auto& reg : attention_regimes(opt))
+        if (reg.name() == bad->regime) h = draw_head(reg, bad->seed);
+    const double bound = bad->value("bound");
+    for (const Eigen::MatrixXd& J : {jacobian_weights_forward_mode(h), jacobian_weights_complex_step(h)}) {
+        Eigen::JacobiSVD<Eigen::MatrixXd> s(J);
+        const auto& sv = s.singularValues();
+        const double k = sv[0] / sv[sv.size() - 1];
+        INFO("kappa(J) by an independent route = " << k << ", check's " << bad->value("kappa(J)")
+                                                   << ", bound " << bound);
+        CHECK(k > bound);
+        CHECK_THAT(k, Catch::Matchers::WithinRel(bad->value("kappa(J)"), 1e-4));
+    }
+}
+
+TEST_CASE("specA-sweep records the sweep and reports saturation", "[specA]") {
+    Head h = small_head(4);
+    auto r = check_speca_sweep(h);
+    REQUIRE(r.instance.back().first == "sweep");
+    const Eigen::MatrixXd& sweep = r.instance.back().second;
+    CHECK(sweep.rows() == 11);
+    CHECK(sweep.cols() == 6);
+    CHECK(sweep(0, 0) == 0.0);
+    // Planted: token rows scaled by 30 saturate the softmax at lambda = 10 (logits ~ 1e5), where
+    // J_Q and J_K vanish: kappa(J) cannot fall and the claim must be reported violated or n/a.
+    Head big = h;
+    big.X *= 30;
+    auto s = check_speca_sweep(big);
+    CHECK(s.value("saturated_at_10") == 1.0);
+    CHECK(s.verdict != Verdict::holds);
+    CHECK_THROWS_AS(check_speca_sweep(h, {0.0, -1.0}), Error);
+}
