@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "attnspec/infsa/infsa.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/base/random.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 
@@ -125,7 +125,7 @@ int run_fidelity(const Invocation& inv) {
             for (long N : Ns)
                 for (long dr = 0; dr < draws; ++dr)
                     for (long h = 0; h < heads; ++h, ++i) {
-                        const std::uint64_t s = proofs::instance_seed(seed, i);
+                        const std::uint64_t s = instance_seed(seed, i);
                         Eigen::MatrixXd Q, K;
                         draw_family(fam, N, dh, mu, s, Q, K);
                         one(fam, N, h, dr, s, Q, K);

@@ -130,11 +130,5 @@ std::string default_embedded_heads() {
     return "";
 }
 
-std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i) {
-    std::uint64_t z = master + 0x9E3779B97F4A7C15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 }  // namespace attnspec::proofs

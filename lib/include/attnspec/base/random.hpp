@@ -30,6 +30,10 @@ class Rng {
     std::normal_distribution<double> n_{0.0, 1.0};
 };
 
+// Derive the seed of instance i from a master seed (SplitMix64 finaliser), so any instance of a
+// seeded run replays alone from (master, i). O(1).
+std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i);
+
 // sigma_1 * kappa^{-(i/(r-1))}, i = 0..r-1: geometric spectrum with condition number kappa.
 Eigen::VectorXd geometric_spectrum(Eigen::Index r, double sigma_1, double kappa);
 

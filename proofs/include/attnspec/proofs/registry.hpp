@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnspec/base/check.hpp"
+#include "attnspec/base/random.hpp"
 #include "attnspec/io/report_writer.hpp"
 
 namespace attnspec::proofs {
@@ -79,7 +80,6 @@ struct WeightShape {
 };
 std::vector<WeightShape> weight_shapes(const RunOptions& opt, WeightShape large);
 
-// Derive the seed of instance i from the master seed (SplitMix64), so any instance replays alone.
-std::uint64_t instance_seed(std::uint64_t master, std::uint64_t i);
+using attnspec::instance_seed;  // base/random.hpp
 
 }  // namespace attnspec::proofs
