@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Compare two attnspec HDF5 reports entry by entry: every dataset and every attribute, exactly
+(NaN equal to NaN), ignoring what legitimately differs between two runs of the same seed: wall
+times, creation time, host, command line and the build identity (git sha, versions, compiler).
+
+    /usr/bin/python3 scripts/compare-reports.py A.h5 B.h5 [--ignore NAME ...]
+
+Exit 0 when the reports agree, 1 when they differ (the first differences are printed), 2 on a
+usage or read error. Needs h5py and numpy (Debian: python3-h5py, python3-numpy).
+Used to show that a refactoring changed no verdict and no number: run `attnspec verify --all
+--search-budget 0` (the thm3.4 search is bounded by wall-clock time, so it is switched off) on
+both builds and compare the two reports.
+"""
+import argparse
+import sys
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # pragma: no cover - environment problem
+    print(f"compare-reports: {e} (install python3-h5py and python3-numpy)", file=sys.stderr)
+    sys.exit(2)
+
+# Attributes that describe the run or the build rather than the result.
+RUN_ATTRIBUTES = {
+    "seconds", "created_utc", "command_line", "host", "search_effort",
+    "git_sha", "git_dirty", "tool_version", "build_type", "compiler", "blas",
+}
+
+
+def entries(path, ignore):
+    out = {}
+    with h5py.File(path, "r") as f:
+        def take_attrs(name, obj):
+            for k, v in obj.attrs.items():
+                if k not in ignore:
+                    out[f"{name}@{k}"] = v
+
+        take_attrs("/", f)
+
+        def visit(name, obj):
+            take_attrs(name, obj)
+            if isinstance(obj, h5py.Dataset):
+                out[name] = obj[()]
+
+        f.visititems(visit)
+    return out
+
+
+def same(x, y):
+    a, b = np.asarray(x), np.asarray(y)
+    if a.shape != b.shape:
+        return False
+    try:
+        return bool(np.array_equal(a, b, equal_nan=True))
+    except TypeError:  # strings and objects: no NaN
+        return bool(np.array_equal(a, b))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--ignore", action="append", default=[],
+                    help="another attribute name to ignore (repeatable)")
+    args = ap.parse_args()
+    ignore = RUN_ATTRIBUTES | set(args.ignore)
+    try:
+        ea, eb = entries(args.a, ignore), entries(args.b, ignore)
+    except OSError as e:
+        print(f"compare-reports: cannot read: {e}", file=sys.stderr)
+        return 2
+    diffs = 0
+    for key in sorted(set(ea) | set(eb)):
+        if key not in ea or key not in eb:
+            msg = f"only in {'B' if key not in ea else 'A'}: {key}"
+        elif not same(ea[key], eb[key]):
+            msg = f"differs: {key}: {str(ea[key])[:70]} | {str(eb[key])[:70]}"
+        else:
+            continue
+        diffs += 1
+        if diffs <= 20:
+            print(msg)
+    print(f"{len(ea)} entries in A, {len(eb)} in B; {diffs} differences")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
