@@ -41,16 +41,22 @@ JacobianPlan plan_jacobians(const std::vector<Head>& heads, const JacobianOption
     // With the spectrum, J J^T and matrix-free products replace J: dense J is optional.
     p.dense = !opt.spectrum || p.bytes <= opt.max_bytes;
     if (!p.dense)
-        p.note = what + " (" + human_bytes(p.bytes) +
-                 ") is above max_bytes = " + human_bytes(opt.max_bytes) +
-                 ": not formed; the spectrum uses " + jacobian_symbol(opt.wrt) + " " +
-                 jacobian_symbol(opt.wrt) + "^T and matrix-free products";
+        p.why_not_dense = what + " (" + human_bytes(p.bytes) +
+                          ") is above max_bytes = " + human_bytes(opt.max_bytes) +
+                          ": not formed; the spectrum uses " + jacobian_symbol(opt.wrt) + " " +
+                          jacobian_symbol(opt.wrt) + "^T and matrix-free products";
     else if (!(p.bytes <= opt.max_bytes))
         throw Error(ExitCode::DataError,
                     what + " of one head would need " + human_bytes(p.bytes) +
                         ", above max_bytes = " + human_bytes(opt.max_bytes),
                     "max_bytes");
     p.store = p.dense && p.bytes <= opt.store_bytes;
+    if (!p.dense)
+        p.why_not_stored = "not formed";
+    else if (!p.store)
+        p.why_not_stored = what + " (" + human_bytes(p.bytes) +
+                           ") is above store_bytes = " + human_bytes(opt.store_bytes) +
+                           ": formed for its norms, not kept";
     return p;
 }
 

@@ -39,6 +39,7 @@ TEST_CASE("jacobian analysis: norms of the closed form, blocks and the layer", "
     REQUIRE(seen.size() == 2);
     CHECK(a.plan.dense);
     CHECK(a.plan.store);
+    CHECK(a.plan.why_not_stored.empty());
     double layer2 = 0;
     for (std::size_t h = 0; h < 2; ++h) {
         const Eigen::MatrixXd J = jacobian_weights(heads[h]);
@@ -80,6 +81,8 @@ TEST_CASE("jacobian analysis: J_X, store limit and the sink", "[jacobian]") {
         });
     CHECK(called);
     CHECK_FALSE(a.plan.store);
+    CHECK(a.plan.why_not_dense.empty());
+    CHECK(a.plan.why_not_stored.find("store_bytes") != std::string::npos);
     CHECK(a.heads[0].rows == 5 * 2);
     CHECK(a.heads[0].cols == 5 * 4);
     CHECK_FALSE(a.heads[0].has_blocks);
@@ -103,7 +106,8 @@ TEST_CASE("jacobian analysis: limits name their parameter; spectrum without dens
     const JacobianAnalysis a = analyse_jacobians(heads, true, opt);
     CHECK_FALSE(a.plan.dense);
     CHECK_FALSE(a.plan.store);
-    CHECK_FALSE(a.plan.note.empty());
+    CHECK_FALSE(a.plan.why_not_dense.empty());
+    CHECK_FALSE(a.plan.why_not_stored.empty());
     CHECK(std::isnan(a.heads[0].frobenius));
     CHECK_FALSE(a.heads[0].has_blocks);
     REQUIRE(a.heads[0].has_spectrum);

@@ -34,7 +34,8 @@ struct JacobianPlan {
     double bytes = 0;   // dense J of the largest head
     bool dense = true;  // J is formed (false only with spectrum and bytes above max_bytes)
     bool store = true;  // J is handed to the sink for the report (dense and bytes <= store_bytes)
-    std::string note;   // why dense J is skipped; empty when it is formed
+    std::string why_not_dense;   // why J is not formed; empty when it is
+    std::string why_not_stored;  // why J is not kept for the report; empty when it is
 };
 
 struct HeadJacobian {
