@@ -89,7 +89,7 @@ TEST_CASE("jacobian analysis: J_X, store limit and the sink", "[jacobian]") {
     CHECK(std::string(jacobian_symbol(opt.wrt)) == "J_X");
 }
 
-TEST_CASE("jacobian analysis: limits name their parameter; spectrum without dense J",
+TEST_CASE("jacobian analysis: limits name their parameter, spectrum without dense J",
           "[jacobian]") {
     const std::vector<Head> heads = layer_heads(1, 5);
     JacobianOptions opt;

@@ -27,7 +27,8 @@ TEST_CASE("cond analysis: enclosures contain the exact sigma and kappa", "[spect
     CHECK(a.seconds >= 0);
 }
 
-TEST_CASE("cond analysis: rtol outside [0, 1) names the parameter", "[spectral][cond]") {
+TEST_CASE("cond analysis: rtol must lie below 1, the error names the parameter",
+          "[spectral][cond]") {
     CondOptions opt;
     opt.rtol = 2;
     try {
