@@ -3,8 +3,10 @@
 
 Deterministic: numpy PCG64 with the seeds below; run with /usr/bin/python3 (Debian's numpy + h5py):
     /usr/bin/python3 datasets/make_embedded.py datasets/embedded/attention_heads.h5
-Layout (reports/SCHEMA.md, "Input files"): /heads/<name>/{X, W_Q, W_K, W_V} row-major, attrs
-s (logit scale), seed, family, description.
+Layout: the attention input schema (reports/SCHEMA.md, "Attention input files") with named heads
+and one X per head: /heads/<name>/{X, W_Q, W_K, W_V} row-major, attrs s (logit scale), seed,
+family, description. The heads group does not track creation order (readers list it by name);
+keep it so, or the order of the embedded regimes in `attnspec verify` changes.
 """
 import sys
 

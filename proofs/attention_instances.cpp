@@ -4,6 +4,7 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/io/attention_input.hpp"
 #include "attnspec/proofs/attention_checks.hpp"
 #include "attention_run.hpp"
 
@@ -68,36 +69,20 @@ void store_head(CheckResult& res, const Head& h) {
     res.values.emplace_back("s", h.s);
 }
 
+// Records keep the head under <group>/instance/ (X, W_*, C_*) and s under <group>/values; the
+// datasets are read and checked by the one attention-head reader (io/attention_input.hpp).
 Head stored_head(const H5Reader& r, const std::string& group) {
-    Head h;
-    h.X = stored_matrix(r, group, "X");
-    h.W_Q = stored_matrix(r, group, "W_Q");
-    h.W_K = stored_matrix(r, group, "W_K");
-    h.W_V = stored_matrix(r, group, "W_V");
-    const std::string g = group == "/" ? "" : group;
-    if (r.exists(g + "/instance/C_Q")) h.C_Q = stored_matrix(r, group, "C_Q");
-    if (r.exists(g + "/instance/C_K")) h.C_K = stored_matrix(r, group, "C_K");
-    if (r.exists(g + "/instance/C_V")) h.C_V = stored_matrix(r, group, "C_V");
-    h.s = stored_value(r, group, "s");
-    h.validate("stored instance");
-    return h;
+    const std::string inst = (group == "/" ? "" : group) + "/instance";
+    const double s = stored_value(r, group, "s");
+    return read_attention_head(r, inst, r.matrix(inst + "/X"), inst + "/X", s);
 }
 
+// Any file in the attention input schema (reports/SCHEMA.md, "Attention input files").
 std::vector<std::pair<std::string, Head>> load_heads(const std::string& path) {
-    H5Reader r(path);
-    if (!r.exists("/heads")) fail_data(path + ": no /heads group (see reports/SCHEMA.md, input files)");
+    AttentionHeads in = load_attention_heads(path);
     std::vector<std::pair<std::string, Head>> out;
-    for (const auto& name : r.children("/heads")) {
-        const std::string g = "/heads/" + name;
-        Head h;
-        h.X = r.matrix(g + "/X");
-        h.W_Q = r.matrix(g + "/W_Q");
-        h.W_K = r.matrix(g + "/W_K");
-        h.W_V = r.matrix(g + "/W_V");
-        h.s = r.has_attr(g, "s") ? r.attr_double(g, "s") : 1.0;
-        h.validate(path + ":" + g);
-        out.emplace_back(name, std::move(h));
-    }
+    for (std::size_t h = 0; h < in.size(); ++h)
+        out.emplace_back(std::move(in.names[h]), std::move(in.heads[h]));
     return out;
 }
 

@@ -1,6 +1,7 @@
 // attnspec cond: exit codes, JSON header, report contents read back, enclosures of a known matrix.
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 
 #include "attnspec/io/report_writer.hpp"
 #include "test_support.hpp"
@@ -69,5 +70,22 @@ TEST_CASE("cond: clear errors and documented exit codes", "[cli][spectral]") {
     CHECK(r.code == 0);
     CHECK(r.out.find("--method") != std::string::npos);
     CHECK(r.out.find("example") != std::string::npos);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("cond: --no-report writes nothing", "[cli][spectral]") {
+    const std::string dir = attnspec::test::temp_dir();
+    const std::string in = make_input(dir);
+    auto r = run_cli("cond --input " + in + " --dataset /A --no-report");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("kappa_strict = 8") != std::string::npos);
+    CHECK(r.out.find("report: none") != std::string::npos);
+    r = run_cli("cond --input " + in + " --dataset /A --no-report --json");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"report\": null") != std::string::npos);
+    CHECK(run_cli("cond --input " + in + " --dataset /A --no-report --out " + dir + "/x.h5").code ==
+          64);
+    std::ifstream probe(dir + "/x.h5");
+    CHECK_FALSE(probe.good());
     std::system(("rm -rf " + dir).c_str());
 }

@@ -12,21 +12,22 @@ using attnspec::test::temp_dir;
 
 namespace {
 
-// numpy witness: complex-step J (h = 1e-30) of the head(s) in a report, compared with the stored
-// J. Tolerance: relative Frobenius error <= 64 n u, n = N + D + d: the C++ grid measures the
-// routes within 8 n u of each other relative to |J| on unsaturated instances (no lambda = 10);
-// numpy's complex step adds rounding of the same order -> 8x headroom.
+// numpy witness: complex-step J (h = 1e-30) of the head(s) in a report (X and s shared or per
+// head), compared with the stored J. Tolerance: relative Frobenius error <= 64 n u, n = N + D + d:
+// the C++ grid measures the routes within 8 n u of each other relative to |J| on unsaturated
+// instances (no lambda = 10); numpy's complex step adds rounding of the same order -> 8x headroom.
 const char* kCheck = R"PY(
 import sys, h5py, numpy as np
 u = np.finfo(float).eps / 2
 f = h5py.File(sys.argv[1], 'r'); g = f['jacobian']
-s, wrt = float(g.attrs['s']), g.attrs['wrt']
+wrt = g.attrs['wrt']
 wrt = wrt.decode() if isinstance(wrt, bytes) else wrt
-X = g['X'][()]
-N, D = X.shape
 worst = 0.0
 for h in range(int(g.attrs['H'])):
     gh = g['head_%d' % h]
+    X = gh['X'][()] if 'X' in gh else g['X'][()]      # X per head, or shared
+    s = float(gh.attrs['s'] if 's' in gh.attrs else g.attrs['s'])
+    N, D = X.shape
     W = [gh[k][()] + (gh['C' + k[1:]][()] if 'C' + k[1:] in gh else 0) for k in ('W_Q', 'W_K', 'W_V')]
     d = W[0].shape[1]
     def A(X, WQ, WK, WV):
@@ -145,4 +146,45 @@ TEST_CASE("jacobian: refusals and exit codes", "[cli][jacobian]") {
     CHECK(run_cli("jacobian --random 3,3,3 --correction lambda:-2").code == 64);
     CHECK(run_cli("jacobian").code == 64);
     CHECK(run_cli("jacobian --random 3,3,3 --out /nonexistent/dir/r.h5").code == 73);
+}
+
+TEST_CASE("jacobian: the embedded dataset (X per head) is an input", "[cli][jacobian]") {
+    const std::string dir = temp_dir();
+    const std::string in =
+        std::string(ATTNSPEC_SOURCE_DIR) + "/datasets/embedded/attention_heads.h5";
+    auto r = run_cli("jacobian --input " + in + " --json --out " + dir + "/e.h5");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"H\": 4") != std::string::npos);
+    CHECK(r.out.find("\"shared_X\": false") != std::string::npos);
+    CHECK(r.out.find("\"frobenius_layer\": null") != std::string::npos);
+    CHECK(r.out.find("\"iid-gauss-16x32x8\"") != std::string::npos);
+    CHECK(python(kCheck, dir + "/e.h5") == 0);
+    const char* probe =
+        "import h5py,sys\ng=h5py.File(sys.argv[1],'r')['jacobian']\n"
+        "ok = 'X' not in g and 'frobenius_layer' not in g.attrs and g.attrs['shared_X'] == 'no'\n"
+        "ok = ok and g['head_2/X'].shape == (24, 16) and g['head_2'].attrs['name'] == "
+        "'layernorm-24x16x4'\nsys.exit(0 if ok else 1)\n";
+    CHECK(python(probe, dir + "/e.h5") == 0);
+    r = run_cli("jacobian --input " + in + " --wrt input --no-report");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("layer: not reported (each head has its own X") != std::string::npos);
+    CHECK(r.out.find("head 1 (ill-conditioned-w-10x6x3; N, D, d = 10, 6, 3") != std::string::npos);
+    CHECK(run_cli("jacobian --input " + in + " --heads 2 --no-report").code == 65);
+}
+
+TEST_CASE("jacobian: --no-report writes nothing; --out with it is a usage error",
+          "[cli][jacobian]") {
+    const std::string dir = temp_dir();
+    auto r = run_cli("jacobian --random 4,3,2 --seed 2 --no-report --json");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"report\": null") != std::string::npos);
+    CHECK(r.out.find("\"frobenius_layer\": ") != std::string::npos);
+    r = run_cli("jacobian --random 4,3,2 --seed 2 --no-report");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("no report") != std::string::npos);
+    r = run_cli("jacobian --random 4,3,2 --no-report --out " + dir + "/n.h5");
+    CHECK(r.code == 64);
+    CHECK(python("import os,sys\nsys.exit(1 if os.listdir(sys.argv[1]) else 0)\n", dir) == 0);
+    CHECK(run_cli("jacobian --help").out.find("--no-report") != std::string::npos);
 }

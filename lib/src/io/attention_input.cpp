@@ -1,0 +1,151 @@
+// The attention input schema: loader, head reader and conversions (io/attention_input.hpp).
+#include "attnspec/io/attention_input.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "attnspec/base/errors.hpp"
+
+namespace attnspec {
+
+namespace {
+
+const char* kSchemaHint = "(see reports/SCHEMA.md, attention input files)";
+
+// "/W_Q" for the root group, "/heads/a/W_Q" below it.
+std::string join(const std::string& group, const std::string& name) {
+    if (group.empty() || group == "/") return "/" + name;
+    return group + "/" + name;
+}
+
+std::string dims(const Eigen::MatrixXd& M) {
+    return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
+}
+
+bool all_digits(const std::string& s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// File order, except that names which are all decimal integers sort numerically (0, 1, ..., 10):
+// HDF5 files written without creation-order tracking list links by name ("10" before "2").
+std::vector<std::string> ordered_heads(const H5Reader& r) {
+    std::vector<std::string> names = r.children("/heads");
+    if (std::all_of(names.begin(), names.end(), all_digits))
+        std::stable_sort(names.begin(), names.end(),
+                         [](const std::string& a, const std::string& b) {
+                             return a.size() != b.size() ? a.size() < b.size() : a < b;
+                         });
+    return names;
+}
+
+}  // namespace
+
+bool AttentionHeads::uniform() const {
+    for (const Head& h : heads)
+        if (h.N() != heads[0].N() || h.D() != heads[0].D() || h.d() != heads[0].d() ||
+            h.s != heads[0].s)
+            return false;
+    return true;
+}
+
+MultiHead AttentionHeads::multihead() const {
+    if (heads.empty()) fail_data(source + ": no heads");
+    if (!shared_X)
+        fail_data(source + ": the heads have their own X, so they do not form one layer");
+    if (!uniform())
+        fail_data(source + ": the heads differ in d or s, so they do not form one layer");
+    MultiHead m;
+    m.X = heads[0].X;
+    m.s = heads[0].s;
+    for (const Head& h : heads) m.heads.push_back({h.W_Q, h.W_K, h.W_V, h.C_Q, h.C_K, h.C_V});
+    return m;
+}
+
+Head read_attention_head(const H5Reader& r, const std::string& group, Eigen::MatrixXd X,
+                         const std::string& x_path, double s) {
+    const std::string& file = r.path();
+    Head h;
+    h.X = std::move(X);
+    h.s = s;
+    const Eigen::Index D = h.X.cols();
+    Eigen::Index d = -1;
+    std::string d_from;
+    for (const char* name : {"W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V"}) {
+        const std::string path = join(group, name);
+        const bool correction = name[0] == 'C';
+        if (!r.exists(path)) {
+            if (correction) continue;
+            fail_data(file + ": no dataset " + path + " (a head needs W_Q, W_K and W_V) " +
+                      kSchemaHint);
+        }
+        Eigen::MatrixXd M = r.matrix(path);  // DataError for NaN/Inf, rank > 2, empty
+        if (d < 0) d = M.cols(), d_from = path;
+        if (M.rows() != D || M.cols() != d)
+            fail_data(file + ": " + path + " is " + dims(M) + ", expected " + std::to_string(D) +
+                      "x" + (path == d_from ? "d" : std::to_string(d)) +
+                      " (D = " + std::to_string(D) + " from " + x_path +
+                      (path == d_from ? "" : ", d = " + std::to_string(d) + " from " + d_from) +
+                      ")");
+        Eigen::MatrixXd* slot[] = {&h.W_Q, &h.W_K, &h.W_V, &h.C_Q, &h.C_K, &h.C_V};
+        const int k = (correction ? 3 : 0) + (name[2] == 'Q' ? 0 : name[2] == 'K' ? 1 : 2);
+        *slot[k] = std::move(M);
+    }
+    h.validate(file + ":" + (group.empty() ? "/" : group));
+    return h;
+}
+
+AttentionHeads load_attention_heads(const std::string& path) {
+    const H5Reader r(path);
+    AttentionHeads in;
+    in.source = path;
+    const bool grouped = r.exists("/heads");
+    const bool root_form = r.exists("/W_Q") || r.exists("/W_K") || r.exists("/W_V");
+    if (grouped && root_form)
+        fail_data(path + ": holds both /heads and root weights (/W_Q, ...): use one form " +
+                  kSchemaHint);
+    if (!grouped && !root_form)
+        fail_data(path + ": no /heads group and no root weights /W_Q, /W_K, /W_V: no attention " +
+                  "head " + kSchemaHint);
+    if (grouped && !r.is_group("/heads")) fail_data(path + ": /heads is not a group");
+    const std::vector<std::string> names =
+        grouped ? ordered_heads(r) : std::vector<std::string>{"0"};
+    if (names.empty()) fail_data(path + ": group /heads holds no head " + kSchemaHint);
+
+    in.shared_X = r.exists("/X");
+    Eigen::MatrixXd X_root;
+    if (in.shared_X) X_root = r.matrix("/X");
+    const double s_root = r.has_attr("/", "s") ? r.attr_double("/", "s") : 1.0;
+    for (const std::string& name : names) {
+        const std::string group = grouped ? "/heads/" + name : "/";
+        const std::string x_own = join(group, "X");
+        if (grouped && in.shared_X && r.exists(x_own))
+            fail_data(path + ": both /X (shared) and " + x_own + ": give X once " + kSchemaHint);
+        if (!grouped && !in.shared_X)
+            fail_data(path + ": no dataset /X (the tokens, N x D) " + kSchemaHint);
+        if (!in.shared_X && !r.exists(x_own))
+            fail_data(path + ": no X for head '" + name + "': give /X (shared by every head) or " +
+                      x_own + " " + kSchemaHint);
+        const double s = r.has_attr(group, "s") ? r.attr_double(group, "s") : s_root;
+        Head h = in.shared_X ? read_attention_head(r, group, X_root, "/X", s)
+                             : read_attention_head(r, group, r.matrix(x_own), x_own, s);
+        in.corrections |= h.corrected();
+        in.names.push_back(name);
+        in.heads.push_back(std::move(h));
+    }
+    return in;
+}
+
+AttentionHeads attention_heads(const MultiHead& m, const std::string& source) {
+    AttentionHeads in;
+    in.source = source;
+    in.shared_X = true;
+    for (Eigen::Index h = 0; h < m.H(); ++h) {
+        in.names.push_back(std::to_string(h));
+        in.heads.push_back(m.head(h));
+        in.corrections |= in.heads.back().corrected();
+    }
+    return in;
+}
+
+}  // namespace attnspec
