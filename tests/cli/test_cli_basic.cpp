@@ -184,3 +184,58 @@ TEST_CASE("every registered check replays its stored records", "[cli]") {
     }
     std::system(("rm -rf " + dir).c_str());
 }
+
+TEST_CASE("--help lists every command of the table; info and report take --json", "[cli]") {
+    auto h = run_cli("--help");
+    REQUIRE(h.code == 0);
+    size_t last = 0;
+    for (const char* c : {"cond", "fidelity", "info", "jacobian", "neumann", "report", "verify"}) {
+        const size_t at = h.out.find(std::string("\n  ") + c + " ");
+        INFO(c);
+        CHECK(at != std::string::npos);
+        CHECK(at > last);  // in table order
+        last = at;
+    }
+    for (const char* c : {"info --help", "report --help", "verify --help"}) {
+        auto r = run_cli(c);
+        INFO(c);
+        CHECK(r.code == 0);
+        CHECK(r.out.find("--json") != std::string::npos);
+    }
+    auto v = run_cli("verify --help");
+    for (const char* o : {"--seed", "--out", "--no-report"}) CHECK(v.out.find(o) != std::string::npos);
+}
+
+TEST_CASE("verify --no-report writes neither a report nor counterexample files", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    // thm3.8-informal is refuted: without --no-report it writes counterexamples (test above)
+    auto r = run_cli("verify thm3.8-informal -q --no-report --json");
+    CHECK(r.code == 1);
+    CHECK(r.out.find("\"verdict\": \"violated\"") != std::string::npos);
+    CHECK(r.out.find("\"report\"") == std::string::npos);
+    auto h = run_cli("verify thm3.5 --trials 12 -q --no-report");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("thm3.5: holds") != std::string::npos);
+    CHECK(h.out.find("report:") == std::string::npos);
+    // nothing written in the working directory of the run either
+    const std::string cmd = "cd " + dir + " && " + ATTNSPEC_CLI_PATH +
+                            " verify thm3.8-informal -q --no-report >/dev/null 2>&1; "
+                            "test -z \"$(ls -A " + dir + ")\"";
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(run_cli("verify thm3.5 --trials 12 --no-report --out " + dir + "/v.h5").code == 64);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("a library error about a parameter names the option that sets it", "[cli]") {
+    // proofs::check_run_options refuses trials < 0 with Error::parameter() = "trials"; main()
+    // appends the option from flag_for_parameter.
+    auto r = run_cli("verify thm3.5 --trials=-1");
+    CHECK(r.code == 64);
+    CHECK(r.err.find("trials = -1 must be >= 0 (option --trials)") != std::string::npos);
+    auto k = run_cli("verify thm3.4 --kappa-lambda loose");
+    CHECK(k.code == 64);
+    CHECK(k.err.find("(option --kappa-lambda)") != std::string::npos);
+    auto t = run_cli("verify thm3.5 --time-budget=-2");
+    CHECK(t.code == 64);
+    CHECK(t.err.find("(option --time-budget)") != std::string::npos);
+}
