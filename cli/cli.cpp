@@ -18,13 +18,22 @@ namespace attnspec::cli {
 // clang-format off
 std::vector<Command>& command_table() {
     static std::vector<Command> table = {
-        {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix in an HDF5 file", run_cond},
-        {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families", run_fidelity},
-        {"info", "build flags, library versions, CUDA device status", run_info},
-        {"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3", run_jacobian},
-        {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, absorbing check", run_neumann},
-        {"report", "show or render an attnspec HDF5 report", run_report},
-        {"verify", "run the theorem checks (--list); --all is the main job", run_verify},
+        {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix "
+                 "in an HDF5 file",
+         run_cond},
+        {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families",
+         run_fidelity},
+        {"info", "build flags, library versions, CUDA device status",
+         run_info},
+        {"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3",
+         run_jacobian},
+        {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, "
+                    "absorbing check",
+         run_neumann},
+        {"report", "show or render an attnspec HDF5 report",
+         run_report},
+        {"verify", "run the theorem checks (--list); --all is the main job",
+         run_verify},
     };
     return table;
 }

@@ -51,18 +51,23 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("check", po::value(&o.names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&o.all), "run every registered check")
         ("list", po::bool_switch(&o.list), "list the registered checks and exit")
-        ("trials", po::value(&o.run.trials), "instances per check, spread over its regimes (default: each check's own grid, 28 to 650)")
-        ("shape", po::value(&o.shape), "fix the shape instead of the shape grid, AxB: W is AxB (thm3.5, lemma3.7, thm3.8), "
-         "D = A, d = B, N = 2A (attention checks), N = A (infsa checks); e.g. 64x16")
-        ("regime", po::value(&o.run.regimes)->multitoken(), "only regimes whose name contains this text")
-        ("time-budget", po::value(&o.run.time_budget_s), "seconds per check after which no new instance is drawn")
+        ("trials", po::value(&o.run.trials), "instances per check, spread over its regimes "
+         "(default: each check's own grid, 28 to 650)")
+        ("shape", po::value(&o.shape), "fix the shape instead of the shape grid, AxB: W is AxB "
+         "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
+         "checks); e.g. 64x16")
+        ("regime", po::value(&o.run.regimes)->multitoken(),
+         "only regimes whose name contains this text")
+        ("time-budget", po::value(&o.run.time_budget_s),
+         "seconds per check after which no new instance is drawn")
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),
          "exit non-zero on: violated | inconclusive | never")
         ("instance", po::value(&o.instance),
          "replay one stored instance (an instance file, or a report: its first violated record)")
-        ("record", po::value(&o.record), "with --instance on a report: the record group, e.g. instance_12")
+        ("record", po::value(&o.record),
+         "with --instance on a report: the record group, e.g. instance_12")
         ("kappa-lambda", po::value(&o.run.kappa_lambda)->default_value(o.run.kappa_lambda),
          "thm3.4: convention for kappa(Lambda): nz (rtol N^2 eps) or strict (= inf: vacuous bound)")
         ("embedded", po::value(&o.run.embedded_heads),

@@ -52,17 +52,22 @@ const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> table = {
         {"thm3.3", "closed-form Jacobian blocks J_Q, J_K, J_V and J_X = complex-step derivatives",
          "proofs/thm_3_3.md", run_thm_3_3, replay_thm_3_3},
-        {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
+        {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) "
+                   "kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
          "proofs/thm_3_4.md", run_thm_3_4, replay_thm_3_4},
-        {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, kappa(W+C) = 2s1/(s1+sr) <= 2",
+        {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, "
+                   "kappa(W+C) = 2s1/(s1+sr) <= 2",
          "proofs/thm_3_5.md", run_thm_3_5, replay_thm_3_5},
         {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
          "proofs/lemma_3_7.md", run_lemma_3_7, replay_lemma_3_7},
-        {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) (proved form)",
+        {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) "
+                   "(proved form)",
          "proofs/thm_3_8.md", run_thm_3_8, replay_thm_3_8},
-        {"thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W) (the paper's informal claim)",
+        {"thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W) "
+                            "(the paper's informal claim)",
          "proofs/thm_3_8.md", run_thm_3_8_informal, replay_thm_3_8_informal},
-        {"specA-sweep", "kappa(J) of SpecA (C = lambda I) falls from lambda = 0 to 10; saturation reported",
+        {"specA-sweep", "kappa(J) of SpecA (C = lambda I) falls from lambda = 0 to 10; "
+                        "saturation reported",
          "proofs/speca_sweep.md", run_speca_sweep, replay_speca_sweep},
         {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
          "proofs/infsa_neumann.md", run_infsa_neumann, replay_infsa_neumann},

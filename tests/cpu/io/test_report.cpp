@@ -68,7 +68,8 @@ TEST_CASE("an uncommitted report leaves the target untouched and no temp behind"
 
 TEST_CASE("report errors carry the documented exit codes", "[report]") {
     const std::string dir = test::temp_dir();
-    CHECK(code_of([&] { ReportWriter w(dir + "/no/such/dir/r.h5", Provenance{}); }) == ExitCode::CantCreate);
+    CHECK(code_of([&] { ReportWriter w(dir + "/no/such/dir/r.h5", Provenance{}); }) ==
+          ExitCode::CantCreate);
     CHECK(code_of([&] { H5Reader r(dir + "/missing.h5"); }) == ExitCode::NoInput);
     { std::ofstream(dir + "/text.h5") << "not hdf5 at all"; }
     CHECK(code_of([&] { H5Reader r(dir + "/text.h5"); }) == ExitCode::DataError);
@@ -96,7 +97,8 @@ TEST_CASE("report errors carry the documented exit codes", "[report]") {
     CHECK(std::isnan(r.matrix("/M", true)(1, 1)));
     if (::geteuid() != 0) {  // root ignores permissions
         ::mkdir((dir + "/ro").c_str(), 0555);
-        CHECK(code_of([&] { ReportWriter w(dir + "/ro/r.h5", Provenance{}); }) == ExitCode::CantCreate);
+        CHECK(code_of([&] { ReportWriter w(dir + "/ro/r.h5", Provenance{}); }) ==
+              ExitCode::CantCreate);
     }
     std::system(("chmod -R u+w " + dir + "; rm -rf " + dir).c_str());
 }
@@ -116,8 +118,8 @@ CheckRun two_instance_run() {
         r.regime = i == 0 ? "small" : "large";
         r.seed = 100 + i;
         const double a = i == 0 ? 1.0 : 3.0;
-        r.comparisons.push_back(
-            compare("bound", "a", a, Interval::point(a), Relation::le, "b", 2.0, Interval::point(2.0)));
+        r.comparisons.push_back(compare("bound", "a", a, Interval::point(a), Relation::le, "b", 2.0,
+                                        Interval::point(2.0)));
         r.values.emplace_back("lambda", 10.0 + i);
         r.instance.emplace_back("W", Eigen::MatrixXd::Constant(2, 3, a));
         r.finalize();
@@ -173,7 +175,8 @@ TEST_CASE("check records read back through io/check_records as written", "[repor
     std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("counterexample files: violated instances only, replayable from their root", "[report][records]") {
+TEST_CASE("counterexample files: violated instances only, replayable from their root",
+          "[report][records]") {
     const std::string dir = test::temp_dir();
     const CheckRun run = two_instance_run();
     const auto paths = write_counterexample_files(run, dir + "/cx", Provenance{"t", 7, {}});
