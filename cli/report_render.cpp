@@ -62,8 +62,7 @@ std::string render_checks_text(const ReportSummary& s) {
                << ", median " << num(r.median_ratio) << "\n";
         for (const auto& l : record_lines(c)) os << "  " << l << "\n";
     }
-    for (const auto& g : s.other_groups)
-        if (g != "checks") os << "group /" << g << " (see --tree)\n";
+    for (const auto& g : s.other_groups) os << "group /" << g << " (see --tree)\n";
     return os.str();
 }
 

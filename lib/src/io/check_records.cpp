@@ -289,6 +289,10 @@ Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group,
     return r.matrix(under(group, "instance/" + name));
 }
 
+bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name) {
+    return r.exists(under(group, "instance/" + name));
+}
+
 double stored_value(const H5Reader& r, const std::string& group, const std::string& name) {
     return r.attr_double(under(group, "values"), name);
 }

@@ -169,6 +169,8 @@ TEST_CASE("check records read back through io/check_records as written", "[repor
     CHECK(g == rec.group);
     CHECK(stored_matrix(r, g, "W") == Eigen::MatrixXd::Constant(2, 3, 3.0));
     CHECK(stored_value(r, g, "lambda") == 11.0);
+    CHECK(has_stored_matrix(r, g, "W"));
+    CHECK_FALSE(has_stored_matrix(r, g, "C_Q"));
     CHECK(code_of([&] { stored_value(r, g, "missing"); }) == ExitCode::DataError);
     CHECK(code_of([&] { find_replay_record(r, "other"); }) == ExitCode::DataError);
     CHECK(code_of([&] { find_replay_record(r, "demo", "instance_99"); }) == ExitCode::DataError);

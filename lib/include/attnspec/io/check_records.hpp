@@ -83,5 +83,7 @@ std::string find_replay_record(const H5Reader& r, const std::string& check,
 // "/" (an instance file's root). Errors: DataError naming the missing dataset or attribute.
 Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
 double stored_value(const H5Reader& r, const std::string& group, const std::string& name);
+// Whether the record stores the optional input instance/<name> (e.g. a head's C_Q).
+bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
 
 }  // namespace attnspec
