@@ -1,28 +1,59 @@
 #include "cli.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <sstream>
-#include <sys/stat.h>
+#include <string_view>
+#include <utility>
 
 #include "attnspec/gpu/base/device.hpp"
 #include "commands.hpp"
 
 namespace attnspec::cli {
 
+// clang-format off
 std::vector<Command>& command_table() {
     static std::vector<Command> table = {
-        {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix in an HDF5 file", run_cond},
-        {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families", run_fidelity},
-        {"info", "build flags, library versions, CUDA device status", run_info},
-        {"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3", run_jacobian},
-        {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, absorbing check", run_neumann},
-        {"report", "show or render an attnspec HDF5 report", run_report},
-        {"verify", "run the theorem checks (--list); --all is the main job", run_verify},
+        {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix "
+                 "in an HDF5 file",
+         run_cond},
+        {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families",
+         run_fidelity},
+        {"info", "build flags, library versions, CUDA device status",
+         run_info},
+        {"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3",
+         run_jacobian},
+        {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, "
+                    "absorbing check",
+         run_neumann},
+        {"report", "show or render an attnspec HDF5 report",
+         run_report},
+        {"verify", "run the theorem checks (--list); --all is the main job",
+         run_verify},
     };
     return table;
+}
+// clang-format on
+
+void print_help(std::ostream& os) {
+    os << "attnspec " << ATTNSPEC_VERSION
+       << " - numerical verification of the spectral theory of attention\n\n"
+          "usage: attnspec <command> [options]\n"
+          "       attnspec <command> --help   (options and examples for one command)\n"
+          "       attnspec --version\n\n"
+          "commands:\n";
+    for (const auto& c : command_table())
+        os << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
+           << c.summary << "\n";
+    os << "\nEvery command takes --json (one JSON document on stdout); logs and progress go to\n"
+          "stderr. Exit codes: 0 ok/holds, 1 violated, 2 inconclusive, 64 usage, 65 bad data,\n"
+          "66 input missing, 69 no CUDA device, 70 internal error, 73 cannot create output,\n"
+          "74 I/O error.\n\n"
+          "start with:  attnspec verify --all        (every check, report in reports/out/)\n";
 }
 
 bool parse(const Invocation& inv, const std::string& command, const std::string& synopsis,
@@ -57,7 +88,8 @@ void add_common_options(po::options_description& desc, CommonOptions& o,
     if (which & kOut)
         desc.add_options()(
             "out", po::value(&o.out),
-            ("report path (default reports/out/" + default_report + ", directory created)").c_str());
+            ("report path (default reports/out/" + default_report + ", directory created)")
+                .c_str());
     if (which & kNoReport)
         desc.add_options()("no-report", po::bool_switch(&o.no_report),
                            "write no report (results on stdout only)");
@@ -73,14 +105,30 @@ std::string report_target(const CommonOptions& o, const std::string& default_rep
     return report_path(o.out, default_report);
 }
 
+namespace {
+// Library parameter (Error::parameter()) -> the option that sets it. Keep sorted by parameter:
+// the static_assert below refuses an unsorted table.
+constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
+    {"gamma", "--gamma"},
+    {"kappa_lambda", "--kappa-lambda"},
+    {"max_bytes", "--max-memory"},
+    {"rtol", "--rtol"},
+    {"seed", "--seed"},
+    {"store_bytes", "--store-limit"},
+    {"time_budget_s", "--time-budget"},
+    {"trials", "--trials"},
+};
+constexpr bool sorted_by_parameter() {
+    for (size_t i = 1; i < std::size(kParameterFlags); ++i)
+        if (!(kParameterFlags[i - 1].first < kParameterFlags[i].first)) return false;
+    return true;
+}
+static_assert(sorted_by_parameter(), "kParameterFlags must be sorted by parameter, no duplicates");
+}  // namespace
+
 std::string flag_for_parameter(const std::string& parameter) {
-    static const std::pair<const char*, const char*> table[] = {
-        {"max_bytes", "--max-memory"},
-        {"gamma", "--gamma"},
-        {"seed", "--seed"},
-    };
-    for (const auto& [p, f] : table)
-        if (parameter == p) return f;
+    for (const auto& [p, f] : kParameterFlags)
+        if (parameter == p) return std::string(f);
     return "";
 }
 

@@ -27,8 +27,11 @@ struct Command {
     std::function<int(const Invocation&)> run;
 };
 
-// The explicit table of commands (cli.cpp), sorted by name.
+// The explicit table of commands (cli.cpp), sorted by name: one line {name, summary, run_<name>}
+// per command, run_<name> declared in commands.hpp and defined in cmd_<name>.cpp.
 std::vector<Command>& command_table();
+// `attnspec --help`: usage, the commands of the table in table order, exit codes.
+void print_help(std::ostream& os);
 
 // The options every command spells and treats the same way (where the command has them):
 //   --seed S      master seed of anything random, recorded in the report (default per command)

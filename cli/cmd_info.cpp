@@ -6,14 +6,11 @@
 #include "commands.hpp"
 
 namespace attnspec::cli {
-namespace {
-
-}  // namespace
 
 int run_info(const Invocation& inv) {
     po::options_description desc("info options");
-    bool json = false;
-    desc.add_options()("json", po::bool_switch(&json), "one JSON document on stdout");
+    CommonOptions common;  // --json only
+    add_common_options(desc, common, "", kJson);
     po::variables_map vm;
     if (!parse(inv, "info", "[--json]",
                "Prints the tool version, git commit, compiler, the versions of Eigen, Spectra,\n"
@@ -23,7 +20,7 @@ int run_info(const Invocation& inv) {
         return 0;
     const auto versions = build_versions();
     const auto dev = gpu::device_info();
-    if (json) {
+    if (common.json) {
         JsonWriter j(std::cout);
         j.begin_object();
         json_header(j, "info");
@@ -48,6 +45,5 @@ int run_info(const Invocation& inv) {
     }
     return 0;
 }
-
 
 }  // namespace attnspec::cli

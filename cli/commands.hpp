@@ -5,12 +5,12 @@
 
 namespace attnspec::cli {
 
-int run_cond(const Invocation& inv);  // attnspec cond
+int run_cond(const Invocation& inv);      // attnspec cond
 int run_fidelity(const Invocation& inv);  // attnspec fidelity
-int run_info(const Invocation& inv);  // attnspec info
+int run_info(const Invocation& inv);      // attnspec info
 int run_jacobian(const Invocation& inv);  // attnspec jacobian
-int run_neumann(const Invocation& inv);  // attnspec neumann
-int run_report(const Invocation& inv);  // attnspec report
-int run_verify(const Invocation& inv);  // attnspec verify
+int run_neumann(const Invocation& inv);   // attnspec neumann
+int run_report(const Invocation& inv);    // attnspec report
+int run_verify(const Invocation& inv);    // attnspec verify
 
 }  // namespace attnspec::cli

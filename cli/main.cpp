@@ -1,5 +1,6 @@
-// attnspec: entry point. Dispatches to the command table; maps every error to its documented exit
-// code (README "Exit codes") with a one-line message on stderr.
+// attnspec: entry point. Dispatches to the command table (cli.cpp); maps every error to its
+// documented exit code (README "Exit codes") with a one-line message on stderr, naming the option
+// that sets a parameter the library refused (flag_for_parameter).
 #include <algorithm>
 #include <iostream>
 #include <new>
@@ -8,39 +9,12 @@
 #include "cli.hpp"
 #include "git_info.hpp"
 
-namespace {
-
-void print_help() {
-    std::cout << "attnspec " << ATTNSPEC_VERSION
-              << " - numerical verification of the spectral theory of attention\n\n"
-                 "usage: attnspec <command> [options]\n"
-                 "       attnspec <command> --help   (options and examples for one command)\n"
-                 "       attnspec --version\n\n"
-                 "commands:\n";
-    auto table = attnspec::cli::command_table();
-    std::sort(table.begin(), table.end(), [](auto& a, auto& b) { return a.name < b.name; });
-    for (const auto& c : table) {
-        std::cout << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
-                  << c.summary << "\n";
-    }
-    std::cout << "\nEvery command takes --json (one JSON document on stdout); logs and progress go to\n"
-                 "stderr. Exit codes: 0 ok/holds, 1 violated, 2 inconclusive, 64 usage, 65 bad data,\n"
-                 "66 input missing, 69 no CUDA device, 70 internal error, 73 cannot create output,\n"
-                 "74 I/O error.\n\n"
-                 "start with:  attnspec verify --all        (every check, report in reports/out/)\n";
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     using namespace attnspec;
     install_cleanup_signal_handlers();
     std::vector<std::string> all(argv + 1, argv + argc);
-    cli::Invocation inv;
-    inv.command_line = "attnspec";
-    for (const auto& a : all) inv.command_line += " " + a;
     if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
-        print_help();
+        cli::print_help(std::cout);
         return all.empty() ? static_cast<int>(ExitCode::Usage) : 0;
     }
     if (all[0] == "--version" || all[0] == "-V") {
@@ -55,13 +29,16 @@ int main(int argc, char** argv) {
                   << "' (see 'attnspec --help' for the list)\n";
         return static_cast<int>(ExitCode::Usage);
     }
+    cli::Invocation inv;
+    inv.command_line = "attnspec";
+    for (const auto& a : all) inv.command_line += " " + a;
     inv.args.assign(all.begin() + 1, all.end());
     try {
         return it->run(inv);
     } catch (const Error& e) {
         const std::string flag = cli::flag_for_parameter(e.parameter());
-        std::cerr << "attnspec: error: " << e.what() << (flag.empty() ? "" : " (option " + flag + ")")
-                  << "\n";
+        std::cerr << "attnspec: error: " << e.what()
+                  << (flag.empty() ? "" : " (option " + flag + ")") << "\n";
         return static_cast<int>(e.code());
     } catch (const std::bad_alloc&) {
         std::cerr << "attnspec: error: out of memory\n";

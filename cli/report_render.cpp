@@ -13,8 +13,6 @@
 namespace attnspec::cli {
 
 namespace {
-const char* kVerdicts[4] = {"holds", "violated", "inconclusive", "not_applicable"};
-
 // A Markdown table cell: '|' would end the cell.
 std::string cell(const std::string& t) {
     std::string out;
@@ -27,60 +25,27 @@ std::string num(double x) {
     std::snprintf(buf, sizeof buf, "%.6g", x);
     return buf;
 }
+// One line per stored record, then one per comparison of it.
+std::vector<std::string> record_lines(const CheckRunSummary& c) {
+    std::vector<std::string> lines;
+    for (const auto& rec : c.records) {
+        lines.push_back("[" + rec.verdict + "] regime " + rec.regime + ", seed " + rec.seed +
+                        (rec.is_worst ? " (tightest)" : ""));
+        for (const auto& cm : rec.comparisons)
+            lines.push_back("    " + cm.name + ": " + cm.lhs_name + " = " + num(cm.lhs) + " " +
+                            cm.relation + " " + cm.rhs_name + " = " + num(cm.rhs) + " -> " +
+                            cm.verdict + " (" + cm.basis + ")");
+    }
+    return lines;
+}
 }  // namespace
 
 ReportSummary read_report_summary(const H5Reader& r) {
     ReportSummary s;
     for (const auto& a : r.attr_names("/")) s.provenance.emplace_back(a, r.attr_as_text("/", a));
     for (const auto& g : r.children("/"))
-        if (g != "checks") s.other_groups.push_back(g);
-    if (!r.exists("/checks")) return s;
-    for (const auto& name : r.children("/checks")) {
-        const std::string p = "/checks/" + name;
-        CheckSummary c;
-        c.name = name;
-        c.claim = r.attr_string(p, "claim");
-        c.verdict = r.attr_string(p, "verdict");
-        c.headline = r.attr_string(p, "headline_comparison");
-        c.instances = static_cast<long>(r.attr_double(p, "instances"));
-        c.seconds = r.attr_double(p, "seconds");
-        if (r.has_attr(p, "search_effort")) c.search_effort = r.attr_string(p, "search_effort");
-        for (int v = 0; v < 4; ++v) c.counts[v] = static_cast<long>(r.attr_double(p, std::string("n_") + kVerdicts[v]));
-        const auto names = r.strings(p + "/regimes/regime");
-        std::vector<std::vector<double>> cnt(4);
-        for (int v = 0; v < 4; ++v)
-            if (!names.empty()) cnt[v] = r.vector(p + "/regimes/n_" + kVerdicts[v]);
-        std::vector<double> worst, median;
-        if (!names.empty()) {
-            worst = r.vector(p + "/regimes/worst_ratio");
-            median = r.vector(p + "/regimes/median_ratio");
-        }
-        for (size_t i = 0; i < names.size(); ++i) {
-            RegimeRow row;
-            row.regime = names[i];
-            for (int v = 0; v < 4; ++v) row.counts[v] = static_cast<long>(cnt[v][i]);
-            row.worst_ratio = worst[i];
-            row.median_ratio = median[i];
-            c.regimes.push_back(row);
-        }
-        if (r.exists(p + "/records"))
-            for (const auto& rec : r.children(p + "/records")) {
-                const std::string rp = p + "/records/" + rec;
-                std::string head = "[" + r.attr_string(rp, "verdict") + "] regime " +
-                                   r.attr_string(rp, "regime") + ", seed " + r.attr_string(rp, "seed") +
-                                   (r.has_attr(rp, "is_worst") ? " (tightest)" : "");
-                c.record_lines.push_back(head);
-                for (const auto& cm : r.children(rp + "/comparisons")) {
-                    const std::string cp = rp + "/comparisons/" + cm;
-                    c.record_lines.push_back(
-                        "    " + cm + ": " + r.attr_string(cp, "lhs_name") + " = " +
-                        num(r.attr_double(cp, "lhs")) + " " + r.attr_string(cp, "relation") + " " +
-                        r.attr_string(cp, "rhs_name") + " = " + num(r.attr_double(cp, "rhs")) +
-                        " -> " + r.attr_string(cp, "verdict") + " (" + r.attr_string(cp, "basis") + ")");
-                }
-            }
-        s.checks.push_back(std::move(c));
-    }
+        if (g != check_runs_group()) s.other_groups.push_back(g);
+    s.checks = read_check_runs(r);
     return s;
 }
 
@@ -92,14 +57,58 @@ std::string render_checks_text(const ReportSummary& s) {
            << ", not applicable " << c.counts[3] << ") in " << num(c.seconds) << " s\n";
         os << "  claim: " << c.claim << "\n";
         for (const auto& r : c.regimes)
-            os << "  " << r.regime << ": " << r.counts[0] << "/" << r.counts[1] << "/" << r.counts[2]
-               << "/" << r.counts[3] << "  worst ratio " << num(r.worst_ratio) << ", median "
-               << num(r.median_ratio) << "\n";
-        for (const auto& l : c.record_lines) os << "  " << l << "\n";
+            os << "  " << r.regime << ": " << r.counts[0] << "/" << r.counts[1] << "/"
+               << r.counts[2] << "/" << r.counts[3] << "  worst ratio " << num(r.worst_ratio)
+               << ", median " << num(r.median_ratio) << "\n";
+        for (const auto& l : record_lines(c)) os << "  " << l << "\n";
     }
-    for (const auto& g : s.other_groups)
-        if (g != "checks") os << "group /" << g << " (see --tree)\n";
+    for (const auto& g : s.other_groups) os << "group /" << g << " (see --tree)\n";
     return os.str();
+}
+
+std::string render_show_text(const std::string& file, const ReportSummary& s) {
+    std::ostringstream os;
+    os << "report " << file << "\n";
+    for (const auto& [k, v] : s.provenance) os << "  " << k << ": " << v << "\n";
+    os << "\n" << render_checks_text(s);
+    return os.str();
+}
+
+namespace {
+void print_tree(const H5Reader& r, const std::string& path, int depth, std::ostream& os) {
+    for (const auto& name : r.children(path)) {
+        const std::string child = (path == "/" ? "" : path) + "/" + name;
+        os << std::string(2 * depth, ' ') << name;
+        if (r.is_group(child)) {
+            os << "/\n";
+            print_tree(r, child, depth + 1, os);
+        } else {
+            auto dims = r.shape(child);
+            os << "  (";
+            for (size_t i = 0; i < dims.size(); ++i) os << (i ? ", " : "") << dims[i];
+            os << (dims.size() == 1 ? ",)" : ")") << "\n";
+        }
+    }
+}
+}  // namespace
+
+std::string render_tree(const H5Reader& r) {
+    std::ostringstream os;
+    print_tree(r, "/", 1, os);
+    return os.str();
+}
+
+void json_report_summary(JsonWriter& j, const ReportSummary& s) {
+    j.key("provenance").begin_object();
+    for (const auto& [k, v] : s.provenance) j.kv(k, v);
+    j.end_object();
+    j.key("checks").begin_array();
+    for (const auto& c : s.checks) {
+        j.begin_object().kv("name", c.name).kv("verdict", c.verdict).kv("claim", c.claim);
+        j.kv("instances", c.instances).kv("n_holds", c.counts[0]).kv("n_violated", c.counts[1]);
+        j.kv("n_inconclusive", c.counts[2]).kv("n_not_applicable", c.counts[3]).end_object();
+    }
+    j.end_array();
 }
 
 std::string render_markdown(const ReportSummary& s) {
@@ -111,22 +120,23 @@ std::string render_markdown(const ReportSummary& s) {
     os << "## Summary\n\n| check | claim | verdict | instances | holds | violated | inconclusive | "
           "n/a | time (s) |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& c : s.checks)
-        os << "| " << c.name << " | " << cell(c.claim) << " | **" << c.verdict << "** | " << c.instances
-           << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2] << " | "
-           << c.counts[3] << " | " << num(c.seconds) << " |\n";
+        os << "| " << c.name << " | " << cell(c.claim) << " | **" << c.verdict << "** | "
+           << c.instances << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2]
+           << " | " << c.counts[3] << " | " << num(c.seconds) << " |\n";
     for (const auto& c : s.checks) {
-        os << "\n## " << c.name << "\n\n" << c.claim << "\n\nHeadline comparison: `" << c.headline
-           << "`.";
+        os << "\n## " << c.name << "\n\n"
+           << c.claim << "\n\nHeadline comparison: `" << c.headline << "`.";
         if (!c.search_effort.empty()) os << " Search effort: " << c.search_effort << ".";
-        os << "\n\n| regime | holds | violated | inconclusive | n/a | worst ratio | median ratio |\n"
+        os << "\n\n| regime | holds | violated | inconclusive | n/a | worst ratio | median ratio "
+              "|\n"
               "|---|---:|---:|---:|---:|---:|---:|\n";
         for (const auto& r : c.regimes)
             os << "| " << r.regime << " | " << r.counts[0] << " | " << r.counts[1] << " | "
                << r.counts[2] << " | " << r.counts[3] << " | " << num(r.worst_ratio) << " | "
                << num(r.median_ratio) << " |\n";
-        if (!c.record_lines.empty()) {
+        if (!c.records.empty()) {
             os << "\nStored records (replayable from their seeds):\n\n```\n";
-            for (const auto& l : c.record_lines) os << l << "\n";
+            for (const auto& l : record_lines(c)) os << l << "\n";
             os << "```\n";
         }
     }
@@ -139,7 +149,9 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     {
         std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw Error(ExitCode::CantCreate, "cannot create '" + path + "': " + std::strerror(errno));
+        if (!f)
+            throw Error(ExitCode::CantCreate,
+                        "cannot create '" + path + "': " + std::strerror(errno));
         f << text;
         f.flush();
         if (!f) {
@@ -149,7 +161,8 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         std::remove(tmp.c_str());
-        throw Error(ExitCode::CantCreate, "cannot rename into '" + path + "': " + std::strerror(errno));
+        throw Error(ExitCode::CantCreate,
+                    "cannot rename into '" + path + "': " + std::strerror(errno));
     }
 }
 

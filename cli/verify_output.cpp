@@ -26,7 +26,8 @@ const CheckResult* worst_record(const CheckRun& run) {
 }
 }  // namespace
 
-void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report) {
+void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
+                      const std::string& report) {
     char line[256];
     for (const auto& run : runs) {
         os << run.check << ": " << to_string(run.verdict) << "  (" << run.claim << ")\n";
@@ -44,40 +45,47 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs, const
            << " instances in " << fmt("%.2f", run.seconds) << " s, seed " << run.seed << "\n";
         if (!run.search_effort.empty()) os << "  search: " << run.search_effort << "\n";
         if (const CheckResult* w = worst_record(run)) {
-            os << "  " << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
+            os << "  "
+               << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
                << ": regime " << w->regime << ", seed " << w->seed << "\n";
             for (const auto& c : w->comparisons)
                 os << "    " << c.name << ": " << c.lhs_name << " = " << fmt("%.17g", c.lhs) << " "
-                   << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs) << "  -> "
-                   << to_string(c.verdict) << " (" << c.basis << ", margin " << fmt("%.3g", c.margin)
-                   << ")\n";
+                   << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs)
+                   << "  -> " << to_string(c.verdict) << " (" << c.basis << ", margin "
+                   << fmt("%.3g", c.margin) << ")\n";
         }
         os << "\n";
     }
-    os << "report: " << report << "\n";
+    if (!report.empty()) os << "report: " << report << "\n";
 }
 
 void print_record_human(std::ostream& os, const CheckResult& r) {
     os << r.check << ": " << to_string(r.verdict) << "  (" << r.claim << ")\n";
     if (!r.regime.empty()) os << "  regime " << r.regime << ", seed " << r.seed << "\n";
     for (const auto& h : r.hypotheses)
-        os << "  hypothesis " << h.name << ": " << (h.met ? "met" : "NOT met") << " (" << h.detail << ")\n";
+        os << "  hypothesis " << h.name << ": " << (h.met ? "met" : "NOT met") << " (" << h.detail
+           << ")\n";
     for (const auto& c : r.comparisons)
         os << "  " << c.name << ": " << c.lhs_name << " = " << fmt("%.17g", c.lhs) << " in ["
            << fmt("%.17g", c.lhs_enc.lo) << ", " << fmt("%.17g", c.lhs_enc.hi) << "] "
            << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs) << " in ["
            << fmt("%.17g", c.rhs_enc.lo) << ", " << fmt("%.17g", c.rhs_enc.hi) << "] -> "
-           << to_string(c.verdict) << " (" << c.basis << ", margin " << fmt("%.3g", c.margin) << ")\n";
+           << to_string(c.verdict) << " (" << c.basis << ", margin " << fmt("%.3g", c.margin)
+           << ")\n";
     for (const auto& [k, v] : r.values) os << "  " << k << " = " << fmt("%.17g", v) << "\n";
     for (const auto& t : r.tolerances)
-        os << "  tolerance " << t.name << " = " << fmt("%.3g", t.value) << " (" << t.reason << ")\n";
+        os << "  tolerance " << t.name << " = " << fmt("%.3g", t.value) << " (" << t.reason
+           << ")\n";
     for (const auto& [k, v] : r.conventions) os << "  convention " << k << ": " << v << "\n";
     if (!r.note.empty()) os << "  note: " << r.note << "\n";
 }
 
 void json_check_result(JsonWriter& j, const CheckResult& r) {
     j.begin_object();
-    j.kv("check", r.check).kv("regime", r.regime).kv("seed", r.seed).kv("verdict", to_string(r.verdict));
+    j.kv("check", r.check)
+        .kv("regime", r.regime)
+        .kv("seed", r.seed)
+        .kv("verdict", to_string(r.verdict));
     j.key("hypotheses").begin_array();
     for (const auto& h : r.hypotheses)
         j.begin_object().kv("name", h.name).kv("met", h.met).kv("detail", h.detail).end_object();
@@ -95,7 +103,11 @@ void json_check_result(JsonWriter& j, const CheckResult& r) {
     j.end_array();
     j.key("tolerances").begin_array();
     for (const auto& t : r.tolerances)
-        j.begin_object().kv("name", t.name).kv("value", t.value).kv("reason", t.reason).end_object();
+        j.begin_object()
+            .kv("name", t.name)
+            .kv("value", t.value)
+            .kv("reason", t.reason)
+            .end_object();
     j.end_array();
     j.key("conventions").begin_object();
     for (const auto& [k, v] : r.conventions) j.kv(k, v);
@@ -107,24 +119,27 @@ void json_check_result(JsonWriter& j, const CheckResult& r) {
     j.end_object();
 }
 
-void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs, const std::string& report) {
+void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
+                     const std::string& report) {
     JsonWriter j(os);
     j.begin_object();
     json_header(j, "verify");
-    j.kv("report", report);
+    if (!report.empty()) j.kv("report", report);
     j.key("checks").begin_array();
     for (const auto& run : runs) {
         j.begin_object();
         j.kv("name", run.check).kv("claim", run.claim).kv("verdict", to_string(run.verdict));
         j.kv("instances", static_cast<int>(run.results.size()));
         for (int v = 0; v < 4; ++v)
-            j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)), run.count(static_cast<Verdict>(v)));
+            j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)),
+                 run.count(static_cast<Verdict>(v)));
         j.kv("seed", run.seed).kv("seconds", run.seconds).kv("headline_comparison", run.headline);
         if (!run.search_effort.empty()) j.kv("search_effort", run.search_effort);
         j.key("regimes").begin_array();
         for (const auto& s : run.regimes) {
             j.begin_object().kv("regime", s.regime);
-            for (int v = 0; v < 4; ++v) j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)), s.counts[v]);
+            for (int v = 0; v < 4; ++v)
+                j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)), s.counts[v]);
             j.kv("worst_ratio", s.worst_ratio).kv("median_ratio", s.median_ratio).end_object();
         }
         j.end_array();
@@ -135,6 +150,18 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs, const 
         j.end_object();
     }
     j.end_array();
+    j.end_object();
+    j.finish();
+}
+
+void print_replay_json(std::ostream& os, const CheckResult& r, const std::string& file,
+                       const std::string& group) {
+    JsonWriter j(os);
+    j.begin_object();
+    json_header(j, "verify --instance");
+    j.kv("file", file).kv("group", group);
+    j.key("record");
+    json_check_result(j, r);
     j.end_object();
     j.finish();
 }

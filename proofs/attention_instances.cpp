@@ -5,7 +5,8 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/io/attention_input.hpp"
-#include "attnspec/proofs/attention_checks.hpp"
+#include "attnspec/io/check_records.hpp"
+#include "attnspec/proofs/attention_instances.hpp"
 #include "attention_run.hpp"
 
 namespace attnspec::proofs {

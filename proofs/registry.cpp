@@ -4,54 +4,79 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
+#include <string>
 
-#include "attnspec/proofs/attention_checks.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/io/check_records.hpp"
+#include "attnspec/proofs/attention_instances.hpp"
+#include "attnspec/proofs/infsa_checks.hpp"
+#include "attnspec/proofs/speca_sweep.hpp"
+#include "attnspec/proofs/thm_3_3.hpp"
+#include "attnspec/proofs/thm_3_4.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 #include "attnspec/proofs/thm_3_8.hpp"
-#include "attnspec/proofs/infsa_checks.hpp"
 
 namespace attnspec::proofs {
 
-const std::vector<CheckInfo>& registry() {
-    static const std::vector<CheckInfo> checks = {
-        {"thm3.3", "closed-form Jacobian blocks J_Q, J_K, J_V and J_X = complex-step derivatives",
-         "proofs/thm_3_3.md", run_thm_3_3,
-         [](const H5Reader& r, const std::string& g) { return check_thm_3_3(stored_head(r, g)); }},
-        {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
-         "proofs/thm_3_4.md", run_thm_3_4,
-         [](const H5Reader& r, const std::string& g) { return check_thm_3_4(stored_head(r, g)); }},
-        {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, kappa(W+C) = 2s1/(s1+sr) <= 2",
-         "proofs/thm_3_5.md", run_thm_3_5,
-         [](const H5Reader& r, const std::string& g) { return check_thm_3_5(stored_matrix(r, g, "W")); }},
-        {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
-         "proofs/lemma_3_7.md", run_lemma_3_7,
-         [](const H5Reader& r, const std::string& g) {
-             return check_lemma_3_7(stored_matrix(r, g, "W"), stored_matrix(r, g, "E"));
-         }},
-        {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) (proved form)",
-         "proofs/thm_3_8.md", run_thm_3_8,
-         [](const H5Reader& r, const std::string& g) {
-             return check_thm_3_8(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
-         }},
-        {"thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W) (the paper's informal claim)",
-         "proofs/thm_3_8.md", run_thm_3_8_informal,
-         [](const H5Reader& r, const std::string& g) {
-             return check_thm_3_8_informal(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
-         }},
-        {"specA-sweep", "kappa(J) of SpecA (C = lambda I) falls from lambda = 0 to 10; saturation reported",
-         "proofs/speca_sweep.md", run_speca_sweep,
-         [](const H5Reader& r, const std::string& g) { return check_speca_sweep(stored_head(r, g)); }},
-        {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
-         "proofs/infsa_neumann.md", run_infsa_neumann,
-         [](const H5Reader& r, const std::string& g) {
-             return check_infsa_neumann(stored_matrix(r, g, "A_hat"), stored_value(r, g, "gamma"));
-         }},
-        {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
-         "proofs/infsa_neumann.md", run_infsa_perron,
-         [](const H5Reader& r, const std::string& g) { return check_infsa_perron(stored_matrix(r, g, "A_hat")); }},
-    };
-    return checks;
+namespace {
+// Replays: re-run a check on the inputs stored in a record (io/check_records.hpp).
+using G = const std::string&;
+CheckResult replay_thm_3_3(const H5Reader& r, G g) { return check_thm_3_3(stored_head(r, g)); }
+CheckResult replay_thm_3_4(const H5Reader& r, G g) { return check_thm_3_4(stored_head(r, g)); }
+CheckResult replay_thm_3_5(const H5Reader& r, G g) {
+    return check_thm_3_5(stored_matrix(r, g, "W"));
 }
+CheckResult replay_lemma_3_7(const H5Reader& r, G g) {
+    return check_lemma_3_7(stored_matrix(r, g, "W"), stored_matrix(r, g, "E"));
+}
+CheckResult replay_thm_3_8(const H5Reader& r, G g) {
+    return check_thm_3_8(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
+}
+CheckResult replay_thm_3_8_informal(const H5Reader& r, G g) {
+    return check_thm_3_8_informal(stored_matrix(r, g, "W"), stored_value(r, g, "lambda"));
+}
+CheckResult replay_speca_sweep(const H5Reader& r, G g) {
+    return check_speca_sweep(stored_head(r, g));
+}
+CheckResult replay_infsa_neumann(const H5Reader& r, G g) {
+    return check_infsa_neumann(stored_matrix(r, g, "A_hat"), stored_value(r, g, "gamma"));
+}
+CheckResult replay_infsa_perron(const H5Reader& r, G g) {
+    return check_infsa_perron(stored_matrix(r, g, "A_hat"));
+}
+}  // namespace
+
+// clang-format off
+const std::vector<CheckInfo>& registry() {
+    static const std::vector<CheckInfo> table = {
+        {"thm3.3", "closed-form Jacobian blocks J_Q, J_K, J_V and J_X = complex-step derivatives",
+         "proofs/thm_3_3.md", run_thm_3_3, replay_thm_3_3},
+        {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) "
+                   "kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
+         "proofs/thm_3_4.md", run_thm_3_4, replay_thm_3_4},
+        {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, "
+                   "kappa(W+C) = 2s1/(s1+sr) <= 2",
+         "proofs/thm_3_5.md", run_thm_3_5, replay_thm_3_5},
+        {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
+         "proofs/lemma_3_7.md", run_lemma_3_7, replay_lemma_3_7},
+        {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) "
+                   "(proved form)",
+         "proofs/thm_3_8.md", run_thm_3_8, replay_thm_3_8},
+        {"thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W) "
+                            "(the paper's informal claim)",
+         "proofs/thm_3_8.md", run_thm_3_8_informal, replay_thm_3_8_informal},
+        {"specA-sweep", "kappa(J) of SpecA (C = lambda I) falls from lambda = 0 to 10; "
+                        "saturation reported",
+         "proofs/speca_sweep.md", run_speca_sweep, replay_speca_sweep},
+        {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
+         "proofs/infsa_neumann.md", run_infsa_neumann, replay_infsa_neumann},
+        {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
+         "proofs/infsa_neumann.md", run_infsa_perron, replay_infsa_perron},
+    };
+    return table;
+}
+// clang-format on
 
 const CheckInfo* find_check(const std::string& name) {
     for (const auto& c : registry())
@@ -59,17 +84,42 @@ const CheckInfo* find_check(const std::string& name) {
     return nullptr;
 }
 
-Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const std::string& name) {
-    return r.matrix((group == "/" ? "" : group) + "/instance/" + name);
+CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group) {
+    if (!c.replay)
+        throw Error(ExitCode::Usage, "check '" + c.name + "' cannot replay stored instances");
+    CheckResult res = c.replay(r, group);
+    const StoredRecord id = read_check_record(r, group);
+    if (!id.seed.empty()) res.seed = std::stoull(id.seed);
+    if (!id.regime.empty()) res.regime = id.regime;
+    return res;
 }
 
-double stored_value(const H5Reader& r, const std::string& group, const std::string& name) {
-    return r.attr_double((group == "/" ? "" : group) + "/values", name);
+namespace {
+std::string text(double x) {
+    std::ostringstream os;
+    os << x;
+    return os.str();
+}
+}  // namespace
+
+void check_run_options(const RunOptions& opt) {
+    if (opt.trials < 0)
+        throw Error(ExitCode::Usage, "trials = " + std::to_string(opt.trials) + " must be >= 0",
+                    "trials");
+    if (opt.time_budget_s < 0)
+        throw Error(ExitCode::Usage,
+                    "time_budget_s = " + text(opt.time_budget_s) + " s must be >= 0",
+                    "time_budget_s");
+    if (opt.kappa_lambda != "nz" && opt.kappa_lambda != "strict")
+        throw Error(ExitCode::Usage,
+                    "kappa_lambda = '" + opt.kappa_lambda + "' must be nz or strict",
+                    "kappa_lambda");
 }
 
 namespace {
 double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 }  // namespace
 
@@ -96,7 +146,9 @@ bool RunLoop::selected(const std::string& regime) const {
     return false;
 }
 
-bool RunLoop::out_of_time() const { return opt_.time_budget_s > 0 && elapsed() > opt_.time_budget_s; }
+bool RunLoop::out_of_time() const {
+    return opt_.time_budget_s > 0 && elapsed() > opt_.time_budget_s;
+}
 
 std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.seed, i); }
 
@@ -125,10 +177,10 @@ std::vector<WeightShape> weight_shapes(const RunOptions& opt, WeightShape large)
 
 std::string default_embedded_heads() {
 #ifdef ATTNSPEC_DEFAULT_EMBEDDED_HEADS
-    if (::access(ATTNSPEC_DEFAULT_EMBEDDED_HEADS, R_OK) == 0) return ATTNSPEC_DEFAULT_EMBEDDED_HEADS;
+    if (::access(ATTNSPEC_DEFAULT_EMBEDDED_HEADS, R_OK) == 0)
+        return ATTNSPEC_DEFAULT_EMBEDDED_HEADS;
 #endif
     return "";
 }
-
 
 }  // namespace attnspec::proofs

@@ -6,7 +6,8 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
-#include "attnspec/proofs/attention_checks.hpp"
+#include "attnspec/proofs/speca_sweep.hpp"
+#include "attnspec/spectral/svd.hpp"
 #include "attention_run.hpp"
 
 namespace attnspec::proofs {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "attnspec/attention/jacobian.hpp"
-#include "attnspec/proofs/attention_checks.hpp"
+#include "attnspec/proofs/thm_3_3.hpp"
 #include "attention_run.hpp"
 
 namespace attnspec::proofs {

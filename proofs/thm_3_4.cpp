@@ -11,7 +11,7 @@
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/attention/jacobian.hpp"
-#include "attnspec/proofs/attention_checks.hpp"
+#include "attnspec/proofs/thm_3_4.hpp"
 #include "attention_run.hpp"
 
 namespace attnspec::proofs {

@@ -38,12 +38,15 @@ TEST_CASE("verify thm3.5 --json reports holds and writes a report h5py can read"
     REQUIRE(r.code == 0);
     CHECK(r.out.find("\"verdict\": \"holds\"") != std::string::npos);
     CHECK(r.out.find("\"n_violated\": 0") != std::string::npos);
-    const std::string py = std::string(ATTNSPEC_PYTHON) + " - " + dir + "/v.h5 > " + dir + "/py.out 2>&1 <<'EOF'\n"
+    const std::string py =
+        std::string(ATTNSPEC_PYTHON) + " - " + dir + "/v.h5 > " + dir +
+        "/py.out 2>&1 <<'EOF'\n"
         "import sys, h5py\n"
         "f = h5py.File(sys.argv[1], 'r')\n"
         "assert f.attrs['schema_version'] == '1.0'\n"
         "for k in ['tool_version', 'git_sha', 'git_dirty', 'command_line', 'created_utc', 'host',\n"
-        "          'seed', 'compiler', 'eigen_version', 'spectra_version', 'hdf5_version', 'cuda']:\n"
+        "          'seed', 'compiler', 'eigen_version', 'spectra_version', 'hdf5_version', "
+        "'cuda']:\n"
         "    assert k in f.attrs, k\n"
         "assert f.attrs['seed'] == '9'\n"
         "g = f['checks/thm3.5']\n"
@@ -61,7 +64,8 @@ TEST_CASE("verify thm3.5 --json reports holds and writes a report h5py can read"
         "EOF";
     const int py_rc = std::system(py.c_str());
     std::ifstream pf(dir + "/py.out");
-    const std::string py_out((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+    const std::string py_out((std::istreambuf_iterator<char>(pf)),
+                             std::istreambuf_iterator<char>());
     INFO(py_out);
     CHECK(py_rc == 0);
     CHECK(py_out.find("h5py-ok") != std::string::npos);
@@ -126,13 +130,18 @@ TEST_CASE("violations are written as instance files that replay to the same verd
 
 TEST_CASE("embedded input files: clear errors for missing and malformed files", "[cli]") {
     const std::string dir = attnspec::test::temp_dir();
-    CHECK(run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/none.h5 --out " + dir + "/v.h5").code == 66);
+    CHECK(run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/none.h5 --out " + dir +
+                  "/v.h5")
+              .code == 66);
     { std::ofstream(dir + "/bad.h5") << "garbage"; }
-    CHECK(run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/bad.h5 --out " + dir + "/v.h5").code == 65);
+    CHECK(run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/bad.h5 --out " + dir +
+                  "/v.h5")
+              .code == 65);
     // an HDF5 file without /heads
     auto r = run_cli("verify thm3.5 --trials 12 -q --out " + dir + "/r.h5");
     REQUIRE(r.code == 0);
-    auto e = run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/r.h5 --out " + dir + "/v.h5");
+    auto e = run_cli("verify thm3.4 -q --search-budget 0 --embedded " + dir + "/r.h5 --out " + dir +
+                     "/v.h5");
     CHECK(e.code == 65);
     CHECK(e.err.find("no /heads group") != std::string::npos);
     std::system(("rm -rf " + dir).c_str());
@@ -146,14 +155,16 @@ TEST_CASE("jacobian --svd: kappa from J J^T agrees with numpy's SVD of the store
         INFO(r.err);
         REQUIRE(r.code == 0);
         // Independent reference: LAPACK gesdd through numpy on the dense J written to the report.
-        const std::string py = std::string(ATTNSPEC_PYTHON) + " - " + dir + "/j.h5 > " + dir +
+        const std::string py =
+            std::string(ATTNSPEC_PYTHON) + " - " + dir + "/j.h5 > " + dir +
             "/py.out 2>&1 <<'EOF'\n"
             "import sys, h5py, numpy as np\n"
             "g = h5py.File(sys.argv[1], 'r')['jacobian/head_0']\n"
             "J = g['J'][:] if 'J' in g else g['J_X'][:]\n"
             "s = np.linalg.svd(J, compute_uv=False)\n"
             "k = g['spectrum/kappa_strict'].attrs['value']\n"
-            "lo, hi = g['spectrum/kappa_strict'].attrs['enclosure_lo'], g['spectrum/kappa_strict'].attrs['enclosure_hi']\n"
+            "lo, hi = g['spectrum/kappa_strict'].attrs['enclosure_lo'], "
+            "g['spectrum/kappa_strict'].attrs['enclosure_hi']\n"
             "ref = s[0] / s[-1]\n"
             "# numpy's own error on kappa ~ kappa * n * eps; the engine's enclosure must hold it\n"
             "assert abs(k - ref) <= 1e-8 * ref, (k, ref)\n"
@@ -162,7 +173,8 @@ TEST_CASE("jacobian --svd: kappa from J J^T agrees with numpy's SVD of the store
             "EOF";
         const int rc = std::system(py.c_str());
         std::ifstream pf(dir + "/py.out");
-        const std::string out((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+        const std::string out((std::istreambuf_iterator<char>(pf)),
+                              std::istreambuf_iterator<char>());
         INFO(out);
         CHECK(rc == 0);
         CHECK(out.find("svd-ok") != std::string::npos);
@@ -173,14 +185,73 @@ TEST_CASE("jacobian --svd: kappa from J J^T agrees with numpy's SVD of the store
 
 TEST_CASE("every registered check replays its stored records", "[cli]") {
     const std::string dir = attnspec::test::temp_dir();
-    auto r = run_cli("verify --all -q --trials 40 --search-budget 0 --fail-on never --out " + dir + "/v.h5");
+    auto r = run_cli("verify --all -q --trials 40 --search-budget 0 --fail-on never --out " + dir +
+                     "/v.h5");
     REQUIRE(r.code == 0);
     for (const char* c : {"thm3.3", "thm3.4", "thm3.5", "lemma3.7", "thm3.8", "thm3.8-informal",
                           "specA-sweep", "infsa.neumann", "infsa.perron"}) {
-        auto rep = run_cli(std::string("verify ") + c + " --instance " + dir + "/v.h5 --fail-on never --json");
+        auto rep = run_cli(std::string("verify ") + c + " --instance " + dir +
+                           "/v.h5 --fail-on never --json");
         INFO(c << ": " << rep.err);
         CHECK(rep.code == 0);
         CHECK(rep.out.find("\"check\": \"" + std::string(c) + "\"") != std::string::npos);
     }
     std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("--help lists every command of the table; info and report take --json", "[cli]") {
+    auto h = run_cli("--help");
+    REQUIRE(h.code == 0);
+    size_t last = 0;
+    for (const char* c : {"cond", "fidelity", "info", "jacobian", "neumann", "report", "verify"}) {
+        const size_t at = h.out.find(std::string("\n  ") + c + " ");
+        INFO(c);
+        CHECK(at != std::string::npos);
+        CHECK(at > last);  // in table order
+        last = at;
+    }
+    for (const char* c : {"info --help", "report --help", "verify --help"}) {
+        auto r = run_cli(c);
+        INFO(c);
+        CHECK(r.code == 0);
+        CHECK(r.out.find("--json") != std::string::npos);
+    }
+    auto v = run_cli("verify --help");
+    for (const char* o : {"--seed", "--out", "--no-report"})
+        CHECK(v.out.find(o) != std::string::npos);
+}
+
+TEST_CASE("verify --no-report writes neither a report nor counterexample files", "[cli]") {
+    const std::string dir = attnspec::test::temp_dir();
+    // thm3.8-informal is refuted: without --no-report it writes counterexamples (test above)
+    auto r = run_cli("verify thm3.8-informal -q --no-report --json");
+    CHECK(r.code == 1);
+    CHECK(r.out.find("\"verdict\": \"violated\"") != std::string::npos);
+    CHECK(r.out.find("\"report\"") == std::string::npos);
+    auto h = run_cli("verify thm3.5 --trials 12 -q --no-report");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("thm3.5: holds") != std::string::npos);
+    CHECK(h.out.find("report:") == std::string::npos);
+    // nothing written in the working directory of the run either
+    const std::string cmd = "cd " + dir + " && " + ATTNSPEC_CLI_PATH +
+                            " verify thm3.8-informal -q --no-report >/dev/null 2>&1; "
+                            "test -z \"$(ls -A " +
+                            dir + ")\"";
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(run_cli("verify thm3.5 --trials 12 --no-report --out " + dir + "/v.h5").code == 64);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("a library error about a parameter names the option that sets it", "[cli]") {
+    // proofs::check_run_options refuses trials < 0 with Error::parameter() = "trials"; main()
+    // appends the option from flag_for_parameter.
+    auto r = run_cli("verify thm3.5 --trials=-1");
+    CHECK(r.code == 64);
+    CHECK(r.err.find("trials = -1 must be >= 0 (option --trials)") != std::string::npos);
+    auto k = run_cli("verify thm3.4 --kappa-lambda loose");
+    CHECK(k.code == 64);
+    CHECK(k.err.find("(option --kappa-lambda)") != std::string::npos);
+    auto t = run_cli("verify thm3.5 --time-budget=-2");
+    CHECK(t.code == 64);
+    CHECK(t.err.find("(option --time-budget)") != std::string::npos);
 }

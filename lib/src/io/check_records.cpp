@@ -1,11 +1,29 @@
 // Check records, check runs and instance files (io/check_records.hpp; reports/SCHEMA.md).
 #include "attnspec/io/check_records.hpp"
 
-#include <cmath>
+#include <sys/stat.h>
 
+#include <cmath>
+#include <limits>
+
+#include "attnspec/base/errors.hpp"
 #include "attnspec/io/report_writer.hpp"
 
 namespace attnspec {
+
+namespace {
+const char* const kChecks = "checks";
+const char* const kRecords = "records";
+const char* const kInstanceKind = "attnspec-instance";
+
+std::string verdict_count_name(int v) {
+    return std::string("n_") + to_string(static_cast<Verdict>(v));
+}
+// "/a" + "/b" without a doubled slash when the group is the root.
+std::string under(const std::string& group, const std::string& rel) {
+    return (group == "/" ? "" : group) + "/" + rel;
+}
+}  // namespace
 
 // ---------------------------------------------------------------- checks
 void write_check_result(H5Group& g, const CheckResult& r) {
@@ -67,7 +85,7 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
     g.attr("verdict", to_string(run.verdict));
     g.attr("seed", std::to_string(run.seed));
     g.attr("instances", static_cast<std::int64_t>(run.results.size()));
-    for (int v = 0; v < 4; ++v) g.attr(std::string("n_") + to_string(static_cast<Verdict>(v)), run.count(static_cast<Verdict>(v)));
+    for (int v = 0; v < 4; ++v) g.attr(verdict_count_name(v), run.count(static_cast<Verdict>(v)));
     g.attr("headline_comparison", run.headline);
     g.attr("seconds", run.seconds);
     if (!run.search_effort.empty()) g.attr("search_effort", run.search_effort);
@@ -108,13 +126,13 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
             median.push_back(s.median_ratio);
         }
         t.write("regime", names);
-        for (int v = 0; v < 4; ++v) t.write(std::string("n_") + to_string(static_cast<Verdict>(v)), cnt[v]);
+        for (int v = 0; v < 4; ++v) t.write(verdict_count_name(v), cnt[v]);
         t.write("worst_ratio", worst);
         t.write("median_ratio", median);
     }
     // Full records: every violated / inconclusive instance, plus the instance with the worst
     // headline ratio (so the tightest case can be replayed even when everything holds).
-    H5Group recs = g.group("records");
+    H5Group recs = g.group(kRecords);
     int worst = -1;
     double worst_ratio = -std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < run.results.size(); ++i) {
@@ -138,13 +156,145 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
     }
 }
 
+void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs) {
+    H5Group checks = root.group(kChecks);
+    for (const auto& run : runs) write_check_run(checks, run);
+}
+
 void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov) {
     ReportWriter w(path, prov);
-    w.root().attr("kind", "attnspec-instance");
+    w.root().attr("kind", kInstanceKind);
     w.root().attr("check", r.check);
     H5Group g = w.root().group("record");
     write_check_result(g, r);
     w.commit();
+}
+
+std::vector<std::string> write_counterexample_files(const CheckRun& run, const std::string& dir,
+                                                    const Provenance& prov, int max_files) {
+    std::vector<std::string> paths;
+    for (const auto& r : run.results) {
+        if (r.verdict != Verdict::violated || static_cast<int>(paths.size()) >= max_files) continue;
+        ::mkdir(dir.c_str(), 0755);
+        const std::string path = dir + "/" + run.check + "-" + std::to_string(r.seed) + ".h5";
+        Provenance p = prov;
+        p.seed = r.seed;
+        write_instance_file(path, r, p);
+        paths.push_back(path);
+    }
+    return paths;
+}
+
+// ---------------------------------------------------------------- reading
+StoredRecord read_check_record(const H5Reader& r, const std::string& group) {
+    StoredRecord s;
+    s.group = group;
+    auto optional = [&](const char* name) {
+        return r.has_attr(group, name) ? r.attr_string(group, name) : std::string();
+    };
+    s.check = optional("check");
+    s.regime = optional("regime");
+    s.seed = optional("seed");
+    s.verdict = r.attr_string(group, "verdict");
+    s.is_worst = r.has_attr(group, "is_worst");
+    const std::string comparisons = under(group, "comparisons");
+    if (!r.exists(comparisons)) return s;
+    for (const auto& name : r.children(comparisons)) {
+        const std::string cp = comparisons + "/" + name;
+        StoredComparison c;
+        c.name = name;
+        c.lhs_name = r.attr_string(cp, "lhs_name");
+        c.lhs = r.attr_double(cp, "lhs");
+        c.relation = r.attr_string(cp, "relation");
+        c.rhs_name = r.attr_string(cp, "rhs_name");
+        c.rhs = r.attr_double(cp, "rhs");
+        c.verdict = r.attr_string(cp, "verdict");
+        c.basis = r.attr_string(cp, "basis");
+        s.comparisons.push_back(std::move(c));
+    }
+    return s;
+}
+
+const char* check_runs_group() { return kChecks; }
+
+std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
+    std::vector<CheckRunSummary> out;
+    const std::string root = std::string("/") + kChecks;
+    if (!r.exists(root)) return out;
+    for (const auto& name : r.children(root)) {
+        const std::string p = root + "/" + name;
+        CheckRunSummary c;
+        c.name = name;
+        c.claim = r.attr_string(p, "claim");
+        c.verdict = r.attr_string(p, "verdict");
+        c.headline = r.attr_string(p, "headline_comparison");
+        c.instances = static_cast<long>(r.attr_double(p, "instances"));
+        c.seconds = r.attr_double(p, "seconds");
+        if (r.has_attr(p, "search_effort")) c.search_effort = r.attr_string(p, "search_effort");
+        for (int v = 0; v < 4; ++v)
+            c.counts[v] = static_cast<long>(r.attr_double(p, verdict_count_name(v)));
+        const auto names = r.strings(p + "/regimes/regime");
+        std::vector<std::vector<double>> cnt(4);
+        std::vector<double> worst, median;
+        if (!names.empty()) {
+            for (int v = 0; v < 4; ++v) cnt[v] = r.vector(p + "/regimes/" + verdict_count_name(v));
+            worst = r.vector(p + "/regimes/worst_ratio");
+            median = r.vector(p + "/regimes/median_ratio");
+        }
+        for (size_t i = 0; i < names.size(); ++i) {
+            StoredRegime row;
+            row.regime = names[i];
+            for (int v = 0; v < 4; ++v) row.counts[v] = static_cast<long>(cnt[v][i]);
+            row.worst_ratio = worst[i];
+            row.median_ratio = median[i];
+            c.regimes.push_back(row);
+        }
+        const std::string recs = p + "/" + kRecords;
+        if (r.exists(recs))
+            for (const auto& rec : r.children(recs))
+                c.records.push_back(read_check_record(r, recs + "/" + rec));
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::string find_replay_record(const H5Reader& r, const std::string& check,
+                               const std::string& record) {
+    const std::string& file = r.path();
+    if (r.has_attr("/", "kind") && r.attr_string("/", "kind") == kInstanceKind) {
+        if (r.attr_string("/", "check") != check)
+            fail_data(file + " holds an instance of '" + r.attr_string("/", "check") + "', not '" +
+                      check + "'");
+        return "/record";
+    }
+    const std::string recs = std::string("/") + kChecks + "/" + check + "/" + kRecords;
+    if (!r.exists(recs)) fail_data(file + " has no stored records of check '" + check + "'");
+    if (!record.empty()) {
+        const std::string group = recs + "/" + record;
+        if (!r.exists(group)) fail_data(file + ": no record '" + record + "' under " + recs);
+        return group;
+    }
+    std::string first;
+    for (const auto& n : r.children(recs)) {
+        const std::string group = recs + "/" + n;
+        if (r.attr_string(group, "verdict") == "violated") return group;
+        if (first.empty()) first = group;
+    }
+    if (first.empty()) fail_data(file + " has no stored records of check '" + check + "'");
+    return first;
+}
+
+Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group,
+                              const std::string& name) {
+    return r.matrix(under(group, "instance/" + name));
+}
+
+bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name) {
+    return r.exists(under(group, "instance/" + name));
+}
+
+double stored_value(const H5Reader& r, const std::string& group, const std::string& name) {
+    return r.attr_double(under(group, "values"), name);
 }
 
 }  // namespace attnspec

@@ -2,7 +2,10 @@
 // independent confirmation of a thm3.4 counterexample.
 #include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
-#include "attnspec/proofs/attention_checks.hpp"
+#include "attnspec/proofs/attention_instances.hpp"
+#include "attnspec/proofs/speca_sweep.hpp"
+#include "attnspec/proofs/thm_3_3.hpp"
+#include "attnspec/proofs/thm_3_4.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -1,7 +1,12 @@
-// The one home of the check-record schema (reports/SCHEMA.md, "check records"): writers for a
-// CheckResult, a CheckRun and a replayable instance file. CPU only.
+// The one home of the check-record schema (reports/SCHEMA.md, "/checks/<check>", "A record",
+// "Instance files"): writers for a CheckResult, a CheckRun and a replayable instance file, and the
+// readers that bring them back (summaries for `report`, records and stored inputs for replay).
+// Every group, dataset and attribute name of a check record is spelled in check_records.cpp only.
+// HDF5 through io/h5.hpp; CPU only.
 #pragma once
+#include <Eigen/Dense>
 #include <string>
+#include <vector>
 
 #include "attnspec/base/check.hpp"
 #include "attnspec/io/h5.hpp"
@@ -9,12 +14,76 @@
 
 namespace attnspec {
 
-// Write one check run as a group (layout in reports/SCHEMA.md).
+// ---- writing --------------------------------------------------------------------------------
+
+// Writes every run under `root`/checks/<check> (layout in reports/SCHEMA.md), at most 64 full
+// records per run. Cost: O(instances) small attribute and dataset writes. Errors: IoError.
+void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs);
+// Write one check run as the group `parent`/<check>.
 void write_check_run(H5Group& parent, const CheckRun& run);
 void write_check_result(H5Group& g, const CheckResult& r);
 
 // A replayable instance file: root attributes kind = "attnspec-instance" and check, plus one
-// record (write_check_result) in the group /record, written atomically. `attnspec verify CHECK --instance F` replays it.
+// record (write_check_result) in the group /record, written atomically. `attnspec verify CHECK
+// --instance F` replays it. Errors: CantCreate / IoError (the target is left untouched).
 void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov);
+
+// Violating instances of `run` as instance files <dir>/<check>-<seed>.h5 (dir created when
+// missing), at most `max_files`; returns the paths written, in run order. Errors as above.
+std::vector<std::string> write_counterexample_files(const CheckRun& run, const std::string& dir,
+                                                    const Provenance& prov, int max_files = 4);
+
+// ---- reading (the same names, read back) -----------------------------------------------------
+
+// The headline of one comparison of a stored record.
+struct StoredComparison {
+    std::string name, lhs_name, relation, rhs_name, verdict, basis;
+    double lhs = 0, rhs = 0;
+};
+
+// The identity and comparisons of a stored record (a report's records/instance_<i> or an
+// instance file's /record). `seed` is the decimal text as written; `regime`/`seed` are empty
+// when the record lacks them.
+struct StoredRecord {
+    std::string group;  // full path of the record group
+    std::string check, regime, seed, verdict;
+    bool is_worst = false;  // the run's tightest instance
+    std::vector<StoredComparison> comparisons;
+};
+// Errors: DataError naming a missing attribute.
+StoredRecord read_check_record(const H5Reader& r, const std::string& group);
+
+// One stored check run (/checks/<check>) without its per-instance table.
+struct StoredRegime {
+    std::string regime;
+    long counts[4] = {0, 0, 0, 0};  // indexed by Verdict
+    double worst_ratio = 0, median_ratio = 0;
+};
+struct CheckRunSummary {
+    std::string name, claim, verdict, headline, search_effort;
+    long instances = 0;
+    long counts[4] = {0, 0, 0, 0};  // indexed by Verdict
+    double seconds = 0;
+    std::vector<StoredRegime> regimes;
+    std::vector<StoredRecord> records;  // the stored full records, in file order
+};
+// Every check run of a report, in file order; empty when the report has no /checks group.
+// Cost: reads the summary attributes, regime tables and record headers. Errors: DataError.
+std::vector<CheckRunSummary> read_check_runs(const H5Reader& r);
+// The top-level group read_check_runs reads ("checks").
+const char* check_runs_group();
+
+// The record of `check` to replay in a file: an instance file's /record (DataError when it holds
+// another check), or in a report /checks/<check>/records/<record>, or without `record` the first
+// violated record, else the first one. Errors: DataError naming what is missing.
+std::string find_replay_record(const H5Reader& r, const std::string& check,
+                               const std::string& record = {});
+
+// A stored input of a record: instance/<name> (matrix) and values/<name> (scalar). `group` may be
+// "/" (an instance file's root). Errors: DataError naming the missing dataset or attribute.
+Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
+double stored_value(const H5Reader& r, const std::string& group, const std::string& name);
+// Whether the record stores the optional input instance/<name> (e.g. a head's C_Q).
+bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
 
 }  // namespace attnspec

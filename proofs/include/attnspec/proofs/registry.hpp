@@ -1,6 +1,13 @@
-// The registry of executable checks (one per theorem / lemma), listed by `attnspec verify`.
-// Each entry runs its check over generated instances and returns a CheckRun; the pure per-instance
-// check functions are declared in proofs/include/attnspec/proofs/<check>.hpp.
+// The registry of executable checks, listed by `attnspec verify --list` and run by `--all` in
+// table order. CPU only. The convention, one check = three files with one stem:
+//   proofs/<stem>.md                          statement, conventions, slack, planted violation
+//   proofs/<stem>.cpp                         check_<stem>(...) -> CheckResult (pure, one
+//                                             instance) and run_<stem>(RunOptions) -> CheckRun
+//   proofs/include/attnspec/proofs/<stem>.hpp both, opening with what it checks and the .md
+// (thm_3_8.* also holds lemma3.7; infsa_checks.* holds infsa.neumann and infsa.perron;
+// attention_instances.* the regimes shared by thm3.3, thm3.4 and specA-sweep). A check is
+// registered by one line in the explicit table of registry.cpp, which reads like the command
+// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>}.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -9,16 +16,17 @@
 
 #include "attnspec/base/check.hpp"
 #include "attnspec/base/random.hpp"
-#include "attnspec/io/report_writer.hpp"
+#include "attnspec/io/check_records.hpp"
+#include "attnspec/io/h5.hpp"
 
 namespace attnspec::proofs {
 
 struct RunOptions {
-    int trials = 0;               // 0: the check's default for the run (quick or thorough)
-    std::uint64_t seed = 20251;   // master seed; instance i uses a seed derived from it
-    bool thorough = false;        // go deeper (more trials, larger shapes)
-    double time_budget_s = 0;     // 0: no limit; a check stops drawing instances past it
-    std::vector<long> shape;      // optional fixed shape (e.g. D, d), empty: the regime grid
+    int trials = 0;                    // 0: the check's default for the run (quick or thorough)
+    std::uint64_t seed = 20251;        // master seed; instance i uses a seed derived from it
+    bool thorough = false;             // go deeper (more trials, larger shapes)
+    double time_budget_s = 0;          // 0: no limit; a check stops drawing instances past it
+    std::vector<long> shape;           // optional fixed shape (e.g. D, d), empty: the regime grid
     std::vector<std::string> regimes;  // optional filter on regime names (substring match)
     std::function<void(long done, long total)> progress;  // may be empty
     std::string kappa_lambda = "nz";  // thm3.4: convention for kappa(Lambda), "nz" or "strict"
@@ -32,8 +40,8 @@ struct RunOptions {
 std::string default_embedded_heads();
 
 struct CheckInfo {
-    std::string name;     // "thm3.5"
-    std::string summary;  // one line
+    std::string name;            // "thm3.5"
+    std::string summary;         // one line
     std::string statement_file;  // proofs/<file>.md
     std::function<CheckRun(const RunOptions&)> run;
     // Re-runs the check on a stored instance: `group` holds instance/<matrices> and values/ attrs
@@ -41,12 +49,18 @@ struct CheckInfo {
     std::function<CheckResult(const H5Reader&, const std::string& group)> replay;
 };
 
-// Replay helpers: read instance/<name> and values/<name> of a stored record.
-Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
-double stored_value(const H5Reader& r, const std::string& group, const std::string& name);
-
+// The explicit table, in statement order (the order of `verify --all` and of the report).
 const std::vector<CheckInfo>& registry();
-const CheckInfo* find_check(const std::string& name);
+const CheckInfo* find_check(const std::string& name);  // nullptr when unknown
+
+// Re-runs `c` on the record `group` of `r` (io/check_records.hpp: find_replay_record) and gives
+// the result the record's seed and regime. Cost: one instance of the check. Errors: Usage when the
+// check cannot replay, DataError when the record lacks an input.
+CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group);
+
+// Rejects options no check can run with: trials < 0, time_budget_s < 0, kappa_lambda other than
+// "nz" / "strict". Throws Error(Usage, message, parameter name).
+void check_run_options(const RunOptions& opt);
 
 // The bookkeeping every runner shares: the run's header, the regime filter, the time budget,
 // instance seeds, progress, and the closing summary with its timing.
@@ -58,8 +72,8 @@ class RunLoop {
     // thorough). Also sets the progress total.
     long per_regime(long regimes, long quick, long thorough);
     bool selected(const std::string& regime) const;  // --regime filter (substring)
-    bool out_of_time() const;                         // --time-budget spent
-    std::uint64_t seed(std::uint64_t i) const;        // instance_seed(master, i)
+    bool out_of_time() const;                        // --time-budget spent
+    std::uint64_t seed(std::uint64_t i) const;       // instance_seed(master, i)
     void add(CheckResult r, const std::string& regime, std::uint64_t seed);
     CheckRun& run() { return run_; }
     double elapsed() const;

@@ -1,5 +1,6 @@
 // Thm 3.5 (SC): the SVD correction C = sigma_1 U_r V_r^T gives sigma_i(W + C) = sigma_i + sigma_1
 // and kappa(W + C) = 2 sigma_1 / (sigma_1 + sigma_r) <= 2. Statement: proofs/thm_3_5.md.
+// SVDs with enclosures (spectral/svd.hpp); CPU only.
 #pragma once
 #include <Eigen/Dense>
 #include <functional>

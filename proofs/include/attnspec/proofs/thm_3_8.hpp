@@ -1,5 +1,6 @@
 // Lemma 3.7 (read as Weyl's inequality) and Thm 3.8 (the cheap correction W + lambda I_{D x d}).
-// Statements: proofs/lemma_3_7.md, proofs/thm_3_8.md.
+// Both live in thm_3_8.cpp. Statements: proofs/lemma_3_7.md, proofs/thm_3_8.md. SVDs with
+// enclosures (spectral/svd.hpp); CPU only.
 #pragma once
 #include <Eigen/Dense>
 
@@ -10,11 +11,13 @@ namespace attnspec::proofs {
 
 // Weyl: max_i |sigma_i(W + E) - sigma_i(W)| <= factor * ||E||_2. factor = 1 is the lemma; tests
 // plant factor < 1 to force a violation. Throws DataError on shape mismatch / NaN.
-CheckResult check_lemma_3_7(const Eigen::MatrixXd& W, const Eigen::MatrixXd& E, double factor = 1.0);
+CheckResult check_lemma_3_7(const Eigen::MatrixXd& W, const Eigen::MatrixXd& E,
+                            double factor = 1.0);
 
 // Proved form (thm3.8): hypothesis lambda > sigma_1(W); claims
 //   kappa(W + lambda I) <= (lambda + s1)/(lambda - s1)                       ("weyl_bound")
-//   kappa(W + lambda I) <= kappa(W) whenever kappa(W) > (lambda+s1)/(lambda-s1) ("guaranteed_decrease")
+//   kappa(W + lambda I) <= kappa(W) whenever kappa(W) > (lambda+s1)/(lambda-s1)
+//   ("guaranteed_decrease")
 // `bound_factor` scales the right side of weyl_bound (tests plant < 1).
 CheckResult check_thm_3_8(const Eigen::MatrixXd& W, double lambda, double bound_factor = 1.0);
 
