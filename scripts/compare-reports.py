@@ -24,7 +24,7 @@ except ImportError as e:  # pragma: no cover - environment problem
 # Attributes that describe the run or the build rather than the result.
 RUN_ATTRIBUTES = {
     "seconds", "created_utc", "command_line", "host", "search_effort",
-    "git_sha", "git_dirty", "tool_version", "build_type", "compiler", "blas",
+    "git_sha", "git_dirty", "tool_version", "build_type", "compiler", "blas", "cuda",
 }
 
 
