@@ -6,7 +6,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/affinity.hpp"
+#include "attnspec/infsa/centrality.hpp"
+#include "attnspec/infsa/fidelity.hpp"
+#include "attnspec/infsa/neumann.hpp"
+#include "attnspec/infsa/perron.hpp"
 #include "attnspec/base/random.hpp"
 #include "cli.hpp"
 #include "commands.hpp"

@@ -1,6 +1,6 @@
 // attnspec neumann / fidelity: JSON, reports, HDF5 inputs and the documented error exit codes.
 #include "attnspec/base/random.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "test_support.hpp"
 
