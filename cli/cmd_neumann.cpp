@@ -138,6 +138,7 @@ int run_neumann(const Invocation& inv) {
         draw_family(o.family, o.tokens, o.dh, o.mu, o.common.seed, Q, K);
         src.source = "generated:" + o.family + ",mu=" + std::to_string(o.mu);
     }
+    check_neumann_options(opt);  // gamma (from the file or --gamma) before building Â
     if (A_hat.size() == 0) {
         Affinity a = affinity(Q, K, AffinityOptions{kind, o.eps});
         A_hat = std::move(a.A_hat);

@@ -25,9 +25,10 @@ inline Eigen::MatrixXd gemm(const Eigen::MatrixXd& A, bool ta, const Eigen::Matr
     return C;
 }
 
-// A value as messages print it: shortest of %g with 6 significant digits ("1.5", "0.95").
+// A value as messages print it: %g with up to 10 significant digits ("1.5", "0.95", "1.052631579").
 inline std::string num(double x) {
     std::ostringstream os;
+    os.precision(10);
     os << x;
     return os.str();
 }

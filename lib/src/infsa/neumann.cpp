@@ -34,15 +34,13 @@ NeumannKernel::NeumannKernel(const Eigen::MatrixXd& A_hat, double gamma)
         rho_.hi = std::min(rho_.hi, f_hi);
         if (gamma * rho_.lo >= 1)
             throw Error(ExitCode::DataError,
-                        "gamma * rho(A_hat) >= 1 (rho in [" + std::to_string(rho_.lo) + ", " +
-                            std::to_string(rho_.hi) + "], gamma = " + std::to_string(gamma) +
-                            "): the Neumann series diverges",
+                        "gamma * rho(A_hat) >= 1 (rho in [" + num(rho_.lo) + ", " + num(rho_.hi) +
+                            "], gamma = " + num(gamma) + "): the Neumann series diverges",
                         "gamma");
         if (gamma * rho_.hi >= 1)
             throw Error(ExitCode::DataError,
-                        "cannot certify gamma * rho(A_hat) < 1 (rho in [" +
-                            std::to_string(rho_.lo) + ", " + std::to_string(rho_.hi) +
-                            "]): refusing an (almost) singular I - gamma A_hat",
+                        "cannot certify gamma * rho(A_hat) < 1 (rho in [" + num(rho_.lo) + ", " +
+                            num(rho_.hi) + "]): refusing an (almost) singular I - gamma A_hat",
                         "gamma");
     }
     lu_ = -gamma * A_hat;
@@ -111,8 +109,8 @@ void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma) {
     const Interval r = perron(op, o).rho_enc;
     if (gamma * std::min(r.hi, f_hi) >= 1)
         throw Error(ExitCode::DataError,
-                    "gamma * rho(A_hat) >= 1 (rho in [" + std::to_string(r.lo) + ", " +
-                        std::to_string(r.hi) + "]) or not certified below 1/gamma: refused",
+                    "gamma * rho(A_hat) >= 1 (rho in [" + num(r.lo) + ", " + num(r.hi) +
+                        "]) or not certified below 1/gamma: refused",
                     "gamma");
 }
 

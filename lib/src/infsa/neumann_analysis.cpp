@@ -10,8 +10,7 @@
 
 namespace attnspec {
 
-NeumannAnalysis analyze_neumann(const Eigen::MatrixXd& A_hat, const NeumannAnalysisOptions& opt,
-                                const Eigen::MatrixXd& V) {
+void check_neumann_options(const NeumannAnalysisOptions& opt) {
     detail::check_gamma(opt.gamma);
     if (!(opt.target > 0))
         throw Error(ExitCode::DataError,
@@ -20,6 +19,11 @@ NeumannAnalysis analyze_neumann(const Eigen::MatrixXd& A_hat, const NeumannAnaly
         if (K < 0)
             throw Error(ExitCode::DataError,
                         "truncation order K = " + std::to_string(K) + " must be >= 0", "K");
+}
+
+NeumannAnalysis analyze_neumann(const Eigen::MatrixXd& A_hat, const NeumannAnalysisOptions& opt,
+                                const Eigen::MatrixXd& V) {
+    check_neumann_options(opt);
     if (V.size() && V.rows() != A_hat.rows())
         fail_data("V has " + std::to_string(V.rows()) +
                   " rows, expected N = " + std::to_string(A_hat.rows()));

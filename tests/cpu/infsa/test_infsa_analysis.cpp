@@ -65,6 +65,7 @@ TEST_CASE("analyze_neumann: parameter errors name the parameter", "[infsa]") {
     CHECK(e.code() == ExitCode::DataError);
     CHECK(e.parameter() == "gamma");
     CHECK(std::string(e.what()) == "gamma = 1.5 must lie in (0, 1)");
+    CHECK(error_of([&] { check_neumann_options(opt); }).parameter() == "gamma");  // without Â
     opt.gamma = 0.9;
     opt.target = 0;
     CHECK(error_of([&] { analyze_neumann(A, opt); }).parameter() == "target");

@@ -37,6 +37,10 @@ struct NeumannAnalysis {
     Eigen::MatrixXd closure_times_V;  // C V; empty when no V was given
 };
 
+// Checks the options alone (what analyze_neumann checks first), so a caller can refuse them
+// before building Â. O(orders). Throws DataError naming "gamma", "target" or "K".
+void check_neumann_options(const NeumannAnalysisOptions& opt);
+
 // Cost O((max K + 6) N^3) (LU, kernel, invariants, one truncated series and one SVD per order)
 // plus Perron iterations. Throws DataError on gamma outside (0, 1) or gamma rho(Â) >= 1
 // (parameter "gamma"), target <= 0 ("target"), a negative order ("K"), a bad Â (square,
