@@ -17,7 +17,10 @@
 
 #include "attnspec/base/random.hpp"
 #include "bench_common.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/affinity.hpp"
+#include "attnspec/infsa/fidelity.hpp"
+#include "attnspec/infsa/neumann.hpp"
+#include "attnspec/infsa/perron.hpp"
 #include "attnspec/infsa/linear_infsa.hpp"
 
 extern "C" char* openblas_get_corename(void);

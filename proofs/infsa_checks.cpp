@@ -7,6 +7,10 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/infsa/affinity.hpp"
+#include "attnspec/infsa/fidelity.hpp"
+#include "attnspec/infsa/neumann.hpp"
+#include "attnspec/infsa/perron.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {

@@ -1,6 +1,10 @@
 // attnspec neumann / fidelity: JSON, reports, HDF5 inputs and the documented error exit codes.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 #include "attnspec/base/random.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "test_support.hpp"
 
@@ -102,4 +106,43 @@ TEST_CASE("fidelity: HDF5 input split into heads", "[cli][infsa]") {
     CHECK(r.out.find("\"head\": 1") != std::string::npos);
     CHECK(r.out.find("\"family\": \"input\"") != std::string::npos);
     CHECK(run_cli("fidelity --input " + in + " --heads 5 --no-report").code == 65);  // 12 % 5 != 0
+}
+
+TEST_CASE("neumann / fidelity: --no-report writes no file and refuses --out with it", "[cli][infsa]") {
+    // The default report lands in reports/out/ under the working directory.
+    for (const std::string cmd : {"neumann", "fidelity"}) {
+        const std::string def = "reports/out/" + cmd + ".h5";
+        std::remove(def.c_str());
+        const std::string args = cmd == "neumann" ? "neumann --tokens 16 --dh 4"
+                                                  : "fidelity --tokens 16 --dh 4 --draws 1";
+        auto r = run_cli(args + " --no-report");
+        REQUIRE(r.code == 0);
+        CHECK(r.err.find("report written") == std::string::npos);
+        std::FILE* f = std::fopen(def.c_str(), "rb");
+        CHECK(f == nullptr);
+        if (f) std::fclose(f);
+        const std::string dir = attnspec::test::temp_dir();
+        auto both = run_cli(args + " --no-report --out " + dir + "/x.h5");
+        CHECK(both.code == 64);
+        CHECK(std::system(("test ! -e " + dir + "/x.h5").c_str()) == 0);
+    }
+}
+
+TEST_CASE("neumann: A_hat input is used as given and gamma overridden", "[cli][infsa]") {
+    const std::string dir = attnspec::test::temp_dir();
+    Eigen::MatrixXd Q, K;
+    draw_family("gaussian", 12, 4, 0, 9, Q, K);
+    const Eigen::MatrixXd A = Eigen::MatrixXd::Constant(12, 12, 0.05);  // rho = 0.6
+    const std::string in = write_input(dir, "given.h5", Q, K, &A, 0.5);
+    auto r = run_cli("neumann --input " + in + " --json --out " + dir + "/g.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"gamma\": 0.5") != std::string::npos);
+    CHECK(r.out.find("\"closure_times_V_norm\"") != std::string::npos);
+    H5Reader rd(dir + "/g.h5");
+    CHECK(rd.attr_string("neumann", "affinity") == "given");
+    CHECK(std::isnan(rd.attr_double("neumann", "frob_plus")));
+    CHECK(rd.shape("neumann/closure_times_V")[1] == 3);
+    auto t = run_cli("neumann --input " + in + " --gamma 0.25 --no-report");
+    REQUIRE(t.code == 0);
+    CHECK(t.out.find("gamma = 0.25") != std::string::npos);  // --gamma overrides the attribute
 }

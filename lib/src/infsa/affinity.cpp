@@ -1,12 +1,12 @@
-// Affinities (ReLU/Frobenius and softmax), the (Q, K) data families and shared BLAS helpers.
-#include "attnspec/infsa/infsa.hpp"
+// Affinities (ReLU/Frobenius and softmax) and the shared BLAS helper of lib/src/infsa.
+#include "attnspec/infsa/affinity.hpp"
 
 #include <cblas.h>
 
 #include <cmath>
 
+#include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
-#include "attnspec/base/random.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -17,7 +17,8 @@ void gemm(const Eigen::MatrixXd& A, bool ta, const Eigen::MatrixXd& B, bool tb, 
           double alpha, double beta) {
     const Eigen::Index m = ta ? A.cols() : A.rows(), k = ta ? A.rows() : A.cols();
     const Eigen::Index n = tb ? B.rows() : B.cols();
-    if ((tb ? B.cols() : B.rows()) != k) throw Error(ExitCode::Internal, "gemm: inner dimensions differ");
+    if ((tb ? B.cols() : B.rows()) != k)
+        throw Error(ExitCode::Internal, "gemm: inner dimensions differ");
     if (beta == 0.0) C.resize(m, n);
     if (m == 0 || n == 0) return;
     if (k == 0) {
@@ -31,12 +32,15 @@ void gemm(const Eigen::MatrixXd& A, bool ta, const Eigen::MatrixXd& B, bool tb, 
 
 }  // namespace detail
 
-const char* to_string(AffinityKind k) { return k == AffinityKind::relu ? "relu" : "softmax"; }
+namespace {
+constexpr EnumName<AffinityKind> kAffinityNames[] = {{AffinityKind::relu, "relu"},
+                                                     {AffinityKind::softmax, "softmax"}};
+}  // namespace
+
+const char* to_string(AffinityKind k) { return enum_name(k, kAffinityNames); }
 
 AffinityKind affinity_kind_from_string(const std::string& s) {
-    if (s == "relu") return AffinityKind::relu;
-    if (s == "softmax") return AffinityKind::softmax;
-    fail_usage("unknown affinity '" + s + "' (expected relu or softmax)");
+    return enum_from_name(s, kAffinityNames, "affinity", "affinity");
 }
 
 void check_qk(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const std::string& who) {
@@ -50,9 +54,10 @@ void check_qk(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const std::str
 
 Affinity affinity(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const AffinityOptions& opt) {
     check_qk(Q, K, "affinity");
-    if (!(opt.eps >= 0) || !std::isfinite(opt.eps)) fail_data("affinity: eps must be finite and >= 0");
+    detail::check_eps(opt.eps);
     const double N = double(Q.rows()), d = double(Q.cols());
-    check_allocation(8.0 * N * N, opt.max_bytes, "dense affinity (" + std::to_string(Q.rows()) + "^2)");
+    check_allocation(8.0 * N * N, opt.max_bytes,
+                     "dense affinity (" + std::to_string(Q.rows()) + "^2)");
     Affinity a;
     a.kind = opt.kind;
     if (opt.kind == AffinityKind::relu) {
@@ -73,7 +78,8 @@ Affinity affinity(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const Affi
 }
 
 std::vector<Affinity> affinities(const std::vector<Eigen::MatrixXd>& Qs,
-                                 const std::vector<Eigen::MatrixXd>& Ks, const AffinityOptions& opt) {
+                                 const std::vector<Eigen::MatrixXd>& Ks,
+                                 const AffinityOptions& opt) {
     if (Qs.size() != Ks.size())
         fail_data("affinities: " + std::to_string(Qs.size()) + " Q blocks but " +
                   std::to_string(Ks.size()) + " K blocks");
@@ -81,38 +87,6 @@ std::vector<Affinity> affinities(const std::vector<Eigen::MatrixXd>& Qs,
     out.reserve(Qs.size());
     for (size_t h = 0; h < Qs.size(); ++h) out.push_back(affinity(Qs[h], Ks[h], opt));
     return out;
-}
-
-void draw_family(const std::string& family, Eigen::Index N, Eigen::Index d, double mu,
-                 std::uint64_t seed, Eigen::MatrixXd& Q, Eigen::MatrixXd& K) {
-    if (N <= 0 || d <= 0) fail_data("draw_family: N and d_h must be positive");
-    if (!std::isfinite(mu)) fail_data("draw_family: mu must be finite");
-    Rng rng(seed);
-    Q = rng.gaussian(N, d);
-    K = rng.gaussian(N, d);
-    if (family == "gaussian") return;
-    auto direction = [&] {
-        Eigen::VectorXd m = rng.gaussian(d, 1);
-        return Eigen::VectorXd(m * (std::sqrt(double(d)) / m.norm()));
-    };
-    if (family == "shared-mean") {
-        const Eigen::VectorXd m = direction();
-        Q.rowwise() += mu * m.transpose();
-        K.rowwise() += mu * m.transpose();
-    } else if (family == "independent-means") {
-        const Eigen::VectorXd mq = direction(), mk = direction();
-        Q.rowwise() += mu * mq.transpose();
-        K.rowwise() += mu * mk.transpose();
-    } else {
-        fail_usage("unknown family '" + family +
-                   "' (expected gaussian, shared-mean or independent-means)");
-    }
-}
-
-double cosine(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-    const double na = a.norm(), nb = b.norm();
-    if (na == 0 || nb == 0) return 0.0;
-    return a.dot(b) / (na * nb);
 }
 
 }  // namespace attnspec

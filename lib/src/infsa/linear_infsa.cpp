@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
+#include "infsa_internal.hpp"
 
 namespace attnspec {
 
@@ -22,8 +23,8 @@ void check_inputs(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const Eige
                   "x" + std::to_string(Q.cols()) + ")");
     if (!Q.allFinite() || !K.allFinite() || (V && !V->allFinite()))
         fail_data("linear_infsa: inputs contain NaN or Inf");
-    if (!(opt.gamma > 0 && opt.gamma < 1)) fail_data("linear_infsa: gamma must lie in (0, 1)");
-    if (!(opt.eps >= 0) || !std::isfinite(opt.eps)) fail_data("linear_infsa: eps must be >= 0");
+    detail::check_gamma(opt.gamma);
+    detail::check_eps(opt.eps);
 }
 
 // Sweep 1: central query q_bar = sum e_i q~_i / (sum e + eps), e_i = ||q~_i||.
@@ -58,7 +59,8 @@ LinearInfsaResult linear_infsa(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& 
         if (s > 0) acc += s * V.row(j).transpose();
     }
     r.degenerate = r.sum_s == 0;
-    r.p = r.degenerate ? Eigen::VectorXd::Zero(d) : Eigen::VectorXd(opt.gamma * acc / (r.sum_s + opt.eps));
+    r.p = r.degenerate ? Eigen::VectorXd::Zero(d)
+                       : Eigen::VectorXd(opt.gamma * acc / (r.sum_s + opt.eps));
     return r;
 }
 
@@ -96,8 +98,8 @@ namespace {
 constexpr long kBlock = 256;
 
 // acc[0..d) += sum_i (e_i / sqrt d) q_i over n tokens; returns sum_i e_i, e_i = ||q_i|| / sqrt d.
-__attribute__((target_clones("avx2", "default")))
-float sweep_queries(const float* q, long n, long d, float c, float* acc) {
+__attribute__((target_clones("avx2", "default"))) float sweep_queries(const float* q, long n,
+                                                                      long d, float c, float* acc) {
     float se = 0;
     for (long i = 0; i < n; ++i, q += d) {
         float ss = 0;
@@ -111,8 +113,9 @@ float sweep_queries(const float* q, long n, long d, float c, float* acc) {
 }
 
 // acc += sum_j s_j v_j, s_j = max(0, c qb . k_j); returns sum s_j.
-__attribute__((target_clones("avx2", "default")))
-float sweep_keys(const float* k, const float* v, long n, long d, float c, const float* qb, float* acc) {
+__attribute__((target_clones("avx2", "default"))) float sweep_keys(const float* k, const float* v,
+                                                                   long n, long d, float c,
+                                                                   const float* qb, float* acc) {
     float ss = 0;
     for (long j = 0; j < n; ++j, k += d, v += d) {
         float dot = 0;
@@ -142,7 +145,8 @@ void one_head(const float* Q, const float* K, const float* V, long N, long d,
     double ss = 0;
     for (long j0 = 0; j0 < N; j0 += kBlock) {
         std::fill(a.begin(), a.end(), 0.0f);
-        ss += sweep_keys(K + j0 * d, V + j0 * d, std::min(kBlock, N - j0), d, c, qb.data(), a.data());
+        ss +=
+            sweep_keys(K + j0 * d, V + j0 * d, std::min(kBlock, N - j0), d, c, qb.data(), a.data());
         for (long l = 0; l < d; ++l) A[size_t(l)] += a[size_t(l)];
     }
     for (long l = 0; l < d; ++l)
@@ -154,8 +158,9 @@ void one_head(const float* Q, const float* K, const float* V, long N, long d,
 void linear_infsa_heads_f32(const float* Q, const float* K, const float* V, long H, long N, long d,
                             const LinearInfsaOptions& opt, float* P, int threads) {
     if (H <= 0 || N <= 0 || d <= 0) fail_data("linear_infsa_heads_f32: H, N, d must be positive");
-    if (!(opt.gamma > 0 && opt.gamma < 1)) fail_data("linear_infsa: gamma must lie in (0, 1)");
-    if (!(opt.eps >= 0)) fail_data("linear_infsa: eps must be >= 0");
+    detail::check_gamma(opt.gamma);
+    if (!(opt.eps >= 0))
+        throw Error(ExitCode::DataError, "eps = " + detail::num(opt.eps) + " must be >= 0", "eps");
     threads = std::max(1, std::min<int>(threads, int(H)));
     auto work = [&](int t) {
         for (long h = t; h < H; h += threads)

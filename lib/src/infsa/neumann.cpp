@@ -1,12 +1,13 @@
 // Neumann kernel N = (I - gamma Â)^{-1} by LU (LAPACKE dgetrf/dgetrs), truncated series and
-// bounds, invariants and centralities (proofs/infsa_neumann.md, proofs/infsa_absorbing.md).
+// bounds, invariants (proofs/infsa_neumann.md).
+#include "attnspec/infsa/neumann.hpp"
+
 #include <lapacke.h>
 
 #include <cmath>
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/infsa/infsa.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -14,14 +15,8 @@ namespace attnspec {
 using detail::gamma_n;
 using detail::kUnit;
 
-namespace {
-
-void check_gamma(double gamma) {
-    if (!(gamma > 0 && gamma < 1))
-        fail_data("gamma must lie in (0, 1), got " + std::to_string(gamma));
-}
-
-}  // namespace
+using detail::check_gamma;
+using detail::num;
 
 NeumannKernel::NeumannKernel(const Eigen::MatrixXd& A_hat, double gamma)
     : A_(A_hat), n_(A_hat.rows()), gamma_(gamma) {
@@ -38,23 +33,29 @@ NeumannKernel::NeumannKernel(const Eigen::MatrixXd& A_hat, double gamma)
         rho_ = perron(op, o).rho_enc;
         rho_.hi = std::min(rho_.hi, f_hi);
         if (gamma * rho_.lo >= 1)
-            fail_data("gamma * rho(A_hat) >= 1 (rho in [" + std::to_string(rho_.lo) + ", " +
-                      std::to_string(rho_.hi) + "], gamma = " + std::to_string(gamma) +
-                      "): the Neumann series diverges");
+            throw Error(ExitCode::DataError,
+                        "gamma * rho(A_hat) >= 1 (rho in [" + num(rho_.lo) + ", " + num(rho_.hi) +
+                            "], gamma = " + num(gamma) + "): the Neumann series diverges",
+                        "gamma");
         if (gamma * rho_.hi >= 1)
-            fail_data("cannot certify gamma * rho(A_hat) < 1 (rho in [" + std::to_string(rho_.lo) +
-                      ", " + std::to_string(rho_.hi) + "]): refusing an (almost) singular I - gamma A_hat");
+            throw Error(ExitCode::DataError,
+                        "cannot certify gamma * rho(A_hat) < 1 (rho in [" + num(rho_.lo) + ", " +
+                            num(rho_.hi) + "]): refusing an (almost) singular I - gamma A_hat",
+                        "gamma");
     }
     lu_ = -gamma * A_hat;
     lu_.diagonal().array() += 1.0;
     ipiv_.resize(size_t(n_));
-    const int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, int(n_), int(n_), lu_.data(), int(n_), ipiv_.data());
-    if (info != 0) fail_data("I - gamma A_hat is singular (dgetrf info " + std::to_string(info) + ")");
+    const int info =
+        LAPACKE_dgetrf(LAPACK_COL_MAJOR, int(n_), int(n_), lu_.data(), int(n_), ipiv_.data());
+    if (info != 0)
+        fail_data("I - gamma A_hat is singular (dgetrf info " + std::to_string(info) + ")");
 }
 
 Eigen::MatrixXd NeumannKernel::solve(const Eigen::MatrixXd& B) const {
-    if (B.rows() != n_) fail_data("Neumann solve: right-hand side has " + std::to_string(B.rows()) +
-                                  " rows, expected " + std::to_string(n_));
+    if (B.rows() != n_)
+        fail_data("Neumann solve: right-hand side has " + std::to_string(B.rows()) +
+                  " rows, expected " + std::to_string(n_));
     Eigen::MatrixXd X = B;
     if (X.cols() == 0) return X;
     LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', int(n_), int(X.cols()), lu_.data(), int(n_), ipiv_.data(),
@@ -75,7 +76,8 @@ Eigen::MatrixXd NeumannKernel::kernel() const { return solve(Eigen::MatrixXd::Id
 
 Eigen::MatrixXd NeumannKernel::closure_times(const Eigen::MatrixXd& V) const {
     if (V.rows() != n_) fail_data("closure: V has the wrong number of rows");
-    return solve(detail::gemm(A_, false, V, false, gamma_));  // C V = N (gamma Â V), no cancellation
+    return solve(
+        detail::gemm(A_, false, V, false, gamma_));  // C V = N (gamma Â V), no cancellation
 }
 
 Eigen::MatrixXd NeumannKernel::closure_transpose_times(const Eigen::MatrixXd& V) const {
@@ -106,8 +108,10 @@ void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma) {
     o.max_iter = 1000;
     const Interval r = perron(op, o).rho_enc;
     if (gamma * std::min(r.hi, f_hi) >= 1)
-        fail_data("gamma * rho(A_hat) >= 1 (rho in [" + std::to_string(r.lo) + ", " +
-                  std::to_string(r.hi) + "]) or not certified below 1/gamma: refused");
+        throw Error(ExitCode::DataError,
+                    "gamma * rho(A_hat) >= 1 (rho in [" + num(r.lo) + ", " + num(r.hi) +
+                        "]) or not certified below 1/gamma: refused",
+                    "gamma");
 }
 
 }  // namespace
@@ -124,17 +128,20 @@ Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
     Eigen::MatrixXd X(n, V.cols());
     std::vector<int> ipiv(static_cast<size_t>(n));
     int iter = 0;
-    const int info = LAPACKE_dsgesv(LAPACK_COL_MAJOR, int(n), int(V.cols()), M.data(), int(n),
-                                    ipiv.data(), const_cast<double*>(B.data()), int(n), X.data(),
-                                    int(n), &iter);
-    if (info != 0) fail_data("I - gamma A_hat is singular (dsgesv info " + std::to_string(info) + ")");
+    const int info =
+        LAPACKE_dsgesv(LAPACK_COL_MAJOR, int(n), int(V.cols()), M.data(), int(n), ipiv.data(),
+                       const_cast<double*>(B.data()), int(n), X.data(), int(n), &iter);
+    if (info != 0)
+        fail_data("I - gamma A_hat is singular (dsgesv info " + std::to_string(info) + ")");
     if (iterations) *iterations = iter;
     return X;
 }
 
 Eigen::MatrixXd neumann_truncated(const Eigen::MatrixXd& A_hat, double gamma, int K) {
     check_gamma(gamma);
-    if (K < 0) fail_data("truncation order K must be >= 0");
+    if (K < 0)
+        throw Error(ExitCode::DataError,
+                    "truncation order K = " + std::to_string(K) + " must be >= 0", "K");
     const Eigen::Index n = A_hat.rows();
     Eigen::MatrixXd X = Eigen::MatrixXd::Identity(n, n), T;
     for (int k = 0; k < K; ++k) {  // Horner: X <- I + gamma Â X
@@ -152,7 +159,9 @@ double truncation_bound(double gamma, double norm2_hi, int K) {
 }
 
 int truncation_order(double gamma, double norm2_hi, double target) {
-    if (!(target > 0)) fail_data("truncation target must be > 0");
+    if (!(target > 0))
+        throw Error(ExitCode::DataError, "truncation target = " + num(target) + " must be > 0",
+                    "target");
     const double q = gamma * norm2_hi;
     if (!(q < 1)) return -1;
     if (q == 0) return 0;
@@ -178,7 +187,8 @@ NeumannInvariants neumann_invariants(const NeumannKernel& nk, const Eigen::Matri
     // and evaluating M N - I adds gamma_{n+1} |M||N|; Frobenius norms over columns.
     v.residual_bound = (gamma_n(3.0 * n) * v.lu_growth + gamma_n(n + 1.0)) * v.kappa_F *
                        (1 + gamma_n(2.0 * n * n));
-    const Eigen::MatrixXd C = detail::gemm(A_hat, false, N, false) - detail::gemm(N, false, A_hat, false);
+    const Eigen::MatrixXd C =
+        detail::gemm(A_hat, false, N, false) - detail::gemm(N, false, A_hat, false);
     v.commutator = C.norm();
     // |N_computed - N| <= ||N||_2 ||R|| <= ||N_c||_F ||R||_F / (1 - ||R||_F).
     v.entry_tol = v.residual < 0.5 ? N.norm() * v.residual / (1 - v.residual) * (1 + 4 * kUnit)
@@ -191,23 +201,6 @@ NeumannInvariants neumann_invariants(const NeumannKernel& nk, const Eigen::Matri
             if (i != j) v.min_offdiag = std::min(v.min_offdiag, N(i, j));
     if (n == 1) v.min_offdiag = 0;
     return v;
-}
-
-Centralities centralities(const Eigen::MatrixXd& A_hat, const NeumannKernel& nk) {
-    const Eigen::Index n = A_hat.rows();
-    const Eigen::VectorXd one = Eigen::VectorXd::Ones(n);
-    Centralities c;
-    c.katz_out = nk.closure_times(one);
-    c.katz_in = nk.closure_transpose_times(one);
-    c.expected_steps = nk.solve(one);
-    c.leak = one - nk.gamma() * (A_hat * one);
-    c.min_leak = c.leak.minCoeff();
-    c.probabilistic = c.min_leak >= 0;
-    PerronOptions o;
-    c.left = perron(A_hat, o);
-    o.left = false;
-    c.right = perron(A_hat, o);
-    return c;
 }
 
 }  // namespace attnspec

@@ -1,10 +1,11 @@
 // Collatz–Wielandt-certified power iteration for non-negative operators (proofs/infsa_neumann.md,
 // "Perron certificate"): for B >= 0 and x > 0, min_i (Bx)_i/x_i <= rho(B) <= max_i (Bx)_i/x_i.
+#include "attnspec/infsa/perron.hpp"
+
 #include <cmath>
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/infsa/infsa.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -13,9 +14,11 @@ using detail::gamma_n;
 using detail::kUnit;
 
 DenseNonnegOp::DenseNonnegOp(const Eigen::MatrixXd& B) : B_(B) {
-    if (B.rows() != B.cols() || B.size() == 0) fail_data("perron: the matrix must be square and non-empty");
+    if (B.rows() != B.cols() || B.size() == 0)
+        fail_data("perron: the matrix must be square and non-empty");
     if (!B.allFinite()) fail_data("perron: the matrix contains NaN or Inf");
-    if (B.minCoeff() < 0) fail_data("perron: the matrix has a negative entry (Collatz–Wielandt needs B >= 0)");
+    if (B.minCoeff() < 0)
+        fail_data("perron: the matrix has a negative entry (Collatz–Wielandt needs B >= 0)");
 }
 
 void DenseNonnegOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z,
@@ -78,8 +81,10 @@ PerronResult perron(const NonnegOperator& op, const PerronOptions& opt) {
         }
         // Stop when the enclosure has not narrowed by 1% in 25 passes (e.g. reducible B whose
         // lower bound cannot close); `converged` stays false.
-        if (hi - lo < 0.99 * best_width) best_width = hi - lo, stalled = 0;
-        else if (++stalled >= 25) break;
+        if (hi - lo < 0.99 * best_width)
+            best_width = hi - lo, stalled = 0;
+        else if (++stalled >= 25)
+            break;
         x_prev = x;
         x = z / nz;
         const double dk = (x - x_prev).norm();
@@ -127,7 +132,8 @@ Interval norm2_enclosure(const Eigen::MatrixXd& B, double rel_width) {
     o.rel_width = rel_width;
     o.max_iter = 2000;
     const PerronResult p = perron(g, o);
-    Interval s{std::sqrt(p.rho_enc.lo) * (1 - 2 * kUnit), std::sqrt(p.rho_enc.hi) * (1 + 2 * kUnit)};
+    Interval s{std::sqrt(p.rho_enc.lo) * (1 - 2 * kUnit),
+               std::sqrt(p.rho_enc.hi) * (1 + 2 * kUnit)};
     // Always also ||B||_2 <= ||B||_F (rounded up): keeps the bound finite if the iteration stalls.
     const double f = B.norm() * (1 + gamma_n(double(B.size()) + 2));
     s.hi = std::min(s.hi, f);

@@ -1,13 +1,13 @@
 // Matrix-free A+ = ReLU(Q K^T / d_h) in tiles (dgemm per tile, never N x N) with certified
-// enclosures, and the fidelity cosines of Linear-InfSA (proofs/infsa_fidelity.md).
+// enclosures (proofs/infsa_fidelity.md, proofs/infsa_neumann.md).
+#include "attnspec/infsa/relu_kernel.hpp"
+
 #include <cblas.h>
 
 #include <cmath>
-#include <limits>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/infsa/infsa.hpp"
-#include "attnspec/infsa/linear_infsa.hpp"
+#include "attnspec/infsa/affinity.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -18,8 +18,8 @@ using detail::kUnit;
 namespace {
 
 // z[0..m) += sum_c max(S(:, c), 0) * x[c]  (S column-major m x n; axpy form, vectorises).
-__attribute__((target_clones("avx2", "default")))
-void relu_axpy(const double* S, long m, long n, const double* x, double* z) {
+__attribute__((target_clones("avx2", "default"))) void relu_axpy(const double* S, long m, long n,
+                                                                 const double* x, double* z) {
     for (long c = 0; c < n; ++c) {
         const double xc = x[c];
         const double* s = S + c * m;
@@ -28,8 +28,8 @@ void relu_axpy(const double* S, long m, long n, const double* x, double* z) {
 }
 
 // f[0..m) += sum_c max(S(:, c), 0)^2.
-__attribute__((target_clones("avx2", "default")))
-void relu_sq(const double* S, long m, long n, double* f) {
+__attribute__((target_clones("avx2", "default"))) void relu_sq(const double* S, long m, long n,
+                                                               double* f) {
     for (long c = 0; c < n; ++c) {
         const double* s = S + c * m;
         for (long r = 0; r < m; ++r) {
@@ -61,7 +61,10 @@ void for_each_tile(const Eigen::MatrixXd& R, const Eigen::MatrixXd& C, Eigen::In
 ReluKernelOp::ReluKernelOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, Eigen::Index tile)
     : Q_(Q), K_(K), tile_(tile) {
     check_qk(Q, K, "matrix-free affinity");
-    if (tile <= 0) fail_data("matrix-free affinity: tile must be positive");
+    if (tile <= 0)
+        throw Error(ExitCode::DataError,
+                    "matrix-free affinity: tile = " + std::to_string(tile) + " must be positive",
+                    "tile");
     nq_ = Q.rowwise().norm();
     nk_ = K.rowwise().norm();
     // |fl(q.k) - q.k| <= gamma_d sum|q_l k_l| <= gamma_d ||q|| ||k||; the computed norms are within
@@ -80,11 +83,12 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
     const Eigen::VectorXd& nc = transpose ? nq_ : nk_;
     z = Eigen::VectorXd::Zero(N);
     Eigen::VectorXd f = Eigen::VectorXd::Zero(frob_done_ ? 0 : N);
-    for_each_tile(R, C, T, [&](const double* S, Eigen::Index m, Eigen::Index n, Eigen::Index r0,
-                               Eigen::Index c0) {
-        relu_axpy(S, m, n, x.data() + c0, z.data() + r0);
-        if (!frob_done_) relu_sq(S, m, n, f.data() + r0);  // first pass: ||A+||_F too
-    });
+    for_each_tile(
+        R, C, T,
+        [&](const double* S, Eigen::Index m, Eigen::Index n, Eigen::Index r0, Eigen::Index c0) {
+            relu_axpy(S, m, n, x.data() + c0, z.data() + r0);
+            if (!frob_done_) relu_sq(S, m, n, f.data() + r0);  // first pass: ||A+||_F too
+        });
     if (!frob_done_) frob_ = frobenius_from(f.sum()), frob_done_ = true;
     ++passes_;
     // exact relu(s) within delta nr_i nc_j of relu(fl s) (ReLU is 1-Lipschitz); sums of N
@@ -93,7 +97,8 @@ void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::Vector
     const double g = gamma_n(double(N) + 4);
     const double inv_d = 1.0 / double(d);
     z_hi = ((z * (1 + 2 * g)).array() + nr.array() * pad_sum).matrix() * inv_d * (1 + 2 * kUnit);
-    z_lo = ((z * (1 - g)).array() - nr.array() * pad_sum).cwiseMax(0.0).matrix() * inv_d * (1 - 2 * kUnit);
+    z_lo = ((z * (1 - g)).array() - nr.array() * pad_sum).cwiseMax(0.0).matrix() * inv_d *
+           (1 - 2 * kUnit);
     z *= inv_d;
 }
 
@@ -101,8 +106,9 @@ Interval ReluKernelOp::frobenius() const {
     if (frob_done_) return frob_;
     const Eigen::Index N = Q_.rows(), T = tile_;
     Eigen::VectorXd f = Eigen::VectorXd::Zero(N);
-    for_each_tile(Q_, K_, T, [&](const double* S, Eigen::Index m, Eigen::Index n, Eigen::Index r0,
-                                 Eigen::Index) { relu_sq(S, m, n, f.data() + r0); });
+    for_each_tile(Q_, K_, T,
+                  [&](const double* S, Eigen::Index m, Eigen::Index n, Eigen::Index r0,
+                      Eigen::Index) { relu_sq(S, m, n, f.data() + r0); });
     ++passes_;
     frob_ = frobenius_from(f.sum());
     frob_done_ = true;
@@ -119,56 +125,6 @@ Interval ReluKernelOp::frobenius_from(double sum_sq) const {
     const double inv_d = 1.0 / double(Q_.cols());
     return {std::max(0.0, F * (1 - g) - pad) * inv_d * (1 - 4 * kUnit),
             (F * (1 + 2 * g) + pad) * inv_d * (1 + 4 * kUnit)};
-}
-
-Fidelity fidelity_dense(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, double gamma, double eps) {
-    AffinityOptions ao;
-    ao.eps = eps;
-    const Affinity A = affinity(Q, K, ao);
-    const NeumannKernel nk(A.A_hat, gamma);
-    const Centralities c = centralities(A.A_hat, nk);
-    LinearInfsaOptions lo;
-    lo.gamma = gamma;
-    lo.eps = eps;
-    const Eigen::VectorXd a = linear_infsa_weights(Q, K, lo);
-    Fidelity f;
-    f.left = c.left;
-    f.right = c.right;
-    f.rho_hat = c.left.rho_enc;
-    f.frob_plus = Interval::point(A.frob_plus);
-    f.cos_left = cosine(a, c.left.vec);
-    f.cos_right = cosine(a, c.right.vec);
-    f.cos_katz_in = cosine(a, c.katz_in);
-    f.cos_katz_out = cosine(a, c.katz_out);
-    return f;
-}
-
-Fidelity fidelity_matrix_free(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, double gamma,
-                              double eps, bool with_right, const PerronOptions& opt) {
-    if (!(gamma > 0 && gamma < 1)) fail_data("gamma must lie in (0, 1)");
-    const ReluKernelOp op(Q, K);
-    Fidelity f;
-    f.matrix_free = true;
-    PerronOptions o = opt;
-    o.left = true;
-    f.left = perron(op, o);
-    f.frob_plus = op.frobenius();  // accumulated during the first pass
-    // rho(Â) = rho(A+) / (||A+||_F + eps), outward.
-    f.rho_hat = {f.left.rho_enc.lo / (f.frob_plus.hi + eps) * (1 - 4 * kUnit),
-                 f.left.rho_enc.hi / (f.frob_plus.lo + eps) * (1 + 4 * kUnit)};
-    LinearInfsaOptions lo;
-    lo.gamma = gamma;
-    lo.eps = eps;
-    const Eigen::VectorXd a = linear_infsa_weights(Q, K, lo);
-    f.cos_left = cosine(a, f.left.vec);
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    f.cos_right = f.cos_katz_in = f.cos_katz_out = nan;
-    if (with_right) {
-        o.left = false;
-        f.right = perron(op, o);
-        f.cos_right = cosine(a, f.right.vec);
-    }
-    return f;
 }
 
 }  // namespace attnspec

@@ -4,8 +4,13 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/affinity.hpp"
+#include "attnspec/infsa/centrality.hpp"
+#include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/infsa/linear_infsa.hpp"
+#include "attnspec/infsa/neumann.hpp"
+#include "attnspec/infsa/perron.hpp"
+#include "attnspec/infsa/relu_kernel.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

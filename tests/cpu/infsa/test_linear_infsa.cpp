@@ -3,7 +3,7 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/infsa/linear_infsa.hpp"
 #include "test_support.hpp"
 

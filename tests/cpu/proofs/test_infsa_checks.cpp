@@ -1,6 +1,9 @@
 // infsa.neumann and infsa.perron checks: hold on generated instances, planted errors flip them.
 #include "attnspec/base/random.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/affinity.hpp"
+#include "attnspec/infsa/fidelity.hpp"
+#include "attnspec/infsa/neumann.hpp"
+#include "attnspec/infsa/perron.hpp"
 #include "attnspec/proofs/infsa_checks.hpp"
 #include "test_support.hpp"
 

@@ -2,7 +2,8 @@
 // O(d_h) state: central query q_bar from energy-weighted queries, then ReLU scores against the
 // keys and the pooled value p = gamma sum_j a_j v_j), a literal vectorised transcription of the
 // public code's formulation (energy weights, L1 normalisation) to cross-check it, and a float32
-// multi-head kernel for throughput. Twin: gpu/src/infsa/linear_infsa_cuda.cu (issue for the GPU side).
+// multi-head kernel for throughput. Twin: gpu/src/infsa/linear_infsa_cuda.cu (issue for the GPU
+// side).
 #pragma once
 #include <Eigen/Dense>
 
@@ -14,10 +15,10 @@ struct LinearInfsaOptions {
 };
 
 struct LinearInfsaResult {
-    Eigen::VectorXd p;      // pooled output (d_h); every token's output is p (broadcast)
-    Eigen::VectorXd q_bar;  // central query (d_h), in the scaled q~ = q / sqrt(d_h) units
-    double sum_e = 0;       // sum of query energies ||q~_i||
-    double sum_s = 0;       // sum of scores s_j = max(0, q_bar . k~_j)
+    Eigen::VectorXd p;        // pooled output (d_h); every token's output is p (broadcast)
+    Eigen::VectorXd q_bar;    // central query (d_h), in the scaled q~ = q / sqrt(d_h) units
+    double sum_e = 0;         // sum of query energies ||q~_i||
+    double sum_s = 0;         // sum of scores s_j = max(0, q_bar . k~_j)
     bool degenerate = false;  // all s_j = 0 (includes all-zero queries): p = 0 by definition
 };
 
@@ -39,13 +40,14 @@ struct LinearInfsaLiteral {
 // Literal form: w = E/(sum E + eps), q_bar = Q~^T w, s = ReLU(K~ q_bar), a = s/(||s||_1 + eps),
 // out = 1 (gamma V^T a)^T. O(N d_h) time, O(N d_h) memory. Same failures as linear_infsa.
 LinearInfsaLiteral linear_infsa_literal(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
-                                        const Eigen::MatrixXd& V, const LinearInfsaOptions& opt = {});
+                                        const Eigen::MatrixXd& V,
+                                        const LinearInfsaOptions& opt = {});
 
 // Float32 multi-head: Q, K, V laid out [H][N][d] (each head a contiguous row-major N x d block);
 // P receives H x d pooled outputs. Sums are carried in float within blocks of 256 tokens and in
 // double across blocks. `threads` splits the heads. Reads each input byte once per sweep
 // (Q once, K and V once). Throws DataError on non-positive sizes or bad gamma/eps.
-void linear_infsa_heads_f32(const float* Q, const float* K, const float* V, long H, long N,
-                            long d, const LinearInfsaOptions& opt, float* P, int threads = 1);
+void linear_infsa_heads_f32(const float* Q, const float* K, const float* V, long H, long N, long d,
+                            const LinearInfsaOptions& opt, float* P, int threads = 1);
 
 }  // namespace attnspec

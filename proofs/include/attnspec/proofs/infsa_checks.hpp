@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attnspec/base/check.hpp"
-#include "attnspec/infsa/infsa.hpp"
+#include "attnspec/infsa/perron.hpp"
 #include "attnspec/proofs/registry.hpp"
 
 namespace attnspec::proofs {
