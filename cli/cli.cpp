@@ -109,12 +109,20 @@ namespace {
 // Library parameter (Error::parameter()) -> the option that sets it. Keep sorted by parameter:
 // the static_assert below refuses an unsorted table.
 constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
+    {"K", "--orders"},
+    {"affinity", "--affinity"},
+    {"eps", "--eps"},
+    {"family", "--family"},
     {"gamma", "--gamma"},
+    {"heads", "--heads"},
     {"kappa_lambda", "--kappa-lambda"},
+    {"matrix_free", "--matrix-free"},
     {"max_bytes", "--max-memory"},
+    {"mu", "--mu"},
     {"rtol", "--rtol"},
     {"seed", "--seed"},
     {"store_bytes", "--store-limit"},
+    {"target", "--target"},
     {"time_budget_s", "--time-budget"},
     {"trials", "--trials"},
 };
