@@ -7,14 +7,15 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 
 namespace {
 
-constexpr double u = std::numeric_limits<double>::epsilon() / 2;
-double gam(double n) { return n * u / (1 - n * u); }
+constexpr double u = kUnitRoundoff;
+double gam(double n) { return gamma_n(n); }
 
 }  // namespace
 
