@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/infsa/neumann.hpp"
@@ -17,8 +18,8 @@ namespace attnspec::proofs {
 
 namespace {
 
-constexpr double u = std::numeric_limits<double>::epsilon() / 2;
-double gam(double n) { return n * u / (1 - n * u); }
+constexpr double u = kUnitRoundoff;
+double gam(double n) { return gamma_n(n); }
 
 }  // namespace
 

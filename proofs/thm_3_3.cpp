@@ -5,13 +5,14 @@
 #include <limits>
 
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/proofs/thm_3_3.hpp"
 #include "attention_run.hpp"
 
 namespace attnspec::proofs {
 
 namespace {
-constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
+constexpr double kU = kUnitRoundoff;
 // complex step: rounding of the complex forward pass (complex multiply <= sqrt(5) u) on top of
 // the real route's gamma_{n+3}: 8 n u ||M||_F; measured worst 0.22 n u (tests/cpu/attention/test_jacobian.cpp)
 // -> headroom 36x.

@@ -7,6 +7,7 @@
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
@@ -14,7 +15,7 @@ namespace attnspec::proofs {
 CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correction) {
     if (W.size() == 0) fail_data("thm3.5: W is empty");
     if (!W.allFinite()) fail_data("thm3.5: W contains NaN or Inf");
-    const double u = std::numeric_limits<double>::epsilon() / 2;
+    const double u = kUnitRoundoff;
     const Eigen::Index r = std::min(W.rows(), W.cols());
     const SvdResult sW = svd(W);
     if (sW.sigma[0] == 0) fail_data("thm3.5: W = 0 has no SVD correction (sigma_1 = 0, kappa undefined)");

@@ -8,13 +8,14 @@
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 
 namespace {
 
-constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
+constexpr double kU = kUnitRoundoff;
 
 void validate(const Eigen::MatrixXd& W, const char* who) {
     if (W.size() == 0) fail_data(std::string(who) + ": W is empty");

@@ -8,9 +8,11 @@
 #include <sstream>
 #include <string>
 
+#include "attnspec/base/rounding.hpp"
+
 namespace attnspec::test {
 
-constexpr double kU = std::numeric_limits<double>::epsilon() / 2;  // unit roundoff
+constexpr double kU = kUnitRoundoff;  // unit roundoff (base/rounding.hpp)
 
 // Symmetric relative error ||A - B|| / max(||A||, ||B||) (Frobenius), the one convention used.
 inline double rel_err(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {

@@ -2,8 +2,11 @@
 #include "attnspec/attention/attention.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "attnspec/attention/corrections.hpp"
+#include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 
@@ -48,42 +51,40 @@ Eigen::MatrixXd plus(const Eigen::MatrixXd& W, const Eigen::MatrixXd& C) {
     return C.size() ? Eigen::MatrixXd(W + C) : W;
 }
 
+// Every kind; "lambda" parses only with its value ("lambda:10"), "given" never (supplied matrices).
+constexpr EnumName<CorrectionKind> kCorrectionNames[] = {{CorrectionKind::none, "none"},
+                                                         {CorrectionKind::lambda, "lambda"},
+                                                         {CorrectionKind::svd, "svd"},
+                                                         {CorrectionKind::given, "given"}};
+
 }  // namespace
 
 CorrectionSpec CorrectionSpec::parse(const std::string& text) {
     CorrectionSpec c;
-    if (text == "none") return c;
-    if (text == "svd") {
-        c.kind = CorrectionKind::svd;
-        return c;
-    }
     if (text.rfind("lambda:", 0) == 0) {
         const std::string v = text.substr(7);
         char* end = nullptr;
         c.lambda = std::strtod(v.c_str(), &end);
         if (v.empty() || *end != '\0' || !std::isfinite(c.lambda) || c.lambda < 0)
-            fail_usage("--correction lambda:<value> needs a finite value >= 0, got '" + text + "'");
+            fail_usage("correction '" + text + "': lambda:<value> needs a finite value >= 0",
+                       "correction");
         c.kind = CorrectionKind::lambda;
         return c;
     }
-    fail_usage("--correction must be none, lambda:<value> or svd, got '" + text + "'");
+    for (const auto& e : kCorrectionNames)
+        if (text == e.name && (e.value == CorrectionKind::none || e.value == CorrectionKind::svd)) {
+            c.kind = e.value;
+            return c;
+        }
+    fail_usage("unknown correction '" + text + "' (expected none, lambda:<value> or svd)",
+               "correction");
 }
 
 std::string CorrectionSpec::describe() const {
-    switch (kind) {
-        case CorrectionKind::none:
-            return "none";
-        case CorrectionKind::svd:
-            return "svd";
-        case CorrectionKind::given:
-            return "given";
-        case CorrectionKind::lambda: {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "lambda:%.17g", lambda);
-            return buf;
-        }
-    }
-    return "?";
+    if (kind != CorrectionKind::lambda) return enum_name(kind, kCorrectionNames);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "lambda:%.17g", lambda);
+    return buf;
 }
 
 void Head::validate(const std::string& what) const {
@@ -155,10 +156,13 @@ MultiHead random_multihead(const RandomSpec& spec) {
     if (spec.N <= 0 || spec.D <= 0 || spec.d <= 0 || spec.H <= 0)
         fail_data("random instance: N, D, d, H must be positive");
     if (!(std::isfinite(spec.weight_scale) && spec.weight_scale > 0))
-        fail_data("random instance: weight scale must be finite and > 0");
+        fail_data("random instance: weight_scale = " + value_text(spec.weight_scale) +
+                      " must be finite and > 0",
+                  "weight_scale");
     if (spec.token_dist != "gaussian" && spec.token_dist != "layernorm")
-        fail_usage("token distribution must be gaussian or layernorm, got '" + spec.token_dist +
-                   "'");
+        fail_usage(
+            "unknown token distribution '" + spec.token_dist + "' (expected gaussian or layernorm)",
+            "token_dist");
     Rng rng(spec.seed);
     MultiHead m;
     m.s = logit_scale(spec.scale, spec.d);

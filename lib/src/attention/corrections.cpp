@@ -18,8 +18,9 @@ Eigen::MatrixXd svd_correction(const Eigen::MatrixXd& W, const SvdResult& s) {
 }
 
 Eigen::MatrixXd lambda_correction(Eigen::Index rows, Eigen::Index cols, double lambda) {
-    if (!std::isfinite(lambda)) fail_data("lambda must be finite, got " + std::to_string(lambda));
-    if (lambda < 0) fail_data("lambda must be >= 0, got " + std::to_string(lambda));
+    if (!std::isfinite(lambda))
+        fail_data("lambda = " + value_text(lambda) + " must be finite", "lambda");
+    if (lambda < 0) fail_data("lambda = " + value_text(lambda) + " must be >= 0", "lambda");
     return lambda * Eigen::MatrixXd::Identity(rows, cols);
 }
 

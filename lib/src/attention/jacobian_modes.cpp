@@ -5,8 +5,9 @@
 #include <complex>
 #include <limits>
 
-#include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "jacobian_state.hpp"
 
 namespace attnspec {
@@ -17,7 +18,8 @@ using CMap = Eigen::Map<const MatrixXd>;
 
 void refuse_dense(Index rows, Index cols, double max_bytes, const std::string& what) {
     check_allocation(8.0 * static_cast<double>(rows) * static_cast<double>(cols), max_bytes,
-                     what + " (" + std::to_string(rows) + "x" + std::to_string(cols) + ")");
+                     what + " (" + std::to_string(rows) + "x" + std::to_string(cols) + ")",
+                     "max_bytes");
 }
 
 AttentionState::AttentionState(const Head& h, bool mag) : magnitude(mag) {
@@ -169,7 +171,8 @@ Mat<T> perturbed_A(const Head& e, int which, Index j, T delta) {
 
 MatrixXd complex_step(const Head& h, bool input, double step, double max_bytes) {
     h.validate();
-    if (!(step > 0) || !std::isfinite(step)) fail_data("complex step must be finite and > 0");
+    if (!(step > 0) || !std::isfinite(step))
+        fail_data("complex step = " + value_text(step) + " must be finite and > 0", "step");
     const Head e = h.effective();
     const Index N = e.N(), D = e.D(), d = e.d();
     const Index ncol = input ? N * D : 3 * D * d;
@@ -186,8 +189,10 @@ MatrixXd complex_step(const Head& h, bool input, double step, double max_bytes) 
 
 MatrixXd central_fd(const Head& h, bool input, double rel_step, double max_bytes) {
     h.validate();
-    if (!std::isfinite(rel_step)) fail_data("finite-difference step must be finite");
-    if (rel_step <= 0) rel_step = std::cbrt(3 * std::numeric_limits<double>::epsilon() / 2);
+    if (!std::isfinite(rel_step))
+        fail_data("finite-difference rel_step = " + value_text(rel_step) + " must be finite",
+                  "rel_step");
+    if (rel_step <= 0) rel_step = std::cbrt(3 * kUnitRoundoff);
     const Head e = h.effective();
     const Index N = e.N(), D = e.D(), d = e.d();
     const Index ncol = input ? N * D : 3 * D * d;

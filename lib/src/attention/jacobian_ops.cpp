@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/errors.hpp"
 #include "jacobian_state.hpp"
 
 namespace attnspec {
@@ -15,44 +15,51 @@ using Eigen::MatrixXd;
 
 // ---- operators ------------------------------------------------------------------------------
 
-JacobianOperator::JacobianOperator(const Head& h) : st_(std::make_unique<AttentionState>(h)) {}
-JacobianOperator::~JacobianOperator() = default;
-Index JacobianOperator::rows() const { return st_->N * st_->d; }
-Index JacobianOperator::cols() const { return 3 * st_->D * st_->d; }
+HeadOperator::HeadOperator(const Head& h) : st_(std::make_unique<AttentionState>(h)) {}
+HeadOperator::~HeadOperator() = default;
+Index HeadOperator::rows() const { return st_->N * st_->d; }
+
+JacobianOperator::JacobianOperator(const Head& h) : HeadOperator(h) {}
+Index JacobianOperator::cols() const { return 3 * state().D * state().d; }
 
 void JacobianOperator::apply(const double* x, double* y) const {
-    const Index Dd = st_->D * st_->d;
-    const MatrixXd dA = attention_jvp(*st_, nullptr, x, x + Dd, x + 2 * Dd);
+    const Index Dd = state().D * state().d;
+    const MatrixXd dA = attention_jvp(state(), nullptr, x, x + Dd, x + 2 * Dd);
     std::memcpy(y, dA.data(), sizeof(double) * static_cast<size_t>(dA.size()));
 }
 
 void JacobianOperator::apply_transpose(const double* x, double* y) const {
-    const Index Dd = st_->D * st_->d;
-    attention_vjp(*st_, x, y, y + Dd, y + 2 * Dd, nullptr);
+    const Index Dd = state().D * state().d;
+    attention_vjp(state(), x, y, y + Dd, y + 2 * Dd, nullptr);
 }
 
-JacobianXOperator::JacobianXOperator(const Head& h) : st_(std::make_unique<AttentionState>(h)) {}
-JacobianXOperator::~JacobianXOperator() = default;
-Index JacobianXOperator::rows() const { return st_->N * st_->d; }
-Index JacobianXOperator::cols() const { return st_->N * st_->D; }
+JacobianXOperator::JacobianXOperator(const Head& h) : HeadOperator(h) {}
+Index JacobianXOperator::cols() const { return state().N * state().D; }
 
 void JacobianXOperator::apply(const double* x, double* y) const {
-    const MatrixXd dA = attention_jvp(*st_, x, nullptr, nullptr, nullptr);
+    const MatrixXd dA = attention_jvp(state(), x, nullptr, nullptr, nullptr);
     std::memcpy(y, dA.data(), sizeof(double) * static_cast<size_t>(dA.size()));
 }
 
 void JacobianXOperator::apply_transpose(const double* x, double* y) const {
-    attention_vjp(*st_, x, nullptr, nullptr, nullptr, y);
+    attention_vjp(state(), x, nullptr, nullptr, nullptr, y);
 }
 
 // ---- multi-head layer ---------------------------------------------------------------------------
 
-LayerJacobianOperator::LayerJacobianOperator(const MultiHead& m) {
+template <class HeadOp>
+LayerOperator<HeadOp>::LayerOperator(const MultiHead& m) {
     m.validate();
     for (Index h = 0; h < m.H(); ++h) {
-        heads_.push_back(std::make_unique<JacobianOperator>(m.head(h)));
-        rows_ += heads_.back()->rows(), cols_ += heads_.back()->cols();
+        heads_.push_back(std::make_unique<HeadOp>(m.head(h)));
+        rows_ += heads_.back()->rows();
     }
+}
+template class LayerOperator<JacobianOperator>;
+template class LayerOperator<JacobianXOperator>;
+
+LayerJacobianOperator::LayerJacobianOperator(const MultiHead& m) : LayerOperator(m) {
+    for (const auto& h : heads_) cols_ += h->cols();  // block diagonal
 }
 
 void LayerJacobianOperator::apply(const double* x, double* y) const {
@@ -63,13 +70,8 @@ void LayerJacobianOperator::apply_transpose(const double* x, double* y) const {
     for (const auto& h : heads_) h->apply_transpose(x, y), x += h->rows(), y += h->cols();
 }
 
-LayerJacobianXOperator::LayerJacobianXOperator(const MultiHead& m) {
-    m.validate();
-    for (Index h = 0; h < m.H(); ++h) {
-        heads_.push_back(std::make_unique<JacobianXOperator>(m.head(h)));
-        rows_ += heads_.back()->rows();
-    }
-    cols_ = heads_.front()->cols();
+LayerJacobianXOperator::LayerJacobianXOperator(const MultiHead& m) : LayerOperator(m) {
+    cols_ = heads_.front()->cols();  // the heads share X
 }
 
 void LayerJacobianXOperator::apply(const double* x, double* y) const {
@@ -110,7 +112,7 @@ MatrixXd jacobian_gram_outer(const Head& h, double max_bytes) {
     const AttentionState st(h);
     const Index N = st.N, D = st.D, d = st.d, Nd = N * d;
     check_allocation(jacobian_gram_bytes(N, d) + 8.0 * Nd * (d + std::min(N, D) + N), max_bytes,
-                     "J J^T (" + std::to_string(Nd) + "x" + std::to_string(Nd) + ")");
+                     "J J^T (" + std::to_string(Nd) + "x" + std::to_string(Nd) + ")", "max_bytes");
     // Fx Fx^T = X X^T with Fx N x m, m = min(N, D): X itself, or R^T from X^T = Q R.
     MatrixXd Fx;
     if (D <= N) {
@@ -157,7 +159,8 @@ MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes) {
     const AttentionState st(h);
     const Index N = st.N, d = st.d, Nd = N * d;
     check_allocation(jacobian_gram_bytes(N, d) + 8.0 * (2.0 * Nd * N + 2.0 * Nd * d), max_bytes,
-                     "J_X J_X^T (" + std::to_string(Nd) + "x" + std::to_string(Nd) + ")");
+                     "J_X J_X^T (" + std::to_string(Nd) + "x" + std::to_string(Nd) + ")",
+                     "max_bytes");
     const double s = st.s, s2 = s * s;
     MatrixXd Pall(Nd, N), SP(Nd, N), Z(Nd, d);  // rows c N + i: P^c, P^c S^T, Z_c
     for (Index c = 0; c < d; ++c) {

@@ -1,12 +1,14 @@
 // jacobian_spectrum: the large-scale engine applied to one attention head's weight Jacobian.
+#include "attnspec/attention/jacobian_spectrum.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "attnspec/attention/attention.hpp"
-#include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
-#include "attnspec/attention/jacobian_spectrum.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/rounding.hpp"
 
 namespace attnspec {
 
@@ -16,12 +18,12 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
     // Gram + factor + copy (engine) on top of the Gram assembly's own result.
     check_allocation(3.0 * jacobian_gram_bytes(N, d), opt.max_bytes,
                      "kappa(J) for a (" + std::to_string(N) + ", " + std::to_string(D) + ", " +
-                         std::to_string(d) + ") head (Gram " + std::to_string(rows) + "^2)");
+                         std::to_string(d) + ") head (Gram " + std::to_string(rows) + "^2)",
+                     "max_bytes");
     LargeSvdOptions o = opt;
-    const double u = std::numeric_limits<double>::epsilon() / 2;
     if (o.product_rel_error <= 0) {
-        const double generic = 4 * std::sqrt(static_cast<double>(rows + 3 * D * d)) * u;
-        o.product_rel_error = std::max(generic, static_cast<double>(N + D + d + 3) * u);
+        const double generic = 4 * std::sqrt(static_cast<double>(rows + 3 * D * d)) * kUnitRoundoff;
+        o.product_rel_error = std::max(generic, static_cast<double>(N + D + d + 3) * kUnitRoundoff);
     }
     const JacobianOperator J(h);
     const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes);

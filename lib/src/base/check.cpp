@@ -4,27 +4,27 @@
 #include <cmath>
 #include <map>
 
+#include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 
 namespace attnspec {
 
-const char* to_string(Verdict v) {
-    switch (v) {
-        case Verdict::holds: return "holds";
-        case Verdict::violated: return "violated";
-        case Verdict::inconclusive: return "inconclusive";
-        case Verdict::not_applicable: return "not_applicable";
-    }
-    return "?";
-}
+namespace {
+// Indexed by the Verdict value (RegimeSummary::counts relies on 0..3).
+constexpr EnumName<Verdict> kVerdictNames[] = {{Verdict::holds, "holds"},
+                                               {Verdict::violated, "violated"},
+                                               {Verdict::inconclusive, "inconclusive"},
+                                               {Verdict::not_applicable, "not_applicable"}};
+constexpr EnumName<Relation> kRelationNames[] = {{Relation::le, "<="}, {Relation::eq, "=="}};
+}  // namespace
+
+const char* to_string(Verdict v) { return enum_name(v, kVerdictNames); }
 
 Verdict verdict_from_string(const std::string& s) {
-    for (int i = 0; i < 4; ++i)
-        if (s == to_string(static_cast<Verdict>(i))) return static_cast<Verdict>(i);
-    throw Error(ExitCode::DataError, "unknown verdict '" + s + "'");
+    return enum_from_name(s, kVerdictNames, "verdict", "", ExitCode::DataError);
 }
 
-const char* to_string(Relation r) { return r == Relation::le ? "<=" : "=="; }
+const char* to_string(Relation r) { return enum_name(r, kRelationNames); }
 
 Comparison compare(const std::string& name, const std::string& lhs_name, double lhs,
                    Interval lhs_enc, Relation rel, const std::string& rhs_name, double rhs,

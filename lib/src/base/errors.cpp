@@ -5,6 +5,12 @@
 
 namespace attnspec {
 
+std::string value_text(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    return buf;
+}
+
 std::string human_bytes(double bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;
@@ -17,11 +23,13 @@ std::string human_bytes(double bytes) {
     return buf;
 }
 
-void check_allocation(double bytes, double limit_bytes, const std::string& what) {
+void check_allocation(double bytes, double limit_bytes, const std::string& what,
+                      const std::string& parameter) {
     if (!(bytes <= limit_bytes))
-        throw Error(ExitCode::DataError, what + " would need " + human_bytes(bytes) +
-                                             ", above the limit of " + human_bytes(limit_bytes) +
-                                             " (raise it with --max-memory)");
+        throw Error(ExitCode::DataError,
+                    what + " would need " + human_bytes(bytes) + ", above the limit " +
+                        (parameter.empty() ? "of " : parameter + " = ") + human_bytes(limit_bytes),
+                    parameter);
 }
 
 }  // namespace attnspec

@@ -10,40 +10,32 @@
 #include <limits>
 #include <vector>
 
+#include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
+#include "attnspec/base/rounding.hpp"
 
 namespace attnspec {
 
-const char* to_string(KappaConvention c) { return c == KappaConvention::strict ? "strict" : "nz"; }
+namespace {
+constexpr EnumName<KappaConvention> kKappaConventionNames[] = {{KappaConvention::strict, "strict"},
+                                                               {KappaConvention::nz, "nz"}};
+// Parse name (the option's spelling) and report label (the backend that ran).
+constexpr EnumName<SvdMethod> kSvdMethodNames[] = {{SvdMethod::auto_select, "auto", "auto"},
+                                                   {SvdMethod::jacobi, "jacobi", "eigen-jacobi"},
+                                                   {SvdMethod::bdc, "bdc", "eigen-bdc"},
+                                                   {SvdMethod::gesdd, "gesdd", "lapack-dgesdd"},
+                                                   {SvdMethod::gejsv, "gejsv", "lapack-dgejsv"}};
+}  // namespace
+
+const char* to_string(KappaConvention c) { return enum_name(c, kKappaConventionNames); }
 KappaConvention kappa_convention_from_string(const std::string& s) {
-    if (s == "strict") return KappaConvention::strict;
-    if (s == "nz") return KappaConvention::nz;
-    fail_usage("unknown kappa convention '" + s + "' (expected strict or nz)");
+    return enum_from_name(s, kKappaConventionNames, "kappa convention", "kappa_convention");
 }
 
-const char* to_string(SvdMethod m) {
-    switch (m) {
-        case SvdMethod::jacobi:
-            return "eigen-jacobi";
-        case SvdMethod::bdc:
-            return "eigen-bdc";
-        case SvdMethod::auto_select:
-            return "auto";
-        case SvdMethod::gesdd:
-            return "lapack-dgesdd";
-        case SvdMethod::gejsv:
-            return "lapack-dgejsv";
-    }
-    return "?";
-}
+const char* to_string(SvdMethod m) { return enum_label(m, kSvdMethodNames); }
 SvdMethod svd_method_from_string(const std::string& s) {
-    if (s == "jacobi") return SvdMethod::jacobi;
-    if (s == "bdc") return SvdMethod::bdc;
-    if (s == "gesdd") return SvdMethod::gesdd;
-    if (s == "gejsv") return SvdMethod::gejsv;
-    if (s == "auto") return SvdMethod::auto_select;
-    fail_usage("unknown SVD method '" + s + "' (expected auto, jacobi, bdc, gesdd or gejsv)");
+    return enum_from_name(s, kSvdMethodNames, "SVD method", "svd_method");
 }
 
 namespace {
@@ -94,7 +86,6 @@ void run_gejsv(const Eigen::MatrixXd& M0, bool values_only, SvdResult& out) {
 
 void weyl_enclosure(const Eigen::MatrixXd& M, SvdResult& out) {
     const Eigen::Index r = out.sigma.size();
-    const double u = std::numeric_limits<double>::epsilon() / 2;
     const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(r, r);
     out.residual = (M - out.U * out.sigma.asDiagonal() * out.V.transpose()).norm();
     out.eta_U = (out.U.transpose() * out.U - I).norm();
@@ -102,7 +93,7 @@ void weyl_enclosure(const Eigen::MatrixXd& M, SvdResult& out) {
     // Rounding in evaluating the residual and the Gram matrices: |fl(x) - x| <= gamma_k * |terms|
     // with k = max(m, n, r) + 2 inner-product terms (Higham Thm 3.5), scaled by the norms involved.
     const double k = static_cast<double>(std::max({M.rows(), M.cols(), r}) + 2);
-    const double gamma = k * u / (1 - k * u);
+    const double gamma = gamma_n(k);
     out.pad = 2 * gamma * (M.norm() + out.sigma.norm() * (1 + out.eta_U) * (1 + out.eta_V));
     out.radius.resize(r);
     const double shrink = 1 - std::sqrt(std::max(0.0, (1 - out.eta_U) * (1 - out.eta_V)));
@@ -186,41 +177,63 @@ Interval divide(Interval a, Interval b) {
     return q;
 }
 
-Kappa kappa(const SvdResult& s, Eigen::Index rows, Eigen::Index cols, KappaConvention c,
-            double rtol) {
+Eigen::Index numerical_rank(const Eigen::VectorXd& sigma, double rtol) {
+    Eigen::Index rank = 0;
+    for (Eigen::Index i = 0; i < sigma.size(); ++i)
+        if (sigma[i] > rtol * sigma[0]) rank = i + 1;
+    return rank;
+}
+
+Eigen::Index kappa_divisor_index(KappaConvention c, Eigen::Index rank, Eigen::Index full_rank) {
+    return c == KappaConvention::nz ? std::max<Eigen::Index>(rank - 1, 0) : full_rank - 1;
+}
+
+Kappa kappa_from_extremes(const KappaInputs& in, KappaConvention c, const std::string& method) {
     Kappa k;
     k.convention = c;
-    k.method = s.method;
-    const double eps = std::numeric_limits<double>::epsilon();
-    const double default_rtol = static_cast<double>(std::max(rows, cols)) * eps;
-    if (!(rtol < 0) && !(rtol >= 0 && rtol < 1)) fail_data("kappa: rtol must be in [0, 1)");
-    const double t = rtol < 0 ? default_rtol : rtol;
-    k.rtol = c == KappaConvention::nz ? t : 0.0;
-    const Eigen::Index r = s.sigma.size();
-    if (r == 0) fail_data("kappa of an empty matrix");
-    k.sigma_max = s.sigma[0];
-    k.rank = 0;
-    for (Eigen::Index i = 0; i < r; ++i)
-        if (s.sigma[i] > t * s.sigma[0]) k.rank = i + 1;
+    k.method = method;
+    k.rtol = c == KappaConvention::nz ? in.rtol : 0.0;
+    k.sigma_max = in.sigma_max;
+    k.rank = in.rank;
     const double inf = std::numeric_limits<double>::infinity();
-    if (s.sigma[0] == 0) {
+    if (in.sigma_max == 0) {
         k.value = inf;
         k.enclosure = {inf, inf};
         return k;
     }
-    Eigen::Index j = r - 1;
-    if (c == KappaConvention::nz) j = std::max<Eigen::Index>(k.rank - 1, 0);
-    k.sigma_min = s.sigma[j];
+    k.sigma_min = in.sigma_min;
     // strict: a numerically rank-deficient matrix has kappa = inf by convention (MATH.md §1)
-    if (c == KappaConvention::strict && k.rank < r) {
+    if (c == KappaConvention::strict && k.rank < in.full_rank) {
         k.value = inf;
-        k.enclosure = divide(s.enclosure(0), s.enclosure(j));
+        k.enclosure = divide(in.max_enclosure, in.min_enclosure);
         k.enclosure.hi = inf;
         return k;
     }
-    k.value = k.sigma_min > 0 ? s.sigma[0] / k.sigma_min : inf;
-    k.enclosure = divide(s.enclosure(0), s.enclosure(j));
+    k.value = k.sigma_min > 0 ? in.sigma_max / k.sigma_min : inf;
+    k.enclosure = divide(in.max_enclosure, in.min_enclosure);
     return k;
+}
+
+Kappa kappa(const SvdResult& s, Eigen::Index rows, Eigen::Index cols, KappaConvention c,
+            double rtol) {
+    const double eps = std::numeric_limits<double>::epsilon();
+    const double default_rtol = static_cast<double>(std::max(rows, cols)) * eps;
+    if (!(rtol < 0) && !(rtol >= 0 && rtol < 1))
+        fail_data("kappa: rtol = " + value_text(rtol) + " must lie in [0, 1) (< 0: the default)",
+                  "rtol");
+    KappaInputs in;
+    in.rtol = rtol < 0 ? default_rtol : rtol;
+    in.full_rank = s.sigma.size();
+    if (in.full_rank == 0) fail_data("kappa of an empty matrix");
+    in.sigma_max = s.sigma[0];
+    in.rank = numerical_rank(s.sigma, in.rtol);
+    if (in.sigma_max != 0) {  // the enclosures matter only then
+        const Eigen::Index j = kappa_divisor_index(c, in.rank, in.full_rank);
+        in.sigma_min = s.sigma[j];
+        in.max_enclosure = s.enclosure(0);
+        in.min_enclosure = s.enclosure(j);
+    }
+    return kappa_from_extremes(in, c, s.method);
 }
 
 Kappa kappa(const Eigen::MatrixXd& M, KappaConvention c, double rtol) {

@@ -6,13 +6,12 @@
 #include <limits>
 
 #include "attnspec/base/interval_ops.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec {
 
 namespace {
-
-constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
 
 // Error-free transformations (Knuth TwoSum, FMA-based TwoProd).
 inline void two_sum(double a, double b, double& s, double& e) {
@@ -89,7 +88,7 @@ TripletBound triplet_bound(const Eigen::MatrixXd& M, const Eigen::VectorXd& u,
                            const Eigen::VectorXd& v) {
     const Eigen::Index m = M.rows(), n = M.cols();
     const double k = static_cast<double>(std::max(m, n) + 1);
-    const double g = k * kU / (1 - k * kU), g2 = g * g;  // gamma_{k}^2 of Dot2
+    const double g = gamma_n(k), g2 = g * g;  // gamma_{k}^2 of Dot2
     TripletBound t;
     // theta = 2 u^T M v / (u^T u + v^T v): Rayleigh quotient of H at x = [u; v].
     Eigen::VectorXd Mv, A, zero_m = Eigen::VectorXd::Zero(m), zero_n = Eigen::VectorXd::Zero(n);
@@ -101,20 +100,21 @@ TripletBound triplet_bound(const Eigen::MatrixXd& M, const Eigen::VectorXd& u,
     t.theta = 2 * num / xx;
     // |num - u^T M v| <= u|num| + g2 s_num + sum |u_k| (u |Mv_k| + g2 A_k)
     const double nu = static_cast<double>(norm_ld(u));
-    const double num_err =
-        2 * kU * std::fabs(num) + g2 * s_num +
-        nu * (kU * static_cast<double>(norm_ld(Mv)) + g2 * static_cast<double>(norm_ld(A)));
+    const double num_err = 2 * kUnitRoundoff * std::fabs(num) + g2 * s_num +
+                           nu * (kUnitRoundoff * static_cast<double>(norm_ld(Mv)) +
+                                 g2 * static_cast<double>(norm_ld(A)));
     // uu, vv, the sum and the quotient: each a relative u (Dot2 gives u + g2 on positive sums).
-    t.theta_err = iv::up(2 * num_err / xx * (1 + 6 * kU) + 6 * kU * std::fabs(t.theta));
+    t.theta_err =
+        iv::up(2 * num_err / xx * (1 + 6 * kUnitRoundoff) + 6 * kUnitRoundoff * std::fabs(t.theta));
     // Residuals at the computed theta (RQ minimises the residual, so this bounds the exact one).
     Eigen::VectorXd r1, r2, A1, A2;
     dot2_matvec(M, false, v, t.theta, u, r1, A1);
     dot2_matvec(M, true, u, t.theta, v, r2, A2);
     t.res_u = static_cast<double>(norm_ld(r1));
     t.res_v = static_cast<double>(norm_ld(r2));
-    const double r1b = t.res_u * (1 + 2 * kU) + g2 * static_cast<double>(norm_ld(A1));
-    const double r2b = t.res_v * (1 + 2 * kU) + g2 * static_cast<double>(norm_ld(A2));
-    t.rho = iv::up(std::sqrt((r1b * r1b + r2b * r2b) / xx) * (1 + 4 * kU));
+    const double r1b = t.res_u * (1 + 2 * kUnitRoundoff) + g2 * static_cast<double>(norm_ld(A1));
+    const double r2b = t.res_v * (1 + 2 * kUnitRoundoff) + g2 * static_cast<double>(norm_ld(A2));
+    t.rho = iv::up(std::sqrt((r1b * r1b + r2b * r2b) / xx) * (1 + 4 * kUnitRoundoff));
     return t;
 }
 
@@ -124,7 +124,7 @@ Interval temple_enclosure(const TripletBound& t, double alpha, double beta) {
     const double r2 = t.rho * t.rho;
     const double lo = std::isinf(beta) ? th_lo : th_lo - r2 / iv::down(beta - th_hi);
     const double hi = th_hi + r2 / iv::down(th_lo - alpha);
-    return {iv::down(lo * (1 - 4 * kU)), iv::up(hi * (1 + 4 * kU))};
+    return {iv::down(lo * (1 - 4 * kUnitRoundoff)), iv::up(hi * (1 + 4 * kUnitRoundoff))};
 }
 
 // Tighten [lo, hi] of the refined indices. sigma_i is identified when its Weyl interval is

@@ -11,7 +11,7 @@
 namespace attnspec {
 
 void widen(SvdResult& s, double extra) {
-    if (!(extra >= 0)) fail_data("widen: the extra radius must be >= 0");
+    if (!(extra >= 0)) fail_data("widen: extra = " + value_text(extra) + " must be >= 0", "extra");
     for (Eigen::Index i = 0; i < s.sigma.size(); ++i) {
         s.radius[i] = iv::up(s.radius[i] + extra);
         s.lo[i] = std::max(0.0, iv::down(s.lo[i] - extra));

@@ -246,6 +246,45 @@ TEST_CASE("bad input: empty, NaN, bad rtol, unknown names", "[spectral]") {
     CHECK_THROWS_AS(kappa_convention_from_string("loose"), Error);
 }
 
+TEST_CASE("kappa_from_extremes: the SVD path and the extremes path agree bit for bit", "[spectral]") {
+    // diag(4, 2, 1e-20): numerically rank 2 at the default rtol; strict kappa = inf, nz = 2.
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(4, 3);
+    M(0, 0) = 4, M(1, 1) = 2, M(2, 2) = 1e-20;
+    const SvdResult s = svd(M);
+    CHECK(numerical_rank(s.sigma, 4 * std::numeric_limits<double>::epsilon()) == 2);
+    CHECK(numerical_rank(Eigen::Vector3d(0, 0, 0), 0.1) == 0);
+    CHECK(numerical_rank(Eigen::Vector3d(3, 2, 1), 0.0) == 3);
+    CHECK(kappa_divisor_index(KappaConvention::strict, 2, 3) == 2);
+    CHECK(kappa_divisor_index(KappaConvention::nz, 2, 3) == 1);
+    CHECK(kappa_divisor_index(KappaConvention::nz, 0, 3) == 0);
+    for (KappaConvention c : {KappaConvention::strict, KappaConvention::nz}) {
+        const Kappa k = kappa(s, 4, 3, c);
+        KappaInputs in;
+        in.rtol = 4 * std::numeric_limits<double>::epsilon();
+        in.full_rank = 3;
+        in.rank = numerical_rank(s.sigma, in.rtol);
+        const Eigen::Index j = kappa_divisor_index(c, in.rank, 3);
+        in.sigma_max = s.sigma[0], in.max_enclosure = s.enclosure(0);
+        in.sigma_min = s.sigma[j], in.min_enclosure = s.enclosure(j);
+        const Kappa e = kappa_from_extremes(in, c, s.method);
+        CHECK(e.value == k.value);
+        CHECK(e.enclosure.lo == k.enclosure.lo);
+        CHECK(e.enclosure.hi == k.enclosure.hi);
+        CHECK(e.rank == k.rank);
+        CHECK(e.rtol == k.rtol);
+        CHECK(e.sigma_min == k.sigma_min);
+        CHECK(e.method == k.method);
+    }
+    CHECK(std::isinf(kappa(s, 4, 3, KappaConvention::strict).value));
+    CHECK_THAT(kappa(s, 4, 3, KappaConvention::nz).value, Catch::Matchers::WithinRel(2.0, 8 * kU));
+    // sigma_max = 0: kappa = inf with the enclosure [inf, inf], enclosures not consulted.
+    KappaInputs zero;
+    zero.full_rank = 2;
+    const Kappa z = kappa_from_extremes(zero, KappaConvention::nz, "test");
+    CHECK(std::isinf(z.value));
+    CHECK(std::isinf(z.enclosure.lo));
+}
+
 TEST_CASE("interval ops round outward and bound thm3.4-style expressions", "[interval]") {
     const Interval a{1.0, 1.0}, third = iv::div(a, Interval::point(3.0));
     CHECK(third.lo < third.hi);  // 1/3 is not a double: the enclosure has width

@@ -83,36 +83,54 @@ Eigen::MatrixXd jacobian_input_central_fd(const Head& h, double rel_step = 0,
 // + D d). Shared by the operators.
 struct AttentionState;
 
-// y = J v (v = [vec dW_Q; vec dW_K; vec dW_V], 3Dd) and y = J^T u (u = vec of an N x d
-// matrix). Each product costs O(N^2 d + N D d) flops and O(N^2 + N (D + d)) workspace.
-class JacobianOperator final : public LinearOperator {
+// Base of the two single-head operators: owns the forward state at W + C and answers rows() =
+// N d (the output is vec A, N x d). Not used on its own.
+class HeadOperator : public LinearOperator {
   public:
-    explicit JacobianOperator(const Head& h);  // validates; stores the forward state
-    ~JacobianOperator() override;
+    ~HeadOperator() override;
     Eigen::Index rows() const override;
-    Eigen::Index cols() const override;
-    void apply(const double* x, double* y) const override;
-    void apply_transpose(const double* x, double* y) const override;
     // Spectra-style alias of apply.
     void perform_op(const double* x, double* y) const { apply(x, y); }
+
+  protected:
+    explicit HeadOperator(const Head& h);  // validates; stores the forward state
+    const AttentionState& state() const { return *st_; }
 
   private:
     std::unique_ptr<AttentionState> st_;
 };
 
-// y = J_X v (v = vec dX, ND) and y = J_X^T u; same cost model.
-class JacobianXOperator final : public LinearOperator {
+// y = J v (v = [vec dW_Q; vec dW_K; vec dW_V], 3Dd) and y = J^T u (u = vec of an N x d
+// matrix). Each product costs O(N^2 d + N D d) flops and O(N^2 + N (D + d)) workspace.
+class JacobianOperator final : public HeadOperator {
   public:
-    explicit JacobianXOperator(const Head& h);
-    ~JacobianXOperator() override;
-    Eigen::Index rows() const override;
+    explicit JacobianOperator(const Head& h);  // validates; stores the forward state
     Eigen::Index cols() const override;
     void apply(const double* x, double* y) const override;
     void apply_transpose(const double* x, double* y) const override;
-    void perform_op(const double* x, double* y) const { apply(x, y); }
+};
 
-  private:
-    std::unique_ptr<AttentionState> st_;
+// y = J_X v (v = vec dX, ND) and y = J_X^T u; same cost model.
+class JacobianXOperator final : public HeadOperator {
+  public:
+    explicit JacobianXOperator(const Head& h);
+    Eigen::Index cols() const override;
+    void apply(const double* x, double* y) const override;
+    void apply_transpose(const double* x, double* y) const override;
+};
+
+// Base of the two layer operators: one HeadOp per head of a validated MultiHead; rows() sums the
+// heads' rows (outputs stacked head by head), cols() is set by the derived class.
+template <class HeadOp>
+class LayerOperator : public LinearOperator {
+  public:
+    Eigen::Index rows() const override { return rows_; }
+    Eigen::Index cols() const override { return cols_; }
+
+  protected:
+    explicit LayerOperator(const MultiHead& m);  // validates; builds the per-head operators
+    std::vector<std::unique_ptr<HeadOp>> heads_;
+    Eigen::Index rows_ = 0, cols_ = 0;
 };
 
 // Full multi-head layer (heads share X), output vec[A_1 ... A_H] (N H d):
@@ -121,30 +139,18 @@ class JacobianXOperator final : public LinearOperator {
 //  * LayerJacobianXOperator: J_X of the layer = per-head J_X stacked (N H d x N D); J_X^T u sums
 //    the per-head adjoints.
 // Cost and memory: H times the per-head operator.
-class LayerJacobianOperator final : public LinearOperator {
+class LayerJacobianOperator final : public LayerOperator<JacobianOperator> {
   public:
     explicit LayerJacobianOperator(const MultiHead& m);  // validates
-    Eigen::Index rows() const override { return rows_; }
-    Eigen::Index cols() const override { return cols_; }
     void apply(const double* x, double* y) const override;
     void apply_transpose(const double* x, double* y) const override;
-
-  private:
-    std::vector<std::unique_ptr<JacobianOperator>> heads_;
-    Eigen::Index rows_ = 0, cols_ = 0;
 };
 
-class LayerJacobianXOperator final : public LinearOperator {
+class LayerJacobianXOperator final : public LayerOperator<JacobianXOperator> {
   public:
     explicit LayerJacobianXOperator(const MultiHead& m);  // validates
-    Eigen::Index rows() const override { return rows_; }
-    Eigen::Index cols() const override { return cols_; }
     void apply(const double* x, double* y) const override;
     void apply_transpose(const double* x, double* y) const override;
-
-  private:
-    std::vector<std::unique_ptr<JacobianXOperator>> heads_;
-    Eigen::Index rows_ = 0, cols_ = 0;
 };
 
 // ---- Gram matrices without forming J ------------------------------------------------------------

@@ -1,6 +1,8 @@
 // One name table per enum: `enum_name(value, table)` and `enum_from_name(text, table, what)` look a
 // value up in a single static array of {value, name} pairs, so the spelling of an enum lives in one
-// place and to/from-string can never disagree. CPU only; header only.
+// place and to/from-string can never disagree. An entry may carry a `label` beside its parse
+// name, for enums whose reports spell a value differently from its option ("jacobi" parses,
+// "eigen-jacobi" is reported): `enum_label`. CPU only; header only.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -12,7 +14,8 @@ namespace attnspec {
 template <class E>
 struct EnumName {
     E value;
-    const char* name;
+    const char* name;             // the spelling enum_from_name accepts
+    const char* label = nullptr;  // the spelling reports use; nullptr: the same as name
 };
 
 // The name of `v`, or "?" when the table lacks it (a bug: every enumerator belongs in its table).
@@ -20,6 +23,14 @@ template <class E, std::size_t N>
 const char* enum_name(E v, const EnumName<E> (&table)[N]) {
     for (const auto& e : table)
         if (e.value == v) return e.name;
+    return "?";
+}
+
+// The report label of `v` (its name when the entry has no label), or "?" like enum_name.
+template <class E, std::size_t N>
+const char* enum_label(E v, const EnumName<E> (&table)[N]) {
+    for (const auto& e : table)
+        if (e.value == v) return e.label ? e.label : e.name;
     return "?";
 }
 

@@ -37,12 +37,22 @@ class Error : public std::runtime_error {
     std::string parameter_;
 };
 
-// Shorthands for the common cases.
-[[noreturn]] inline void fail_usage(const std::string& m) { throw Error(ExitCode::Usage, m); }
-[[noreturn]] inline void fail_data(const std::string& m) { throw Error(ExitCode::DataError, m); }
+// Shorthands for the common cases; `parameter` names the parameter at fault (Error::parameter).
+[[noreturn]] inline void fail_usage(const std::string& m, const std::string& parameter = {}) {
+    throw Error(ExitCode::Usage, m, parameter);
+}
+[[noreturn]] inline void fail_data(const std::string& m, const std::string& parameter = {}) {
+    throw Error(ExitCode::DataError, m, parameter);
+}
 
-// Refuse problems before allocating: throws DataError naming the bytes needed and the limit.
-void check_allocation(double bytes, double limit_bytes, const std::string& what);
+// Refuse problems before allocating: throws DataError "<what> would need 1.1 GiB, above the limit
+// <parameter> = 1.0 GiB" naming `parameter` (e.g. "max_bytes") when the limit is one, or "above
+// the limit of 16.0 GiB" for a fixed limit (parameter empty). O(1).
+void check_allocation(double bytes, double limit_bytes, const std::string& what,
+                      const std::string& parameter = {});
+
+// A parameter's value for a message: "%.6g" ("1.5", "1e-30", "nan", "inf").
+std::string value_text(double x);
 
 // "1.5 GiB", "312 MiB", "12 KiB", "42 B".
 std::string human_bytes(double bytes);

@@ -1,9 +1,8 @@
 // sigma_max, sigma_min and kappa of a large operator J (rows <= cols, e.g. the attention Jacobian
-// Nd x 3Dd) without forming J: eigenvalues of the Gram matrix G = J J^T (given, or assembled from
-// J products), LAPACK dsyevd (full) or Spectra Lanczos + shift-invert with a non-zero shift on a
-// dpotrf factor (extremal), then refinement of the extremal singular triplets with matrix-free
-// J v / J^T u (power steps; inverse iteration by PCG preconditioned with the Gram factor), and a
-// residual-based Temple enclosure (proofs/spectral_enclosure.md §4). CPU only.
+// Nd x 3Dd) without forming J: eigenvalues of G = J J^T (given or assembled from products) by
+// LAPACK dsyevd (full) or Spectra Lanczos + shift-invert on a dpotrf factor (extremal), extremal
+// triplets refined with matrix-free J v / J^T u (power steps; PCG inverse iteration) and enclosed
+// by a residual-based Temple bound (proofs/spectral_enclosure.md §4). CPU only.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>

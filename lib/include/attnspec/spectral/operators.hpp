@@ -1,8 +1,7 @@
-// Matrix-free linear operators. LinearOperator is the interface the spectral engine (spectral.hpp,
-// issue 4) consumes and the Jacobian operators (jacobian.hpp, issue 3) implement: y = A x and
-// y = A^T x without forming A. SpectraGramOp adapts one to Spectra's `perform_op` protocol as the
-// symmetric operator A A^T (or A^T A). DenseOperator wraps an explicit matrix (tests, small cases).
-// CPU only.
+// Matrix-free linear operators. LinearOperator (y = A x, y = A^T x without forming A) is the
+// interface the spectral engine (operator_spectrum.hpp) consumes and the Jacobian operators
+// (attention/jacobian.hpp) implement. SpectraGramOp adapts one to Spectra's `perform_op` protocol
+// as the symmetric operator A A^T (or A^T A). DenseOperator wraps an explicit matrix. CPU only.
 #pragma once
 #include <Eigen/Dense>
 

@@ -1,10 +1,8 @@
 // Singular values and condition numbers with stated accuracy. Dense SVD backends behind one call:
-// Eigen JacobiSVD (default for min(m,n) <= 64), LAPACKE dgesdd (default above: fastest with
-// OpenBLAS), Eigen BDCSVD, LAPACKE dgejsv (high relative accuracy for graded M = B D). Every SVD
-// with vectors carries a rigorous a-posteriori enclosure per singular value: Weyl on the backward
-// error of the whole decomposition, tightened per triplet by compensated (Dot2) residuals and a
-// Temple/Kato bound once a separation argument identifies the index (proofs/spectral_enclosure.md).
-// kappa follows MATH.md §1 (strict / nz with rtol). CPU only.
+// Eigen JacobiSVD (min(m,n) <= 64), LAPACKE dgesdd (above), Eigen BDCSVD, LAPACKE dgejsv (high
+// relative accuracy). Each SVD with vectors carries a rigorous enclosure per singular value (Weyl,
+// tightened per triplet by Dot2 residuals and Temple/Kato; proofs/spectral_enclosure.md); kappa
+// follows MATH.md §1 (strict / nz with rtol). CPU only.
 #pragma once
 #include <Eigen/Dense>
 #include <string>
@@ -78,9 +76,31 @@ struct Kappa {
     std::string describe() const;  // "kappa_strict = 12.3 in [12.29, 12.31] (JacobiSVD)"
 };
 
-// kappa from an SVD with enclosures. rtol < 0 selects the default max(m,n)*eps.
+// kappa from an SVD with enclosures. rtol < 0 selects the default max(m,n)*eps. O(r); throws
+// DataError for rtol >= 1 (or NaN) and for an empty SVD. Built on kappa_from_extremes.
 Kappa kappa(const SvdResult& s, Eigen::Index rows, Eigen::Index cols, KappaConvention c,
             double rtol = -1);
+
+// What kappa needs of a spectrum, however it was computed (dense SVD, or the refined extremes of
+// an operator): sigma_1 and the singular value the convention divides by (kappa_divisor_index),
+// each with an enclosure of the exact value, and the numerical rank at the threshold rtol.
+struct KappaInputs {
+    double sigma_max = 0;
+    Interval max_enclosure;
+    double sigma_min = 0;  // sigma at kappa_divisor_index(c, rank, full_rank)
+    Interval min_enclosure;
+    Eigen::Index rank = 0;       // numerical_rank at rtol
+    Eigen::Index full_rank = 0;  // min(rows, cols)
+    double rtol = 0;             // the threshold rank was counted at, in [0, 1)
+};
+// kappa in convention c from its inputs: +inf (enclosure [inf, inf]) when sigma_max = 0; strict
+// and rank < full_rank: +inf with the enclosure's upper end inf; else sigma_max / sigma_min with
+// the outward-rounded quotient of the enclosures. O(1); does not throw.
+Kappa kappa_from_extremes(const KappaInputs& in, KappaConvention c, const std::string& method);
+// 1 + the last index i with sigma[i] > rtol * sigma[0] (sigma descending); 0 when none. O(r).
+Eigen::Index numerical_rank(const Eigen::VectorXd& sigma, double rtol);
+// The index of the singular value kappa divides by: r - 1 (strict), max(rank - 1, 0) (nz).
+Eigen::Index kappa_divisor_index(KappaConvention c, Eigen::Index rank, Eigen::Index full_rank);
 Kappa kappa(const Eigen::MatrixXd& M, KappaConvention c = KappaConvention::strict,
             double rtol = -1);
 

@@ -1,0 +1,95 @@
+// Private to the operator-spectrum sources: what Gram preparation (gram.cpp: assembly, error
+// estimate, full / extremal eigensolve) and refinement (refine.cpp: power steps, PCG inverse
+// iteration, Temple enclosure) hand to operator_spectrum.cpp (orchestration, rank and kappa).
+#pragma once
+#include <lapacke.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/spectral/operator_spectrum.hpp"
+
+namespace attnspec::opspec {
+
+using Vec = Eigen::VectorXd;
+
+// (G - shift I)^{-1} by LAPACK dpotrf/dpotrs; the factor is kept for the PCG preconditioner.
+// The Spectra shift-invert operator interface (rows, cols, set_shift, perform_op).
+class CholShiftOp {
+  public:
+    using Scalar = double;
+    explicit CholShiftOp(const Eigen::MatrixXd& G) : G_(G) {}
+    Eigen::Index rows() const { return G_.rows(); }
+    Eigen::Index cols() const { return G_.rows(); }
+    bool factor(double shift) {
+        if (ok_ && shift == shift_) return true;
+        L_ = G_;
+        L_.diagonal().array() -= shift;
+        const lapack_int n = static_cast<lapack_int>(L_.rows());
+        ok_ = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, L_.data(), n) == 0;
+        shift_ = shift;
+        return ok_;
+    }
+    void set_shift(double s) {
+        if (!factor(s)) fail_data("shift-invert: G - shift I is not positive definite");
+    }
+    void perform_op(const double* x, double* y) const {
+        const lapack_int n = static_cast<lapack_int>(L_.rows());
+        std::copy(x, x + n, y);
+        LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', n, 1, L_.data(), n, y, n);
+    }
+
+  private:
+    const Eigen::MatrixXd& G_;
+    Eigen::MatrixXd L_;
+    double shift_ = 0;
+    bool ok_ = false;
+};
+
+// J J^T x by two matrix-free products.
+inline Vec JJt(const LinearOperator& J, const Vec& x) { return J * J.transpose_times(x); }
+
+// ---- gram.cpp -----------------------------------------------------------------------------------
+
+// G = J J^T from n products J (J^T e_i), symmetrised. O(n products).
+Eigen::MatrixXd assemble_gram(const LinearOperator& J);
+// A few power steps on E = G - J J^T: an estimate (a lower bound) of ||E||_2. Draws from rng.
+double estimate_gram_error(const LinearOperator& J, const Eigen::MatrixXd& G, Rng& rng);
+// Factors G + tau I with the smallest tau = 4 sqrt(n) u lambda_max_est 16^k that succeeds (above
+// the possible negative eigenvalues of fl(G), never zero) and returns tau. DataError when tau
+// passes lambda_max_est (G is not J J^T).
+double factor_shifted(CholShiftOp& chol, double lambda_max_est);
+
+struct GramEigs {            // Ritz pairs at both ends of G's spectrum
+    Vec top_vals, bot_vals;  // descending / ascending
+    Eigen::MatrixXd top_vecs, bot_vecs;
+    Vec top_res, bot_res;                   // Ritz residuals ||G y - lambda y||, y unit
+    Eigen::Index top_ops = 0, bot_ops = 0;  // operator applications (Lanczos cost)
+};
+// Spectra Lanczos (largest) and shift-invert at -tau on `chol` (smallest); dense for n <= 8. The
+// Ritz values are then recomputed as Rayleigh quotients with their residuals (ritz_check), so
+// each is within its residual of an eigenvalue of G whatever the solver's tolerance was.
+GramEigs extremal_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, Rng& rng,
+                       std::vector<std::string>& notes);
+// All eigenvalues of G, ascending (LAPACK dsyevd, values only). DataError on LAPACK failure.
+Vec gram_eigenvalues(const Eigen::MatrixXd& G);
+
+// ---- refine.cpp ---------------------------------------------------------------------------------
+
+// Interval of sigma_k from the Gram eigenvalue lambda (Weyl on G with error delta).
+Interval gram_interval(double lambda, double delta);
+// sigma_max: power steps from the top Ritz vector (at most `steps`, until the residual is below
+// 8 pe sigma), then its enclosure. Returns the product-rounding pad both ends use.
+double refine_max(const LinearOperator& J, const GramEigs& d, double gram_error, double pe,
+                  int steps, RefinedTriplet& t);
+// sigma_min: inverse iteration from the bottom Ritz vector, each solve by PCG preconditioned with
+// the Gram factor (while it lowers the residual), then its enclosure.
+void refine_min(const LinearOperator& J, const CholShiftOp& chol, const GramEigs& d,
+                double gram_error, double pe, double smax, double pad, int steps, int pcg_max_iter,
+                RefinedTriplet& t);
+
+}  // namespace attnspec::opspec
