@@ -111,20 +111,26 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"K", "--orders"},
     {"affinity", "--affinity"},
+    {"correction", "--correction"},
     {"eps", "--eps"},
     {"family", "--family"},
     {"gamma", "--gamma"},
     {"heads", "--heads"},
+    {"kappa_convention", "--convention"},
     {"kappa_lambda", "--kappa-lambda"},
+    {"large_svd_mode", "--svd"},
     {"matrix_free", "--matrix-free"},
     {"max_bytes", "--max-memory"},
     {"mu", "--mu"},
     {"rtol", "--rtol"},
     {"seed", "--seed"},
     {"store_bytes", "--store-limit"},
+    {"svd_method", "--method"},
     {"target", "--target"},
     {"time_budget_s", "--time-budget"},
+    {"token_dist", "--tokens"},
     {"trials", "--trials"},
+    {"weight_scale", "--weight-scale"},
 };
 constexpr bool sorted_by_parameter() {
     for (size_t i = 1; i < std::size(kParameterFlags); ++i)
