@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "attnspec/gpu/base/device.hpp"
+#include "attnspec/version.hpp"
 #include "commands.hpp"
 
 namespace attnspec::cli {
