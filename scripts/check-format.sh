@@ -4,6 +4,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cf=$(command -v clang-format-14 || command -v clang-format)
+if [ -z "$cf" ]; then
+  echo "check-format.sh: clang-format 14 not found (Debian 12: apt-get install clang-format)" >&2
+  exit 2
+fi
 bad=()
 while IFS= read -r -d '' f; do
   "$cf" --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("$f")

@@ -7,13 +7,21 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy)
+if [ -z "$tidy" ]; then
+  echo "tidy.sh: clang-tidy 14 not found (Debian 12: apt-get install clang-tidy)" >&2
+  exit 2
+fi
 if [ ! -f "$build/compile_commands.json" ]; then
   echo "tidy: $build/compile_commands.json missing: configure first (scripts/build.sh)" >&2
   exit 2
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-git ls-files -z -- 'lib/*.cpp' 'proofs/*.cpp' 'cli/*.cpp' 'gpu/*.cpp' |
+# Only sources the build compiles (gpu/: the stub without CUDA, *_cuda.cpp with it).
+git ls-files -- 'lib/*.cpp' 'proofs/*.cpp' 'cli/*.cpp' 'gpu/*.cpp' |
+  while IFS= read -r f; do
+    if grep -qF "\"file\": \"$PWD/$f\"" "$build/compile_commands.json"; then printf '%s\0' "$f"; fi
+  done |
   xargs -0 -r -n 4 -P 2 "$tidy" -p "$build" --quiet >"$log" 2>/dev/null
 rc=$?
 grep -E '(warning|error): ' "$log" | sort -u >"$log.findings"
