@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "attnspec/gpu/base/device.hpp"
+#include "attnspec/version.hpp"
 #include "commands.hpp"
 
 namespace attnspec::cli {

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/version.hpp"
 #include "cli.hpp"
 #include "git_info.hpp"
 

@@ -9,6 +9,7 @@
 #include <Spectra/Util/Version.h>
 #include <ctime>
 
+#include "attnspec/version.hpp"
 #include "git_info.hpp"
 
 namespace attnspec {

@@ -21,7 +21,6 @@ ExitCode code_of(const std::function<void()>& f) {
     }
     return ExitCode::Ok;
 }
-bool exists(const std::string& p) { return ::access(p.c_str(), F_OK) == 0; }
 }  // namespace
 
 TEST_CASE("report round trip keeps shapes row-major and attributes typed", "[report]") {

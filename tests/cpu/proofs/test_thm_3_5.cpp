@@ -50,7 +50,9 @@ TEST_CASE("thm3.5 planted violations are reported as violated", "[thm3.5][plante
     Rng rng(3);
     const Eigen::MatrixXd W = rng.gaussian(12, 5, 1e3);
     SECTION("correction scaled by 0.9") {
-        auto r = check_thm_3_5(W, [](const Eigen::MatrixXd& M) { return 0.9 * svd_correction(M); });
+        // Explicit return type: evaluate into a MatrixXd before the svd_correction temporary dies.
+        auto r = check_thm_3_5(
+            W, [](const Eigen::MatrixXd& M) -> Eigen::MatrixXd { return 0.9 * svd_correction(M); });
         CHECK(r.verdict == Verdict::violated);
         CHECK(r.comparison("sigma_shift")->verdict == Verdict::violated);
     }
