@@ -127,8 +127,9 @@ int main(int argc, char** argv) {
             "[3] J_X J_X^T (12608 x 12608) from factors: %.2f s = %.2fx of 60 s; trace %.6g\n", tg,
             tg / 60, G.trace());
     }
-    std::printf("process peak RSS %.2f GiB (Gram budget for the spectral engine ~3 GB; the dense\n"
-                "J phase above holds 1.13 GiB)\n",
-                max_rss_bytes() / (1 << 30));
+    std::printf(
+        "process peak RSS %.2f GiB (Gram budget for the spectral engine ~3 GB; the dense\n"
+        "J phase above holds 1.13 GiB)\n",
+        max_rss_bytes() / (1 << 30));
     return 0;
 }

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "attnspec/base/random.hpp"
-#include "bench_common.hpp"
 #include "attnspec/spectral/svd.hpp"
+#include "bench_common.hpp"
 
 using namespace attnspec;
 

@@ -119,7 +119,8 @@ AttentionHeads load(const Options& o, double max_bytes) {
     RandomSpec rs;
     rs.N = dims[0], rs.D = dims[1], rs.d = dims[2], rs.H = o.heads, rs.seed = o.common.seed;
     rs.token_dist = o.tokens, rs.weight_scale = o.weight_scale;
-    check_allocation(8.0 * rs.N * rs.D + 24.0 * rs.D * rs.d * rs.H, max_bytes, "the random input", "max_bytes");
+    check_allocation(8.0 * rs.N * rs.D + 24.0 * rs.D * rs.d * rs.H, max_bytes, "the random input",
+                     "max_bytes");
     return attention_heads(random_multihead(rs), "random input");
 }
 

@@ -1,13 +1,14 @@
 // Instance regimes shared by the attention checks (thm3.3, thm3.4, specA-sweep) and the storage
 // of a head in a record (replay).
+#include "attnspec/proofs/attention_instances.hpp"
+
 #include <cmath>
 
+#include "attention_run.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/io/attention_input.hpp"
 #include "attnspec/io/check_records.hpp"
-#include "attnspec/proofs/attention_instances.hpp"
-#include "attention_run.hpp"
 
 namespace attnspec::proofs {
 
@@ -20,7 +21,8 @@ std::vector<AttentionRegime> attention_regimes(const RunOptions& opt) {
         const char* name;
         long N, D, d;
     };
-    std::vector<S> shapes = {{"N<D", 6, 10, 3}, {"N>D", 12, 5, 3}, {"d=1", 8, 8, 1}, {"d=D", 6, 4, 4}};
+    std::vector<S> shapes = {
+        {"N<D", 6, 10, 3}, {"N>D", 12, 5, 3}, {"d=1", 8, 8, 1}, {"d=D", 6, 4, 4}};
     if (opt.thorough) shapes.push_back({"N>D-large", 32, 16, 8});
     if (opt.shape.size() == 2) shapes = {{"given", 2 * opt.shape[0], opt.shape[0], opt.shape[1]}};
     const char* weights[] = {"gauss-0.1", "gauss-1", "gauss-3", "kappa-1e3", "lambda-10"};
@@ -87,9 +89,9 @@ std::vector<std::pair<std::string, Head>> load_heads(const std::string& path) {
     return out;
 }
 
-CheckRun run_attention_check(const RunOptions& opt, const std::string& name, const std::string& claim,
-                             const std::string& headline, long per_default,
-                             const std::function<CheckResult(const Head&)>& fn) {
+CheckRun run_attention_check(const RunOptions& opt, const std::string& name,
+                             const std::string& claim, const std::string& headline,
+                             long per_default, const std::function<CheckResult(const Head&)>& fn) {
     RunLoop loop(opt, name, claim, headline);
     const auto regimes = attention_regimes(opt);
     const long per = loop.per_regime(long(regimes.size()), per_default, 4 * per_default);

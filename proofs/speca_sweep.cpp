@@ -1,14 +1,15 @@
 // specA-sweep: kappa(J) of SpecA (C = lambda I_{D x d}, frozen) as lambda grows
 // (proofs/speca_sweep.md). Symbols: J_lambda = J at effective weights W + lambda I.
+#include "attnspec/proofs/speca_sweep.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "attnspec/base/errors.hpp"
-#include "attnspec/attention/jacobian.hpp"
-#include "attnspec/proofs/speca_sweep.hpp"
-#include "attnspec/spectral/svd.hpp"
 #include "attention_run.hpp"
+#include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 
@@ -36,7 +37,8 @@ Point evaluate(const Head& base, double lambda) {
     const bool full = k.rank == r && s.enclosure(r - 1).lo > 0;
     Interval ke = k.enclosure;
     if (!full) ke.hi = std::numeric_limits<double>::infinity();
-    return {lambda, k.value, f.S.maxCoeff(), kappa(f.S).value, double(k.rank), full ? 1.0 : 0.0, ke};
+    return {lambda,           k.value, f.S.maxCoeff(), kappa(f.S).value, double(k.rank),
+            full ? 1.0 : 0.0, ke};
 }
 }  // namespace
 
@@ -47,7 +49,8 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
     if (lambdas.front() != 0) lambdas.insert(lambdas.begin(), 0.0);
     bool has10 = false;
     for (double l : lambdas) {
-        if (!(l >= 0) || !std::isfinite(l)) fail_data("specA-sweep: lambda must be finite and >= 0");
+        if (!(l >= 0) || !std::isfinite(l))
+            fail_data("specA-sweep: lambda must be finite and >= 0");
         has10 |= l == 10.0;
     }
     if (!has10) lambdas.push_back(10.0);
@@ -57,7 +60,8 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
     Eigen::MatrixXd sweep(pts.size(), 6);
     size_t i0 = 0, i10 = 0, argmin = 0, stop = pts.size() - 1;
     for (size_t i = 0; i < pts.size(); ++i) {
-        sweep.row(i) << pts[i].lambda, pts[i].kappa, pts[i].max_prob, pts[i].kappa_S, pts[i].rank, pts[i].full_rank;
+        sweep.row(i) << pts[i].lambda, pts[i].kappa, pts[i].max_prob, pts[i].kappa_S, pts[i].rank,
+            pts[i].full_rank;
         if (pts[i].lambda == 10.0) i10 = i;
         if (pts[i].kappa < pts[argmin].kappa) argmin = i;
     }
@@ -69,13 +73,18 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
     CheckResult res;
     res.check = "specA-sweep";
     res.claim = "kappa(J) of SpecA at lambda = 10 <= kappa(J) at lambda = 0 (C = lambda I frozen)";
-    res.conventions = {{"kappa(J)", "strict, r = min(Nd, 3Dd); inf when J is numerically rank-deficient"},
-                       {"correction", "C_Q = C_K = C_V = lambda I_{D x d}, frozen; J at W + C"},
-                       {"sweep columns", "lambda, kappa(J), max attention probability, kappa(S), rank(J), full rank"}};
-    res.hypotheses.push_back({"J_full_rank_at_0", pts[i0].full_rank > 0, "rank " + std::to_string(int(pts[i0].rank))});
-    res.hypotheses.push_back({"J_full_rank_at_10", pts[i10].full_rank > 0, "rank " + std::to_string(int(pts[i10].rank))});
-    res.comparisons.push_back(compare("improves_at_10", "kappa(J_10)", pts[i10].kappa, pts[i10].kappa_enc,
-                                      Relation::le, "kappa(J_0)", pts[i0].kappa, pts[i0].kappa_enc));
+    res.conventions = {
+        {"kappa(J)", "strict, r = min(Nd, 3Dd); inf when J is numerically rank-deficient"},
+        {"correction", "C_Q = C_K = C_V = lambda I_{D x d}, frozen; J at W + C"},
+        {"sweep columns",
+         "lambda, kappa(J), max attention probability, kappa(S), rank(J), full rank"}};
+    res.hypotheses.push_back(
+        {"J_full_rank_at_0", pts[i0].full_rank > 0, "rank " + std::to_string(int(pts[i0].rank))});
+    res.hypotheses.push_back({"J_full_rank_at_10", pts[i10].full_rank > 0,
+                              "rank " + std::to_string(int(pts[i10].rank))});
+    res.comparisons.push_back(compare("improves_at_10", "kappa(J_10)", pts[i10].kappa,
+                                      pts[i10].kappa_enc, Relation::le, "kappa(J_0)", pts[i0].kappa,
+                                      pts[i0].kappa_enc));
     const double sat_threshold = 1 - 1e-6;
     res.values = {{"kappa(J_0)", pts[i0].kappa},
                   {"kappa(J_10)", pts[i10].kappa},
@@ -96,12 +105,13 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
 
 CheckRun run_speca_sweep(const RunOptions& opt) {
     RunOptions o = opt;
-    CheckRun run = run_attention_check(o, "specA-sweep", "kappa(J) at lambda = 10 <= kappa(J) at lambda = 0",
-                                       "improves_at_10", 2, [](const Head& h) {
-                                           Head base = h;  // the sweep sets its own corrections
-                                           base.C_Q = base.C_K = base.C_V = Eigen::MatrixXd();
-                                           return check_speca_sweep(base);
-                                       });
+    CheckRun run =
+        run_attention_check(o, "specA-sweep", "kappa(J) at lambda = 10 <= kappa(J) at lambda = 0",
+                            "improves_at_10", 2, [](const Head& h) {
+                                Head base = h;  // the sweep sets its own corrections
+                                base.C_Q = base.C_K = base.C_V = Eigen::MatrixXd();
+                                return check_speca_sweep(base);
+                            });
     // Classify by saturation at lambda = 10: where the softmax saturates, J_Q and J_K vanish and
     // kappa(J) cannot fall; the table shows the two populations apart.
     for (auto& r : run.results)

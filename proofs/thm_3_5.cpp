@@ -18,9 +18,11 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
     const double u = kUnitRoundoff;
     const Eigen::Index r = std::min(W.rows(), W.cols());
     const SvdResult sW = svd(W);
-    if (sW.sigma[0] == 0) fail_data("thm3.5: W = 0 has no SVD correction (sigma_1 = 0, kappa undefined)");
+    if (sW.sigma[0] == 0)
+        fail_data("thm3.5: W = 0 has no SVD correction (sigma_1 = 0, kappa undefined)");
     const Eigen::MatrixXd C = correction ? correction(W) : svd_correction(W, sW);
-    if (C.rows() != W.rows() || C.cols() != W.cols()) fail_data("thm3.5: correction has the wrong shape");
+    if (C.rows() != W.rows() || C.cols() != W.cols())
+        fail_data("thm3.5: correction has the wrong shape");
     const Eigen::MatrixXd M = W + C;
     const SvdResult sM = svd(M);
     const double s1 = sW.sigma[0], sr = sW.sigma[r - 1];
@@ -28,9 +30,10 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
     CheckResult res;
     res.check = "thm3.5";
     res.claim = "sigma_i(W+C) = sigma_i(W) + sigma_1(W); kappa(W+C) = 2 s1/(s1+sr) <= 2";
-    res.conventions = {{"kappa", "strict: sigma_1/sigma_r, r = min(D, d)"},
-                       {"svd", sW.method + " thin SVD, a-posteriori enclosure (proofs/spectral_enclosure.md)"},
-                       {"correction", correction ? "supplied" : "sigma_1 U_r V_r^T from the same SVD"}};
+    res.conventions = {
+        {"kappa", "strict: sigma_1/sigma_r, r = min(D, d)"},
+        {"svd", sW.method + " thin SVD, a-posteriori enclosure (proofs/spectral_enclosure.md)"},
+        {"correction", correction ? "supplied" : "sigma_1 U_r V_r^T from the same SVD"}};
     res.hypotheses.push_back({"W_nonzero", true, "sigma_1(W) = " + std::to_string(s1)});
 
     // delta: distance from (W, C) to an exact pair (W', C') for which the theorem is an identity
@@ -42,8 +45,9 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
         {"delta_pair", delta,
          "Weyl: |sigma_i(W+C) - sigma_i(W'+C')| <= ||W-W'|| + ||C-C'|| <= residual(W) + "
          "2 s1 eta + rounding pads; every term measured a posteriori"});
-    res.tolerances.push_back({"svd_radius_M", sM.radius.maxCoeff(),
-                              "enclosure radius of the SVD of W+C (residual + orthogonality + pad)"});
+    res.tolerances.push_back(
+        {"svd_radius_M", sM.radius.maxCoeff(),
+         "enclosure radius of the SVD of W+C (residual + orthogonality + pad)"});
 
     // Claim 1: every singular value shifts by sigma_1 (worst index kept).
     Eigen::Index worst = 0;
@@ -56,8 +60,8 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
     }
     const double pred = sW.sigma[worst] + s1;
     res.comparisons.push_back(compare("sigma_shift", "sigma_i(W+C)", sM.sigma[worst],
-                                      sM.enclosure(worst), Relation::eq,
-                                      "sigma_i(W)+sigma_1(W)", pred, Interval::around(pred, delta)));
+                                      sM.enclosure(worst), Relation::eq, "sigma_i(W)+sigma_1(W)",
+                                      pred, Interval::around(pred, delta)));
 
     // Claim 2: kappa(W+C) equals the closed form. The kappa enclosure of W'+C' widens M's by delta.
     Interval num = Interval::around(sM.sigma[0], sM.radius[0] + delta);
@@ -71,11 +75,18 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
     res.comparisons.push_back(compare("kappa_le_2", "kappa(W+C)", kM, kap, Relation::le, "2", 2.0,
                                       Interval::point(2.0), /*attainable=*/true));
 
-    res.values = {{"sigma_1(W)", s1}, {"sigma_r(W)", sr}, {"kappa(W)", s1 / sr},
-                  {"sigma_1(W+C)", sM.sigma[0]}, {"sigma_r(W+C)", sM.sigma[r - 1]},
-                  {"kappa(W+C)", kM}, {"kappa_closed_form", kf}, {"worst_index", double(worst)},
+    res.values = {{"sigma_1(W)", s1},
+                  {"sigma_r(W)", sr},
+                  {"kappa(W)", s1 / sr},
+                  {"sigma_1(W+C)", sM.sigma[0]},
+                  {"sigma_r(W+C)", sM.sigma[r - 1]},
+                  {"kappa(W+C)", kM},
+                  {"kappa_closed_form", kf},
+                  {"worst_index", double(worst)},
                   {"shift_slack_used", slack_used},
-                  {"svd_residual(W)", sW.residual}, {"eta_U", sW.eta_U}, {"eta_V", sW.eta_V}};
+                  {"svd_residual(W)", sW.residual},
+                  {"eta_U", sW.eta_U},
+                  {"eta_V", sW.eta_V}};
     res.instance = {{"W", W}, {"C", C}};
     res.finalize();
     return res;
@@ -89,7 +100,8 @@ Eigen::MatrixXd draw(const std::string& family, long D, long d, std::uint64_t se
     const double scale = rng.log_uniform(1e-8, 1e8);
     const long r = std::min(D, d);
     if (family == "gaussian") return rng.gaussian(D, d, scale);
-    if (family == "kappa-1e12") return rng.with_spectrum(D, d, geometric_spectrum(r, scale, rng.log_uniform(1e2, 1e12)));
+    if (family == "kappa-1e12")
+        return rng.with_spectrum(D, d, geometric_spectrum(r, scale, rng.log_uniform(1e2, 1e12)));
     if (family == "rank-deficient") {
         const long k = std::max(1L, rng.integer(1, r - 1));
         return rng.with_spectrum(D, d, geometric_spectrum(k, scale, rng.log_uniform(1, 1e3)));

@@ -25,8 +25,8 @@ std::string temp_dir() {
 CliResult run_cli(const std::string& args) {
 #ifdef ATTNSPEC_CLI_PATH
     const std::string dir = temp_dir();
-    const std::string cmd = std::string(ATTNSPEC_CLI_PATH) + " " + args + " >" + dir +
-                            "/out 2>" + dir + "/err </dev/null";
+    const std::string cmd = std::string(ATTNSPEC_CLI_PATH) + " " + args + " >" + dir + "/out 2>" +
+                            dir + "/err </dev/null";
     int status = std::system(cmd.c_str());
     CliResult r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -14,7 +14,8 @@ using attnspec::test::run_cli;
 namespace {
 
 std::string write_input(const std::string& dir, const std::string& name, const Eigen::MatrixXd& Q,
-                        const Eigen::MatrixXd& K, const Eigen::MatrixXd* A = nullptr, double gamma = 0.9) {
+                        const Eigen::MatrixXd& K, const Eigen::MatrixXd* A = nullptr,
+                        double gamma = 0.9) {
     const std::string path = dir + "/" + name;
     ReportWriter w(path, Provenance{"test", 1, {}});
     w.root().write("Q", Q);
@@ -30,15 +31,18 @@ std::string write_input(const std::string& dir, const std::string& name, const E
 
 TEST_CASE("neumann: generated instance, JSON document and report", "[cli][infsa]") {
     const std::string dir = attnspec::test::temp_dir();
-    auto r = run_cli("neumann --tokens 48 --dh 16 --family shared-mean --json --out " + dir + "/n.h5");
+    auto r =
+        run_cli("neumann --tokens 48 --dh 16 --family shared-mean --json --out " + dir + "/n.h5");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("{\n  \"schema_version\"") == 0);
     CHECK(r.out.find("\"residual_ok\": true") != std::string::npos);
     CHECK(r.out.find("\"holds\": false") == std::string::npos);
     H5Reader rd(dir + "/n.h5");
     CHECK(rd.shape("neumann/centralities/katz_in")[0] == 48);
-    CHECK(rd.attr_double("neumann/invariants", "residual") <= rd.attr_double("neumann/invariants", "residual_bound"));
-    const auto err = rd.vector("neumann/truncation/error"), bound = rd.vector("neumann/truncation/bound");
+    CHECK(rd.attr_double("neumann/invariants", "residual") <=
+          rd.attr_double("neumann/invariants", "residual_bound"));
+    const auto err = rd.vector("neumann/truncation/error"),
+               bound = rd.vector("neumann/truncation/bound");
     for (size_t i = 0; i < err.size(); ++i) CHECK(err[i] <= bound[i]);
 }
 
@@ -59,7 +63,8 @@ TEST_CASE("neumann / fidelity: bad inputs exit with the documented codes", "[cli
     Eigen::MatrixXd Q, K;
     draw_family("gaussian", 20, 8, 0, 3, Q, K);
     const Eigen::MatrixXd K2 = K.topRows(19);
-    CHECK(run_cli("neumann --input " + write_input(dir, "bad.h5", Q, K2) + " --no-report").code == 65);
+    CHECK(run_cli("neumann --input " + write_input(dir, "bad.h5", Q, K2) + " --no-report").code ==
+          65);
     const Eigen::MatrixXd big = Eigen::MatrixXd::Constant(20, 20, 1.0);  // rho = 20
     auto r = run_cli("neumann --input " + write_input(dir, "rho.h5", Q, K, &big) + " --no-report");
     CHECK(r.code == 65);
@@ -78,8 +83,10 @@ TEST_CASE("neumann / fidelity: bad inputs exit with the documented codes", "[cli
 
 TEST_CASE("fidelity: dense and matrix-free agree; JSON summary", "[cli][infsa]") {
     const std::string dir = attnspec::test::temp_dir();
-    auto d = run_cli("fidelity --tokens 40 --dh 8 --draws 2 --family gaussian --json --out " + dir + "/f.h5");
-    auto m = run_cli("fidelity --tokens 40 --dh 8 --draws 2 --family gaussian --json --matrix-free --no-report");
+    auto d = run_cli("fidelity --tokens 40 --dh 8 --draws 2 --family gaussian --json --out " + dir +
+                     "/f.h5");
+    auto m = run_cli(
+        "fidelity --tokens 40 --dh 8 --draws 2 --family gaussian --json --matrix-free --no-report");
     REQUIRE(d.code == 0);
     REQUIRE(m.code == 0);
     CHECK(d.out.find("{\n  \"schema_version\"") == 0);
@@ -108,7 +115,8 @@ TEST_CASE("fidelity: HDF5 input split into heads", "[cli][infsa]") {
     CHECK(run_cli("fidelity --input " + in + " --heads 5 --no-report").code == 65);  // 12 % 5 != 0
 }
 
-TEST_CASE("neumann / fidelity: --no-report writes no file and refuses --out with it", "[cli][infsa]") {
+TEST_CASE("neumann / fidelity: --no-report writes no file and refuses --out with it",
+          "[cli][infsa]") {
     // The default report lands in reports/out/ under the working directory.
     for (const std::string cmd : {"neumann", "fidelity"}) {
         const std::string def = "reports/out/" + cmd + ".h5";

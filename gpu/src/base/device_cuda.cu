@@ -53,8 +53,7 @@ std::string DeviceInfo::summary() const {
 
 void require_device() {
     DeviceInfo info = device_info();
-    if (info.device_count == 0)
-        throw Error(ExitCode::NoDevice, "no CUDA device: " + info.error);
+    if (info.device_count == 0) throw Error(ExitCode::NoDevice, "no CUDA device: " + info.error);
 }
 
 }  // namespace attnspec::gpu

@@ -6,7 +6,9 @@ namespace attnspec::gpu {
 
 DeviceInfo device_info() { return DeviceInfo{}; }
 
-std::string DeviceInfo::summary() const { return "CUDA: not compiled (built with ATTNSPEC_CUDA=OFF)"; }
+std::string DeviceInfo::summary() const {
+    return "CUDA: not compiled (built with ATTNSPEC_CUDA=OFF)";
+}
 
 void require_device() {
     throw Error(ExitCode::NoDevice, "CUDA support not compiled (rebuild with -DATTNSPEC_CUDA=ON)");

@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/errors.hpp"
 
 namespace attnspec {
 

@@ -201,7 +201,8 @@ std::string H5Reader::attr_string(const std::string& obj, const std::string& nam
     H5Id a(H5Aopen_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
            H5Aclose);
     if (!a.valid())
-        throw Error(ExitCode::DataError, path_ + ": missing attribute '" + name + "' on '" + obj + "'");
+        throw Error(ExitCode::DataError,
+                    path_ + ": missing attribute '" + name + "' on '" + obj + "'");
     H5Id ftype(H5Aget_type(a.get()), H5Tclose);
     if (H5Tget_class(ftype.get()) != H5T_STRING)
         throw Error(ExitCode::DataError, path_ + ": attribute '" + name + "' is not a string");
@@ -227,7 +228,8 @@ double H5Reader::attr_double(const std::string& obj, const std::string& name) co
     H5Id a(H5Aopen_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
            H5Aclose);
     if (!a.valid())
-        throw Error(ExitCode::DataError, path_ + ": missing attribute '" + name + "' on '" + obj + "'");
+        throw Error(ExitCode::DataError,
+                    path_ + ": missing attribute '" + name + "' on '" + obj + "'");
     H5Id ftype(H5Aget_type(a.get()), H5Tclose);
     auto cls = H5Tget_class(ftype.get());
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
@@ -257,9 +259,11 @@ std::string H5Reader::attr_as_text(const std::string& obj, const std::string& na
 }
 
 std::vector<hsize_t> H5Reader::shape(const std::string& dataset) const {
-    if (!exists(dataset)) throw Error(ExitCode::DataError, path_ + ": no dataset '" + dataset + "'");
+    if (!exists(dataset))
+        throw Error(ExitCode::DataError, path_ + ": no dataset '" + dataset + "'");
     H5Id d(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!d.valid()) throw Error(ExitCode::DataError, path_ + ": '" + dataset + "' is not a dataset");
+    if (!d.valid())
+        throw Error(ExitCode::DataError, path_ + ": '" + dataset + "' is not a dataset");
     H5Id sp(H5Dget_space(d.get()), H5Sclose);
     int rank = H5Sget_simple_extent_ndims(sp.get());
     if (rank < 0) throw Error(ExitCode::DataError, path_ + ": malformed dataset '" + dataset + "'");
@@ -303,10 +307,12 @@ std::vector<std::string> H5Reader::strings(const std::string& dataset) const {
     H5Id d(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
     H5Id ftype(H5Dget_type(d.get()), H5Tclose);
     if (H5Tget_class(ftype.get()) != H5T_STRING || H5Tis_variable_str(ftype.get()) <= 0)
-        throw Error(ExitCode::DataError, path_ + ": '" + dataset + "' is not a variable-length string dataset");
+        throw Error(ExitCode::DataError,
+                    path_ + ": '" + dataset + "' is not a variable-length string dataset");
     std::vector<char*> ptrs(dims[0], nullptr);
     H5Id mtype = utf8_vlen_type();
-    if (dims[0] > 0 && H5Dread(d.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+    if (dims[0] > 0 &&
+        H5Dread(d.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
         throw Error(ExitCode::DataError, path_ + ": cannot read '" + dataset + "'");
     std::vector<std::string> out;
     for (char* p : ptrs) {

@@ -1,12 +1,12 @@
 // Provenance of a report (io/provenance.hpp).
 #include "attnspec/io/provenance.hpp"
 
+#include <Spectra/Util/Version.h>
 #include <dlfcn.h>
 #include <hdf5.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
-#include <Spectra/Util/Version.h>
 #include <ctime>
 
 #include "attnspec/version.hpp"

@@ -70,7 +70,8 @@ void fsync_path(const std::string& p, int flags) {
 ReportWriter::ReportWriter(const std::string& target, const Provenance& prov) : target_(target) {
     silence_hdf5();
     auto [dir, base] = split_dir(target);
-    if (base.empty()) throw Error(ExitCode::CantCreate, "output path '" + target + "' names a directory");
+    if (base.empty())
+        throw Error(ExitCode::CantCreate, "output path '" + target + "' names a directory");
     if (::access(dir.c_str(), W_OK) != 0)
         throw Error(ExitCode::CantCreate, "cannot create report '" + target + "': directory '" +
                                               dir + "' " + std::strerror(errno));
@@ -79,8 +80,8 @@ ReportWriter::ReportWriter(const std::string& target, const Provenance& prov) : 
     hid_t f = H5Fcreate(temp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) {
         unregister_temp(temp_slot_);
-        throw Error(ExitCode::CantCreate, "cannot create report '" + target + "' (temp file '" +
-                                              temp_ + "')");
+        throw Error(ExitCode::CantCreate,
+                    "cannot create report '" + target + "' (temp file '" + temp_ + "')");
     }
     file_ = H5Id(f, H5Fclose);
     hid_t g = H5Gopen2(f, "/", H5P_DEFAULT);

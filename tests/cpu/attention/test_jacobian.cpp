@@ -5,9 +5,9 @@
 #include <complex>
 #include <tuple>
 
+#include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
-#include "attnspec/attention/jacobian.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

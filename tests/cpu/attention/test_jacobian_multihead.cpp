@@ -3,8 +3,8 @@
 #include <cmath>
 #include <tuple>
 
-#include "attnspec/base/random.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/random.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

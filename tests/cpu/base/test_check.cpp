@@ -31,10 +31,11 @@ TEST_CASE("compare: eq is consistent or proved unequal", "[check]") {
 
 TEST_CASE("svd enclosures contain closed-form singular values", "[spectral]") {
     // diag(3, 2, 1e-8) rotated by orthogonal factors: exact singular values known.
-    Eigen::MatrixXd Q1 = Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Random(5, 3))
-                             .householderQ() * Eigen::MatrixXd::Identity(5, 3);
-    Eigen::MatrixXd Q2 = Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Random(3, 3))
-                             .householderQ();
+    Eigen::MatrixXd Q1 =
+        Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Random(5, 3)).householderQ() *
+        Eigen::MatrixXd::Identity(5, 3);
+    Eigen::MatrixXd Q2 =
+        Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Random(3, 3)).householderQ();
     Eigen::Vector3d s(3.0, 2.0, 1e-8);
     Eigen::MatrixXd M = Q1 * s.asDiagonal() * Q2.transpose();
     auto r = svd(M);

@@ -36,8 +36,7 @@ Error error_of(F f) {
 
 }  // namespace
 
-TEST_CASE("enum name tables: both directions, labels, and the expected names on a miss",
-          "[base]") {
+TEST_CASE("enum name tables: both directions, labels, and the expected names on a miss", "[base]") {
     CHECK(std::string(enum_name(Fruit::pear, kFruit)) == "pear");
     CHECK(std::string(enum_label(Fruit::pear, kFruit)) == "Pyrus");
     CHECK(std::string(enum_label(Fruit::fig, kFruit)) == "fig");  // no label: the name

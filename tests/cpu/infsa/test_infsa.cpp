@@ -22,7 +22,9 @@ namespace {
 // Forward error of an LU-based inverse/solve of M = I - gamma Â: <= c n u kappa(M) (Higham 14.1);
 // kappa(M) <= (1 + gamma)/(1 - gamma ||Â||_2) <= 40 at gamma = 0.95; c = 8 (a bound, not
 // fitted) -> measured worst ratio 4e-3 of this tolerance in these tests -> 250x headroom.
-double lu_tol(Eigen::Index n, double gamma) { return 8 * double(n + 1) * kU * (1 + gamma) / (1 - gamma); }
+double lu_tol(Eigen::Index n, double gamma) {
+    return 8 * double(n + 1) * kU * (1 + gamma) / (1 - gamma);
+}
 
 }  // namespace
 
@@ -35,7 +37,8 @@ TEST_CASE("affinity: N = 1 closed form and Neumann scalar", "[infsa]") {
     const double a = s / (s + 1e-6);
     CHECK_THAT(A.A_hat, IsClose(Eigen::MatrixXd::Constant(1, 1, a), 4 * kU));  // 3 roundings
     const NeumannKernel nk(A.A_hat, 0.95);
-    CHECK_THAT(nk.kernel(), IsClose(Eigen::MatrixXd::Constant(1, 1, 1 / (1 - 0.95 * a)), lu_tol(1, 0.95)));
+    CHECK_THAT(nk.kernel(),
+               IsClose(Eigen::MatrixXd::Constant(1, 1, 1 / (1 - 0.95 * a)), lu_tol(1, 0.95)));
     const PerronResult p = perron(A.A_hat);
     CHECK(p.rho_enc.contains(A.A_hat(0, 0)));
 }
@@ -98,10 +101,11 @@ TEST_CASE("rank-one QK^T: Sherman-Morrison kernel, Perron vectors, Linear-InfSA 
     CHECK_THAT(A.A_hat, IsClose(c * al * be.transpose(), 16 * kU * d));
     const double g = 0.95, t = g * c * be.dot(al);
     const NeumannKernel nk(A.A_hat, g);
-    const Eigen::MatrixXd Nsm = Eigen::MatrixXd::Identity(N, N) + g * c * al * be.transpose() / (1 - t);
+    const Eigen::MatrixXd Nsm =
+        Eigen::MatrixXd::Identity(N, N) + g * c * al * be.transpose() / (1 - t);
     CHECK_THAT(nk.kernel(), IsClose(Nsm, lu_tol(N, g)));
     const Centralities cc = centralities(A.A_hat, nk);
-    CHECK(cc.left.rho_enc.contains(c * be.dot(al)) );
+    CHECK(cc.left.rho_enc.contains(c * be.dot(al)));
     CHECK(cosine(cc.left.vec, be) >= 1 - 64 * kU);   // left Perron vector ~ beta (keys)
     CHECK(cosine(cc.right.vec, al) >= 1 - 64 * kU);  // right ~ alpha (queries)
     CHECK(cosine(cc.katz_in, be) >= 1 - 64 * kU);
@@ -195,7 +199,8 @@ TEST_CASE("bad inputs give clear errors", "[infsa]") {
         return ExitCode::Ok;
     };
     CHECK(code([&] { affinity(Q, K3); }) == ExitCode::DataError);
-    CHECK(code([&] { affinity(Eigen::MatrixXd(0, 3), Eigen::MatrixXd(0, 3)); }) == ExitCode::DataError);
+    CHECK(code([&] { affinity(Eigen::MatrixXd(0, 3), Eigen::MatrixXd(0, 3)); }) ==
+          ExitCode::DataError);
     Eigen::MatrixXd Qn = Q;
     Qn(1, 1) = NAN;
     CHECK(code([&] { affinity(Qn, Q); }) == ExitCode::DataError);
@@ -203,7 +208,8 @@ TEST_CASE("bad inputs give clear errors", "[infsa]") {
     CHECK(code([&] { NeumannKernel(A.A_hat, 1.0); }) == ExitCode::DataError);
     CHECK(code([&] { NeumannKernel(A.A_hat, 0.0); }) == ExitCode::DataError);
     // gamma rho >= 1 with a given (unnormalised) affinity: refused.
-    CHECK(code([&] { NeumannKernel(Eigen::MatrixXd::Constant(3, 3, 1.0), 0.5); }) == ExitCode::DataError);
+    CHECK(code([&] { NeumannKernel(Eigen::MatrixXd::Constant(3, 3, 1.0), 0.5); }) ==
+          ExitCode::DataError);
     CHECK(code([&] { NeumannKernel(-A.A_hat, 0.5); }) == ExitCode::DataError);
     AffinityOptions small;
     small.max_bytes = 64;

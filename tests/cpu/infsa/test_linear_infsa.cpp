@@ -22,9 +22,11 @@ double agree_tol(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const Eigen
     const double c = 1 / std::sqrt(double(Q.cols()));
     const Eigen::MatrixXd Qt = Q * c;
     const Eigen::VectorXd e = Qt.rowwise().norm();
-    const double kq = (Qt.cwiseAbs().transpose() * e).norm() / std::max((Qt.transpose() * e).norm(), 1e-300);
+    const double kq =
+        (Qt.cwiseAbs().transpose() * e).norm() / std::max((Qt.transpose() * e).norm(), 1e-300);
     const Eigen::VectorXd s = ((K * r.q_bar) * c).cwiseMax(0.0);
-    const double ks = (V.cwiseAbs().transpose() * s).norm() / std::max((V.transpose() * s).norm(), 1e-300);
+    const double ks =
+        (V.cwiseAbs().transpose() * s).norm() / std::max((V.transpose() * s).norm(), 1e-300);
     const double n = double(Q.rows() + Q.cols());
     return 4 * n * kU * kq * ks;
 }
@@ -105,6 +107,7 @@ TEST_CASE("Linear-InfSA float32 heads agree with the double reference", "[linear
         CHECK((pf - p).norm() <= 16 * std::sqrt(256.0 + d) * uf * p.norm());
     }
     const LinearInfsaOptions bad{1.5, 1e-6};
-    CHECK_THROWS_AS(linear_infsa_heads_f32(Q.data(), K.data(), V.data(), H, N, d, bad, P.data()), Error);
+    CHECK_THROWS_AS(linear_infsa_heads_f32(Q.data(), K.data(), V.data(), H, N, d, bad, P.data()),
+                    Error);
     CHECK_THROWS_AS(linear_infsa(Qd[0], Kd[0], Eigen::MatrixXd(N, d + 1)), Error);
 }

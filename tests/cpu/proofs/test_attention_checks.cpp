@@ -1,7 +1,7 @@
 // thm3.3, thm3.4 and specA-sweep checks: agreement, not_applicable, planted violations, and an
 // independent confirmation of a thm3.4 counterexample.
-#include "attnspec/base/errors.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/errors.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/proofs/speca_sweep.hpp"
 #include "attnspec/proofs/thm_3_3.hpp"
@@ -48,7 +48,8 @@ TEST_CASE("thm3.4: rank-deficient J is not_applicable, never violated", "[thm3.4
     CHECK(r.value("rank(J)") < std::min(h.N() * h.d(), 3 * h.D() * h.d()));
 }
 
-TEST_CASE("thm3.4: planted wrong factor is violated; strict kappa(Lambda) is vacuous", "[thm3.4][planted]") {
+TEST_CASE("thm3.4: planted wrong factor is violated; strict kappa(Lambda) is vacuous",
+          "[thm3.4][planted]") {
     const Head h = small_head(3);
     auto ok = check_thm_3_4(h);
     REQUIRE(ok.verdict == Verdict::holds);
@@ -78,7 +79,8 @@ TEST_CASE("thm3.4 counterexample confirmed by an independent route", "[thm3.4]")
     for (const auto& reg : attention_regimes(opt))
         if (reg.name() == bad->regime) h = draw_head(reg, bad->seed);
     const double bound = bad->value("bound");
-    for (const Eigen::MatrixXd& J : {jacobian_weights_forward_mode(h), jacobian_weights_complex_step(h)}) {
+    for (const Eigen::MatrixXd& J :
+         {jacobian_weights_forward_mode(h), jacobian_weights_complex_step(h)}) {
         Eigen::JacobiSVD<Eigen::MatrixXd> s(J);
         const auto& sv = s.singularValues();
         const double k = sv[0] / sv[sv.size() - 1];

@@ -21,10 +21,13 @@ Eigen::MatrixXd instance(Eigen::Index n, const std::string& fam, std::uint64_t s
 // Applies B + E (a lying operator): its CW enclosure is of the wrong matrix.
 class ShiftedOp final : public NonnegOperator {
   public:
-    ShiftedOp(const Eigen::MatrixXd& B, double e) : B_(B + Eigen::MatrixXd::Constant(B.rows(), B.cols(), e)), op_(B_) {}
+    ShiftedOp(const Eigen::MatrixXd& B, double e)
+        : B_(B + Eigen::MatrixXd::Constant(B.rows(), B.cols(), e)), op_(B_) {}
     Eigen::Index size() const override { return B_.rows(); }
     void apply(const Eigen::VectorXd& x, bool t, Eigen::VectorXd& z, Eigen::VectorXd& lo,
-               Eigen::VectorXd& hi) const override { op_.apply(x, t, z, lo, hi); }
+               Eigen::VectorXd& hi) const override {
+        op_.apply(x, t, z, lo, hi);
+    }
 
   private:
     Eigen::MatrixXd B_;
@@ -37,7 +40,8 @@ TEST_CASE("infsa.neumann holds on generated instances", "[infsa][check]") {
     for (Eigen::Index n : {2, 8, 33})
         for (const char* fam : {"gaussian", "shared-mean"}) {
             const CheckResult r = check_infsa_neumann(instance(n, fam, 3 + n), 0.95);
-            INFO(fam << " n=" << n << " residual/bound " << r.value("residual") / r.value("residual_bound")
+            INFO(fam << " n=" << n << " residual/bound "
+                     << r.value("residual") / r.value("residual_bound")
                      << " truncation worst ratio " << r.value("truncation_worst_ratio"));
             CHECK(r.verdict == Verdict::holds);
             CHECK(r.value("truncation_orders_tested") >= 1);

@@ -31,15 +31,16 @@ TEST_CASE("thm3.8 guaranteed decrease on an ill-conditioned small W", "[thm3.8]"
     REQUIRE(p.comparison("guaranteed_decrease") != nullptr);
     CHECK(p.comparison("guaranteed_decrease")->verdict == Verdict::holds);
     // kappa(W + 10 I) = 11 / 10.001 exactly
-    CHECK_THAT(p.value("kappa(W+lambda I)"), Catch::Matchers::WithinRel(11.0 / 10.001, 64 * test::kU));
+    CHECK_THAT(p.value("kappa(W+lambda I)"),
+               Catch::Matchers::WithinRel(11.0 / 10.001, 64 * test::kU));
 }
 
 TEST_CASE("thm3.8 hypotheses: not_applicable is not violated", "[thm3.8]") {
     Eigen::MatrixXd W(2, 2);
     W << 5, 0, 0, 1;
-    CHECK(check_thm_3_8(W, 3.0).verdict == Verdict::not_applicable);    // lambda <= sigma_1
+    CHECK(check_thm_3_8(W, 3.0).verdict == Verdict::not_applicable);           // lambda <= sigma_1
     CHECK(check_thm_3_8_informal(W, 1.5).verdict == Verdict::not_applicable);  // lambda < 2
-    CHECK_THROWS_AS(check_thm_3_8(W, -1.0), Error);                     // lambda < 0 refused
+    CHECK_THROWS_AS(check_thm_3_8(W, -1.0), Error);                            // lambda < 0 refused
 }
 
 TEST_CASE("planted violations flip thm3.8 and lemma3.7", "[thm3.8][planted]") {

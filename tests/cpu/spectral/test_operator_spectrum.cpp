@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/base/random.hpp"
 #include "attnspec/base/interval_ops.hpp"
+#include "attnspec/base/random.hpp"
 #include "attnspec/spectral/operator_spectrum.hpp"
 #include "test_support.hpp"
 

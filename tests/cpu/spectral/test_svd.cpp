@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/base/random.hpp"
 #include "attnspec/base/interval_ops.hpp"
+#include "attnspec/base/random.hpp"
 #include "attnspec/spectral/svd.hpp"
 #include "test_support.hpp"
 
@@ -246,7 +246,8 @@ TEST_CASE("bad input: empty, NaN, bad rtol, unknown names", "[spectral]") {
     CHECK_THROWS_AS(kappa_convention_from_string("loose"), Error);
 }
 
-TEST_CASE("kappa_from_extremes: the SVD path and the extremes path agree bit for bit", "[spectral]") {
+TEST_CASE("kappa_from_extremes: the SVD path and the extremes path agree bit for bit",
+          "[spectral]") {
     // diag(4, 2, 1e-20): numerically rank 2 at the default rtol; strict kappa = inf, nz = 2.
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(4, 3);
     M(0, 0) = 4, M(1, 1) = 2, M(2, 2) = 1e-20;

@@ -1,11 +1,11 @@
 // Jacobian routes on shapes that straddle Eigen/BLAS block sizes (31, 32, 33; tall and wide),
 // with corrections and both logit scales. Same tolerances and reasons as
-// tests/cpu/attention/test_jacobian.cpp (proofs/jacobian_routes.md): 4 n u |M| for routes and operators, 8 n
-// u |M| for complex step.
+// tests/cpu/attention/test_jacobian.cpp (proofs/jacobian_routes.md): 4 n u |M| for routes and
+// operators, 8 n u |M| for complex step.
 #include <tuple>
 
-#include "attnspec/base/random.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/random.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -1,10 +1,10 @@
 // InfSA at scale (label slow): matrix-free and dense Perron pairs agree at N = 4096, and the C V
 // paths (double LU, mixed dsgesv) agree; a few seconds each on 2 cores.
+#include "attnspec/base/random.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/infsa/neumann.hpp"
 #include "attnspec/infsa/perron.hpp"
-#include "attnspec/base/random.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

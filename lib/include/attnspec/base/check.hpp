@@ -74,7 +74,7 @@ struct CheckResult {
     std::vector<Comparison> comparisons;
     std::vector<Tolerance> tolerances;
     std::vector<std::pair<std::string, std::string>> conventions;
-    std::vector<std::pair<std::string, double>> values;            // every factor, named
+    std::vector<std::pair<std::string, double>> values;             // every factor, named
     std::vector<std::pair<std::string, Eigen::MatrixXd>> instance;  // inputs, for replay
     std::string note;
 
@@ -88,7 +88,7 @@ struct CheckResult {
 // A run of one check over many instances, with per-regime counts.
 struct RegimeSummary {
     std::string regime;
-    int counts[4] = {0, 0, 0, 0};  // indexed by Verdict
+    int counts[4] = {0, 0, 0, 0};                                   // indexed by Verdict
     double worst_ratio = std::numeric_limits<double>::quiet_NaN();  // of the headline comparison
     double median_ratio = std::numeric_limits<double>::quiet_NaN();
 };

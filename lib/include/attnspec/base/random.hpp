@@ -13,7 +13,9 @@ class Rng {
   public:
     explicit Rng(std::uint64_t seed) : gen_(seed) {}
     double normal() { return n_(gen_); }
-    double uniform(double a = 0, double b = 1) { return std::uniform_real_distribution<>(a, b)(gen_); }
+    double uniform(double a = 0, double b = 1) {
+        return std::uniform_real_distribution<>(a, b)(gen_);
+    }
     double log_uniform(double lo, double hi);  // 10^U(log10 lo, log10 hi)
     long integer(long lo, long hi) { return std::uniform_int_distribution<long>(lo, hi)(gen_); }
     Eigen::MatrixXd gaussian(Eigen::Index rows, Eigen::Index cols, double scale = 1.0);
@@ -22,7 +24,8 @@ class Rng {
     Eigen::MatrixXd orthonormal(Eigen::Index rows, Eigen::Index cols);
     // U diag(sigma) V^T with random orthonormal U (rows x r), V (cols x r), r = sigma.size()
     // <= min(rows, cols).
-    Eigen::MatrixXd with_spectrum(Eigen::Index rows, Eigen::Index cols, const Eigen::VectorXd& sigma);
+    Eigen::MatrixXd with_spectrum(Eigen::Index rows, Eigen::Index cols,
+                                  const Eigen::VectorXd& sigma);
     std::mt19937_64& engine() { return gen_; }
 
   private:
