@@ -92,8 +92,8 @@ CheckResult check_infsa_neumann(const Eigen::MatrixXd& A_hat, double gamma,
         res.comparisons.push_back(
             compare(name, "||N - N_K||_2", sv.sigma[0], Interval::around(sv.sigma[0], slack),
                     Relation::le, "(g s)^{K+1}/(1 - g s)", bound, Interval::point(bound), true));
-        res.values.push_back({name + "_error", sv.sigma[0]});
-        res.values.push_back({name + "_bound", bound});
+        res.values.emplace_back(name + "_error", sv.sigma[0]);
+        res.values.emplace_back(name + "_bound", bound);
     }
     res.values.insert(res.values.begin(), {{"n", double(n)},
                                            {"gamma", gamma},

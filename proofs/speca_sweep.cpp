@@ -56,6 +56,7 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
     if (!has10) lambdas.push_back(10.0);
     std::sort(lambdas.begin(), lambdas.end());
     std::vector<Point> pts;
+    pts.reserve(lambdas.size());
     for (double l : lambdas) pts.push_back(evaluate(h, l));
     Eigen::MatrixXd sweep(pts.size(), 6);
     size_t i0 = 0, i10 = 0, argmin = 0, stop = pts.size() - 1;
@@ -104,9 +105,8 @@ CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_
 }
 
 CheckRun run_speca_sweep(const RunOptions& opt) {
-    RunOptions o = opt;
     CheckRun run =
-        run_attention_check(o, "specA-sweep", "kappa(J) at lambda = 10 <= kappa(J) at lambda = 0",
+        run_attention_check(opt, "specA-sweep", "kappa(J) at lambda = 10 <= kappa(J) at lambda = 0",
                             "improves_at_10", 2, [](const Head& h) {
                                 Head base = h;  // the sweep sets its own corrections
                                 base.C_Q = base.C_K = base.C_V = Eigen::MatrixXd();

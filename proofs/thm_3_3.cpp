@@ -68,10 +68,9 @@ CheckResult check_thm_3_3(const Head& h, const JacobianFn& closed_form) {
 }
 
 CheckRun run_thm_3_3(const RunOptions& opt) {
-    RunOptions o = opt;
-    CheckRun run =
-        run_attention_check(o, "thm3.3", "closed-form J blocks and J_X = complex-step derivatives",
-                            "worst_block", 2, [](const Head& h) { return check_thm_3_3(h); });
+    CheckRun run = run_attention_check(
+        opt, "thm3.3", "closed-form J blocks and J_X = complex-step derivatives", "worst_block", 2,
+        [](const Head& h) { return check_thm_3_3(h); });
     return run;
 }
 

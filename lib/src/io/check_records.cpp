@@ -95,7 +95,7 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
     std::vector<double> lhs, rhs, margin, ratio;
     for (const auto& r : run.results) {
         regime.push_back(r.regime);
-        verdict.push_back(to_string(r.verdict));
+        verdict.emplace_back(to_string(r.verdict));
         seeds.push_back(std::to_string(r.seed));
         const Comparison* c = r.comparison(run.headline);
         const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -270,13 +270,13 @@ std::string find_replay_record(const H5Reader& r, const std::string& check,
     const std::string recs = std::string("/") + kChecks + "/" + check + "/" + kRecords;
     if (!r.exists(recs)) fail_data(file + " has no stored records of check '" + check + "'");
     if (!record.empty()) {
-        const std::string group = recs + "/" + record;
+        std::string group = recs + "/" + record;
         if (!r.exists(group)) fail_data(file + ": no record '" + record + "' under " + recs);
         return group;
     }
     std::string first;
     for (const auto& n : r.children(recs)) {
-        const std::string group = recs + "/" + n;
+        std::string group = recs + "/" + n;
         if (r.attr_string(group, "verdict") == "violated") return group;
         if (first.empty()) first = group;
     }

@@ -125,6 +125,7 @@ void H5Group::write(const std::string& name, const std::vector<std::string>& v) 
            H5Dclose);
     if (!d.valid()) io_fail("cannot create dataset '" + name + "'");
     std::vector<const char*> ptrs;
+    ptrs.reserve(v.size());
     for (const auto& s : v) ptrs.push_back(s.c_str());
     if (!v.empty() && H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
         io_fail("cannot write dataset '" + name + "'");

@@ -47,7 +47,7 @@ std::vector<Eigen::MatrixXd> split_heads(Eigen::MatrixXd M, long heads, const st
         return out;
     }
     const Eigen::Index d = M.cols() / heads;
-    for (long h = 0; h < heads; ++h) out.push_back(M.middleCols(h * d, d));
+    for (long h = 0; h < heads; ++h) out.emplace_back(M.middleCols(h * d, d));
     return out;
 }
 

@@ -85,7 +85,7 @@ GramEigs lanczos_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, R
     top.init(v0.data());
     top.compute(Spectra::SortRule::LargestAlge, 2000, 1e-7);
     if (top.info() != Spectra::CompInfo::Successful)
-        notes.push_back("Lanczos (largest) reported no convergence; residuals decide");
+        notes.emplace_back("Lanczos (largest) reported no convergence; residuals decide");
     d.top_vals = top.eigenvalues();
     d.top_vecs = top.eigenvectors();
     d.top_ops = top.num_operations();
@@ -94,7 +94,7 @@ GramEigs lanczos_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, R
     bot.init(v0.data());
     bot.compute(Spectra::SortRule::LargestMagn, 2000, 1e-7);
     if (bot.info() != Spectra::CompInfo::Successful)
-        notes.push_back(
+        notes.emplace_back(
             "shift-invert Lanczos (smallest) reported no convergence; residuals decide");
     d.bot_ops = bot.num_operations();
     Vec bv = bot.eigenvalues();

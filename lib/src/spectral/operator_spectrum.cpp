@@ -114,7 +114,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     Transposed JT(J0);
     const LinearOperator& J = tall ? static_cast<const LinearOperator&>(JT) : J0;
     if (tall) {
-        s.notes.push_back("tall operator: the engine works on J^T (same singular values)");
+        s.notes.emplace_back("tall operator: the engine works on J^T (same singular values)");
         G_in = nullptr;
     }
     const Eigen::Index n = J.rows();
@@ -181,7 +181,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
                   "dsyevd %.2f s, refine+check %.2f s",
                   t_chol, t_lanczos, static_cast<long>(d.top_ops), static_cast<long>(d.bot_ops),
                   t_full, t_refine);
-    s.notes.push_back(buf);
+    s.notes.emplace_back(buf);
 
     // ---- rank and kappa
     const double eps = std::numeric_limits<double>::epsilon();
@@ -197,7 +197,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
         s.method = kFullMethod;
         mode = LargeSvdMode::full;
         s.mode = to_string(mode);
-        s.notes.push_back("auto: full rank not proven in extremal mode; fell back to full");
+        s.notes.emplace_back("auto: full rank not proven in extremal mode; fell back to full");
     }
     if (mode == LargeSvdMode::full) {
         s.gram_sigma = all.reverse().cwiseMax(0.0).cwiseSqrt();
@@ -208,7 +208,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
             d.bot_vals.reverse().cwiseMax(0.0).cwiseSqrt();
         s.rank = proven_full ? n : -1;
         if (!proven_full)
-            s.notes.push_back(
+            s.notes.emplace_back(
                 "extremal: full rank not proven; rank and kappa_nz unknown (use full mode)");
     }
     const KnownSpectrum known{s, mode == LargeSvdMode::full ? &all : nullptr, n, t_def * smax};
