@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake --preset asan ${ATTNSPEC_SANITIZER_CMAKE_ARGS:-} >/dev/null
-cmake --build build/asan -j"$jobs"
+# Only what the cpu and cli suites run (not the slow or gpu test programs).
+cmake --build build/asan -j"$jobs" --target attnspec attnspec_tests_cpu attnspec_tests_cli
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd build/asan
