@@ -46,7 +46,7 @@ TEST_CASE("neumann: generated instance, JSON document and report", "[cli][infsa]
     for (size_t i = 0; i < err.size(); ++i) CHECK(err[i] <= bound[i]);
 }
 
-TEST_CASE("neumann: HDF5 input with gamma attribute and V; human output", "[cli][infsa]") {
+TEST_CASE("neumann: HDF5 input with gamma attribute and V, human output", "[cli][infsa]") {
     const std::string dir = attnspec::test::temp_dir();
     Eigen::MatrixXd Q, K;
     draw_family("gaussian", 20, 8, 0, 3, Q, K);
@@ -81,7 +81,7 @@ TEST_CASE("neumann / fidelity: bad inputs exit with the documented codes", "[cli
     CHECK(run_cli("fidelity --help").out.find("example") != std::string::npos);
 }
 
-TEST_CASE("fidelity: dense and matrix-free agree; JSON summary", "[cli][infsa]") {
+TEST_CASE("fidelity: dense and matrix-free agree, JSON summary", "[cli][infsa]") {
     const std::string dir = attnspec::test::temp_dir();
     auto d = run_cli("fidelity --tokens 40 --dh 8 --draws 2 --family gaussian --json --out " + dir +
                      "/f.h5");

@@ -173,7 +173,7 @@ TEST_CASE("jacobian: the embedded dataset (X per head) is an input", "[cli][jaco
     CHECK(run_cli("jacobian --input " + in + " --heads 2 --no-report").code == 65);
 }
 
-TEST_CASE("jacobian: --no-report writes nothing; --out with it is a usage error",
+TEST_CASE("jacobian: --no-report writes nothing, --out with it is a usage error",
           "[cli][jacobian]") {
     const std::string dir = temp_dir();
     auto r = run_cli("jacobian --random 4,3,2 --seed 2 --no-report --json");

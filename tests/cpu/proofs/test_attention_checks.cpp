@@ -48,7 +48,7 @@ TEST_CASE("thm3.4: rank-deficient J is not_applicable, never violated", "[thm3.4
     CHECK(r.value("rank(J)") < std::min(h.N() * h.d(), 3 * h.D() * h.d()));
 }
 
-TEST_CASE("thm3.4: planted wrong factor is violated; strict kappa(Lambda) is vacuous",
+TEST_CASE("thm3.4: planted wrong factor is violated, strict kappa(Lambda) is vacuous",
           "[thm3.4][planted]") {
     const Head h = small_head(3);
     auto ok = check_thm_3_4(h);

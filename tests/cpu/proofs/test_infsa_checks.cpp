@@ -62,7 +62,7 @@ TEST_CASE("infsa.neumann: planted kernel and truncation errors flip it", "[infsa
     CHECK(r.comparison("truncation_K4")->verdict == Verdict::violated);
 }
 
-TEST_CASE("infsa.perron holds; a lying operator flips it", "[infsa][check]") {
+TEST_CASE("infsa.perron holds, a lying operator flips it", "[infsa][check]") {
     for (Eigen::Index n : {1, 2, 31, 64}) {
         const Eigen::MatrixXd A = instance(n, "gaussian", 9 + n);
         if (A.maxCoeff() == 0) continue;

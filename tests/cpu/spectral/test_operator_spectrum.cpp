@@ -53,7 +53,7 @@ TEST_CASE("operator_spectrum agrees with the dense path (kappa 1e2..1e6, full/ex
     }
 }
 
-TEST_CASE("operator_spectrum with a given Gram matrix; planted Gram error is caught",
+TEST_CASE("operator_spectrum with a given Gram matrix, planted Gram error is caught",
           "[spectral][large]") {
     Rng rng(3);
     const Eigen::MatrixXd A = rng.with_spectrum(40, 100, geometric_spectrum(40, 1.0, 1e3));
