@@ -9,7 +9,6 @@
 
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/base/check.hpp"
-#include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/registry.hpp"
 
 namespace attnspec::proofs {

@@ -16,8 +16,10 @@
 
 #include "attnspec/base/check.hpp"
 #include "attnspec/base/random.hpp"
-#include "attnspec/io/check_records.hpp"
-#include "attnspec/io/h5.hpp"
+
+namespace attnspec {
+class H5Reader;  // io/h5.hpp: only the replay entries need it, so <hdf5.h> stays out of checks
+}  // namespace attnspec
 
 namespace attnspec::proofs {
 
