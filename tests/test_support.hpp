@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "attnspec/base/errors.hpp"
 #include "attnspec/base/rounding.hpp"
 
 namespace attnspec::test {
@@ -41,6 +42,18 @@ class MatrixClose : public Catch::MatcherBase<Eigen::MatrixXd> {
     mutable double last_ = -1;
 };
 inline MatrixClose IsClose(const Eigen::MatrixXd& e, double tol) { return MatrixClose(e, tol); }
+
+// The attnspec::Error that `f` throws; fails the test when it throws none.
+template <class F>
+Error error_of(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e;
+    }
+    FAIL("no attnspec::Error thrown");
+    return Error(ExitCode::Internal, "unreachable");
+}
 
 struct CliResult {
     int code = -1;

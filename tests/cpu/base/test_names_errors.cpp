@@ -15,24 +15,13 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
+using attnspec::test::error_of;
 
 namespace {
 
 enum class Fruit { apple, pear, fig };
 constexpr EnumName<Fruit> kFruit[] = {
     {Fruit::apple, "apple"}, {Fruit::pear, "pear", "Pyrus"}, {Fruit::fig, "fig"}};
-
-// The Error `f` throws (fails the test when it throws none).
-template <class F>
-Error error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e;
-    }
-    FAIL("no attnspec::Error thrown");
-    return Error(ExitCode::Internal, "unreachable");
-}
 
 }  // namespace
 

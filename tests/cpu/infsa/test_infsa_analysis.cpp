@@ -13,19 +13,9 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
+using attnspec::test::error_of;
 
 namespace {
-
-template <class F>
-Error error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e;
-    }
-    FAIL("no attnspec::Error thrown");
-    return Error(ExitCode::Ok, "");
-}
 
 Eigen::MatrixXd small_affinity(Eigen::Index n) {
     Eigen::MatrixXd Q, K;

@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
+using attnspec::test::error_of;
 
 namespace {
 
@@ -45,18 +46,6 @@ void write_f32(H5Group& g, const char* name, const Eigen::MatrixXd& M) {
     REQUIRE(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()) >= 0);
     H5Dclose(d);
     H5Sclose(sp);
-}
-
-// Catches the Error a loader call throws; fails the test when it throws nothing.
-template <class F>
-Error error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e;
-    }
-    FAIL("no attnspec::Error thrown");
-    return Error(ExitCode::Ok, "");
 }
 
 }  // namespace
