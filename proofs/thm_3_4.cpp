@@ -23,7 +23,7 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 // kappa_nz(Lambda) from its N^2 singular values: the per-row blocks Diag(p) - p p^T, each an N x N
 // symmetric PSD matrix whose singular values are its eigenvalues; every block's SVD carries its own
-// enclosure (spectral.hpp). rtol = N^2 eps (max(m, n) eps for the N^2 x N^2 matrix).
+// enclosure (spectral/svd.hpp). rtol = N^2 eps (max(m, n) eps for the N^2 x N^2 matrix).
 // rel_S bounds the relative error of each computed row p of S, and a perturbation dp of p moves
 // Diag(p) - p p^T by at most ||dp|| (1 + 2||p||) <= 3 rel_S ||p|| in the 2-norm (Weyl adds it).
 Kappa kappa_lambda(const Eigen::MatrixXd& S, KappaConvention conv, double rel_S, double* n_zero) {
