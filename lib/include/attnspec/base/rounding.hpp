@@ -10,8 +10,6 @@ namespace attnspec {
 
 // Unit roundoff of double: 2^-53.
 inline constexpr double kUnitRoundoff = std::numeric_limits<double>::epsilon() / 2;
-// Unit roundoff of float: 2^-24.
-inline constexpr double kUnitRoundoffFloat = std::numeric_limits<float>::epsilon() / 2.0;
 
 // gamma_n = n u / (1 - n u); +inf when n u >= 1 (no bound). n may be fractional (a count scaled
 // by a constant factor, as in gamma_{2N+4}).
