@@ -49,6 +49,8 @@ struct CheckInfo {
     // Re-runs the check on a stored instance: `group` holds instance/<matrices> and values/ attrs
     // (a record of a report, or the root of an instance file). Empty when not replayable.
     std::function<CheckResult(const H5Reader&, const std::string& group)> replay;
+    std::string source;            // where the statement comes from, e.g. "SC summary, Thm 3.8"
+    std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
