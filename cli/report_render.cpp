@@ -135,6 +135,9 @@ std::string render_markdown(const ReportSummary& s) {
         os << "| " << c.name << " | " << cell(c.claim) << " | **" << c.verdict << "** | "
            << c.instances << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2]
            << " | " << c.counts[3] << " | " << num(c.seconds) << " |\n";
+    for (const auto& e : s.experiments)
+        os << "\nExperiment `" << e.name << "` (a table below, no verdict): " << e.instances
+           << " curves in " << num(e.seconds) << " s.\n";
     for (const auto& c : s.checks) {
         os << "\n## " << c.name << "\n\n"
            << c.claim << "\n\nHeadline comparison: `" << c.headline << "`.";

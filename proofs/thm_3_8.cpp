@@ -228,7 +228,7 @@ namespace {
 
 // W families for the lambda checks: Gaussian with scale log-uniform over 1e-3..1e2, a prescribed
 // spectrum with kappa(W) log-uniform in [1, 1e6], and "anti-aligned" W = -(lambda - a) I + noise
-// whose diagonal cancels lambda (the counterexample family of MATH.md §2).
+// whose diagonal cancels lambda (the counterexample family of docs/MATH.md §2).
 Eigen::MatrixXd draw_w(const std::string& fam, long D, long d, double lambda, Rng& rng) {
     if (fam == "gaussian")
         return rng.gaussian(D, d, rng.log_uniform(1e-3, 1e2) / std::sqrt(double(D)));
