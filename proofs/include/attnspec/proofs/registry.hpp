@@ -5,9 +5,9 @@
 //                                             instance) and run_<stem>(RunOptions) -> CheckRun
 //   proofs/include/attnspec/proofs/<stem>.hpp both, opening with what it checks and the .md
 // (thm_3_8.* also holds lemma3.7; infsa_checks.* holds infsa.neumann and infsa.perron;
-// attention_instances.* the regimes shared by thm3.3, thm3.4 and specA-sweep). A check is
+// attention_instances.* the regimes of thm3.3 and thm3.4 and the head storage). A check is
 // registered by one line in the explicit table of registry.cpp, which reads like the command
-// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>}.
+// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>, source, kind}.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -49,6 +49,8 @@ struct CheckInfo {
     // Re-runs the check on a stored instance: `group` holds instance/<matrices> and values/ attrs
     // (a record of a report, or the root of an instance file). Empty when not replayable.
     std::function<CheckResult(const H5Reader&, const std::string& group)> replay;
+    std::string source;            // where the statement comes from, e.g. "SC summary, Thm 3.8"
+    std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
