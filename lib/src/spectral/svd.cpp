@@ -168,11 +168,12 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
                           std::to_string(j) + ") = " + value_text(M(i, j)) +
                           "): it cannot be scaled exactly");
     SvdResult out = svd_unscaled(S, opt);
+    const double scaled_max = out.sigma[0];
     unscale(out, e);
     if (std::isinf(out.sigma[0]) || (out.hi.size() && std::isinf(out.hi[0])))
-        fail_data("sigma_max of the SVD input is about 2^" + std::to_string(e) + " x " +
-                  value_text(std::ldexp(out.sigma[0], -e)) +
-                  ", above the largest double: it cannot be represented");
+        fail_data("sigma_max of the SVD input is about " + value_text(scaled_max) + " x 2^" +
+                  std::to_string(e) + ", above the largest double " +
+                  value_text(std::numeric_limits<double>::max()) + ": it cannot be represented");
     return out;
 }
 
