@@ -60,7 +60,8 @@ void declare(po::options_description& desc, NeumannCli& o) {
     add("orders", po::value(&o.orders)->default_value(o.orders),
         "truncation orders K for the table");
     add("target", po::value(&o.target)->default_value(o.target, "1e-6"),
-        "truncation error target: report the K that reaches it");
+        "truncation error target in [1e-300, inf): report the K that reaches it (refused when "
+        "K would exceed 1e7)");
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "neumann.h5", kOut | kNoReport | kJson);
 }
