@@ -154,7 +154,15 @@ int run_neumann(const Invocation& inv) {
         A_hat = std::move(a.A_hat);
         src.frob_plus = a.frob_plus;
     }
-    if (!json) log("N = " + std::to_string(A_hat.rows()) + ", LU of I - gamma A_hat");
+    if (!json) {
+        const double n = double(A_hat.rows());
+        std::ostringstream est;
+        est << std::setprecision(3) << "N = " << A_hat.rows()
+            << ", LU of I - gamma A_hat; estimate "
+            << human_bytes(neumann_memory_bytes(n, 0, double(V.cols()))) << " of memory, "
+            << neumann_flops(n, opt.orders) << " flops (operation count)";
+        log(est.str());
+    }
     const NeumannAnalysis a = analyze_neumann(A_hat, opt, V);
     if (!report.empty()) {
         ReportWriter w(report, provenance(inv, o.common.seed));

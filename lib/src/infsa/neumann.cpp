@@ -122,6 +122,8 @@ Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
                                     const Eigen::MatrixXd& V, int* iterations) {
     certify_convergent(A_hat, gamma);
     const Eigen::Index n = A_hat.rows();
+    check_allocation(8.0 * double(n) * (double(n) + 3.0 * double(V.cols())), memory_limit_bytes(),
+                     "mixed-precision closure (" + std::to_string(n) + "^2)", "max_bytes");
     if (V.rows() != n) fail_data("closure: V has the wrong number of rows");
     if (V.cols() == 0) return V;
     Eigen::MatrixXd M = -gamma * A_hat;

@@ -27,6 +27,12 @@ double neumann_memory_bytes(double n, double d_h, double v_cols) {
     return 8.0 * (12.0 * n * n + 2.0 * n * d_h + 2.0 * n * v_cols);
 }
 
+double neumann_flops(double n, const std::vector<int>& orders) {
+    double f = (2.0 / 3.0 + 2.0 + 8.0) * n * n * n;
+    for (int K : orders) f += (2.0 * K + 22.0) * n * n * n;  // series by Horner, SVD of N - N_K
+    return f;
+}
+
 void check_neumann_memory(double n, double d_h, double v_cols) {
     check_allocation(neumann_memory_bytes(n, d_h, v_cols), memory_limit_bytes(),
                      "the Neumann analysis at N = " + detail::num(n) +

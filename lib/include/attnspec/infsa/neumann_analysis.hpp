@@ -45,6 +45,10 @@ void check_neumann_options(const NeumannAnalysisOptions& opt);
 // plus the Q, K (n x d_h) it is built from and V (n x v_cols); d_h = 0 when Â is given. In double
 // so that sizes beyond any integer type are estimated too. O(1).
 double neumann_memory_bytes(double n, double d_h, double v_cols);
+// Operation count of analyze_neumann (flops, not a measurement): LU 2/3 n^3, kernel 2 n^3,
+// invariants 8 n^3, the truncated series 2 n^3 per order step (max order) and one SVD of about
+// 22 n^3 per order. O(orders).
+double neumann_flops(double n, const std::vector<int>& orders);
 // Refuses (DataError, parameter "max_bytes", the estimate in the message) when
 // neumann_memory_bytes exceeds memory_limit_bytes() (base/memory.hpp). Call it with the parsed
 // sizes before generating or reading anything. O(1).
