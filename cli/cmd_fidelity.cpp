@@ -125,9 +125,10 @@ void log_estimate(const FidelitySpec& s) {
     os << std::setprecision(3) << "estimate: memory " << human_bytes(e.bytes)
        << " per instance (budget " << human_bytes(memory_limit_bytes()) << "), " << e.flops
        << " flops (operation count";
-    if (s.matrix_free) os << ", assuming " << e.iterations << " Perron iterations per vector";
-    os << "), about " << e.flops / rate << " s at " << rate / 1e9
-       << " GFLOP/s measured on one 512 x 64 tiled pass";
+    if (s.matrix_free)
+        os << ", assuming the cap of " << e.iterations << " Perron iterations per vector";
+    os << "), " << (s.matrix_free ? "at most about " : "about ") << e.flops / rate << " s at "
+       << rate / 1e9 << " GFLOP/s measured on one 512 x 64 tiled pass";
     log(os.str());
     check_fidelity_memory(s);
 }
