@@ -45,8 +45,8 @@ const char* kHelp =
     "  attnspec jacobian --input datasets/embedded/attention_heads.h5 --no-report\n"
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
     "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
-    "  attnspec jacobian --random 197,768,64 --svd auto   (ViT-B head: kappa(J) from J J^T\n"
-    "      and matrix-free refinement; dense J, 15 GB, is skipped)\n";
+    "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
+    "      kappa(J) from J J^T and matrix-free refinement; dense J, 15 GB, is skipped)\n";
 
 double parse_bytes(const std::string& s, const std::string& option) {
     char* end = nullptr;
