@@ -5,11 +5,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "attnspec/base/memory.hpp"
 #include "attnspec/infsa/fidelity_table.hpp"
 #include "attnspec/io/infsa_io.hpp"
 #include "attnspec/io/qk_input.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "memory_option.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -18,6 +20,7 @@ struct FidelityCli {
     CommonOptions common;
     FidelitySpec spec;
     std::string tokens = "256", families = "gaussian,shared-mean,independent-means", input;
+    std::string max_memory;
 };
 
 // --help: the synopsis and the text after the options (kept line for line).
@@ -57,6 +60,7 @@ void declare(po::options_description& desc, FidelityCli& o) {
         "with --matrix-free: also the right Perron vector");
     add("input", po::value(&o.input),
         "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns");
+    add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "fidelity.h5", kOut | kNoReport | kJson);
 }
 
@@ -112,6 +116,23 @@ void print_text(const FidelityTable& t, const FidelitySpec& s) {
     }
 }
 
+// Memory (upper estimate of the largest record) and time (operation count / a measured rate) of a
+// generated run on stderr, then the memory refusal (65) when it is above --max-memory.
+void log_estimate(const FidelitySpec& s) {
+    const FidelityEstimate e = fidelity_estimate(s);
+    const double rate = measured_flop_rate();
+    std::ostringstream os;
+    os << std::setprecision(3) << "estimate: memory " << human_bytes(e.bytes)
+       << " per instance (budget " << human_bytes(memory_limit_bytes()) << "), " << e.flops
+       << " flops (operation count";
+    if (s.matrix_free)
+        os << ", assuming the cap of " << e.iterations << " Perron iterations per vector";
+    os << "), " << (s.matrix_free ? "at most about " : "about ") << e.flops / rate << " s at "
+       << rate / 1e9 << " GFLOP/s measured on one 512 x 64 tiled pass";
+    log(os.str());
+    check_fidelity_memory(s);
+}
+
 }  // namespace
 
 int run_fidelity(const Invocation& inv) {
@@ -120,7 +141,9 @@ int run_fidelity(const Invocation& inv) {
     declare(desc, o);
     po::variables_map vm;
     if (!parse(inv, "fidelity", kSynopsis, kHelp, desc, vm)) return 0;
+    apply_memory_option(o.max_memory);
     check_options(o);
+    if (o.input.empty()) log_estimate(o.spec);  // refuses above --max-memory, before any draw
     const FidelitySpec& spec = o.spec;
     const bool json = o.common.json;
     const std::string report = report_target(o.common, "fidelity.h5");

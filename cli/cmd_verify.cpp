@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "experiment_output.hpp"
+#include "memory_option.hpp"
 #include "verify_output.hpp"
 
 namespace attnspec::cli {
@@ -39,7 +40,7 @@ struct VerifyOptions {
     CommonOptions common;
     std::vector<std::string> names;
     bool all = false, list = false, quiet = false;
-    std::string shape, fail_on = "inconclusive", instance, record;
+    std::string shape, fail_on = "inconclusive", instance, record, max_memory;
     proofs::RunOptions run;
 };
 
@@ -78,6 +79,7 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("search-budget", po::value(&o.run.search_budget_s),
          "thm3.4: seconds of counterexample search (default 8, --thorough 120)");
     // clang-format on
+    add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "verify.h5");
 }
 
@@ -152,6 +154,7 @@ int run_verify(const Invocation& inv) {
     pos.add("check", -1);
     po::variables_map vm;
     if (!parse(inv, "verify", "CHECK... | --all [options]", kExamples, desc, vm, &pos)) return 0;
+    apply_memory_option(o.max_memory);
     if (o.list) {
         for (const auto& c : proofs::registry())
             std::cout << c.name << "\t" << (c.kind == "experiment" ? "(experiment) " : "")

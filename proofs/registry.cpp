@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/memory.hpp"
 #include "attnspec/io/check_records.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/proofs/infsa_checks.hpp"
@@ -129,6 +130,16 @@ void check_run_options(const RunOptions& opt) {
         throw Error(ExitCode::Usage,
                     "time_budget_s = " + text(opt.time_budget_s) + " s must be >= 0",
                     "time_budget_s");
+    if (opt.shape.size() == 2) {  // before any check draws: a lower bound of what each needs
+        const double A = double(opt.shape[0]), B = double(opt.shape[1]);
+        // W, its correction, U and V of its SVD (weight checks: 4 A x B); Â of N = A tokens
+        // (InfSA checks: A x A); the attention checks' J (2AB x 3AB) exceeds both.
+        check_allocation(8.0 * std::min(4.0 * A * B, A * A), memory_limit_bytes(),
+                         "--shape " + std::to_string(opt.shape[0]) + "x" +
+                             std::to_string(opt.shape[1]) +
+                             " (at least four A x B or one A x A matrix)",
+                         "max_bytes");
+    }
     if (opt.kappa_lambda != "nz" && opt.kappa_lambda != "strict")
         throw Error(ExitCode::Usage,
                     "kappa_lambda = '" + opt.kappa_lambda + "' must be nz or strict",

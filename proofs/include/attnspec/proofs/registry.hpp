@@ -63,7 +63,9 @@ const CheckInfo* find_check(const std::string& name);  // nullptr when unknown
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group);
 
 // Rejects options no check can run with: trials < 0, time_budget_s < 0, kappa_lambda other than
-// "nz" / "strict". Throws Error(Usage, message, parameter name).
+// "nz" / "strict". Throws Error(Usage, message, parameter name). With a fixed shape A x B, refuses
+// (DataError, parameter "max_bytes") when a lower bound of any check's memory at that shape,
+// 8 min(4 A B, A^2) bytes, exceeds memory_limit_bytes().
 void check_run_options(const RunOptions& opt);
 
 // The bookkeeping every runner shares: the run's header, the regime filter, the time budget,
