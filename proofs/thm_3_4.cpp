@@ -389,6 +389,7 @@ SearchTally search_n_le_d(CheckRun& run, const RunOptions& opt, const Thm34Optio
 }
 
 std::string number(double x) {
+    if (x < 0) return "none";  // no feasible instance
     char b[32];
     std::snprintf(b, sizeof b, "%.4g", x);
     return b;
@@ -407,9 +408,10 @@ std::string violation_summary(const CheckRun& run) {
     }
     return std::to_string(v) + " violated (" + std::to_string(robust) + " robust, " +
            std::to_string(v - robust) + " fragile); " +
-           (le == 0 ? "every violation has N > D, none found among the " +
-                          std::to_string(le_instances) + " records with N <= D"
-                    : std::to_string(le) + " violations with N <= D");
+           (v == 0    ? "none among the " + std::to_string(le_instances) + " records with N <= D"
+            : le == 0 ? "every violation has N > D, none found among the " +
+                            std::to_string(le_instances) + " records with N <= D"
+                      : std::to_string(le) + " violations with N <= D");
 }
 
 }  // namespace
