@@ -74,7 +74,7 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "input file whose heads join the attention checks as regimes embedded/<name> "
          "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
         ("search-evals", po::value(&o.run.search_evals),
-         "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 24000; "
+         "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 7200; "
          "0: no search); a seed reproduces them")
         ("search-seconds", po::value(&o.run.search_seconds),
          "thm3.4: wall-clock cap on the searches (default none); the report says whether it "

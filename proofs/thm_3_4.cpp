@@ -419,7 +419,7 @@ std::string violation_summary(const CheckRun& run) {
 long thm_3_4_search_evals(const RunOptions& opt) {
     if (opt.search_evals >= 0) return opt.search_evals;
     if (opt.search_budget_s == 0) return 0;  // deprecated --search-budget 0: no search
-    return opt.thorough ? 24000 : 3600;
+    return opt.thorough ? 7200 : 3600;
 }
 
 CheckRun run_thm_3_4(const RunOptions& opt) {

@@ -151,7 +151,7 @@ TEST_CASE("thm3.4 search options: --search-evals 0 and the deprecated --search-b
     RunOptions opt;
     CHECK(thm_3_4_search_evals(opt) == 3600);
     opt.thorough = true;
-    CHECK(thm_3_4_search_evals(opt) == 24000);
+    CHECK(thm_3_4_search_evals(opt) == 7200);
     opt.search_budget_s = 0;
     CHECK(thm_3_4_search_evals(opt) == 0);
     opt.search_evals = 10;

@@ -24,7 +24,7 @@ CheckResult check_thm_3_4(const Head& h, const Thm34Options& o = {});
 // The searches maximise kappa(J)/bound subject to sigma_min/sigma_max(J) >= this.
 constexpr double kThm34MinSigmaRatio = 1e-6;
 // Evaluations the counterexample searches get: --search-evals, else 0 for the deprecated
-// --search-budget 0, else 3600 (24000 with --thorough).
+// --search-budget 0, else 3600 (7200 with --thorough).
 long thm_3_4_search_evals(const RunOptions& opt);
 
 // The random regimes, then two searches bounded by evaluations (deterministic for a seed unless
