@@ -76,8 +76,14 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("embedded", po::value(&o.run.embedded_heads),
          "input file whose heads join the attention checks as regimes embedded/<name> "
          "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
+        ("search-evals", po::value(&o.run.search_evals),
+         "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 7200; "
+         "0: no search); a seed reproduces them")
+        ("search-seconds", po::value(&o.run.search_seconds),
+         "thm3.4: wall-clock cap on the searches (default none); the report says whether it "
+         "was reached (then the run is not reproducible)")
         ("search-budget", po::value(&o.run.search_budget_s),
-         "thm3.4: seconds of counterexample search (default 8, --thorough 120)");
+         "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S");
     // clang-format on
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "verify.h5");

@@ -140,6 +140,14 @@ void check_run_options(const RunOptions& opt) {
                              " (at least four A x B or one A x A matrix)",
                          "max_bytes");
     }
+    if (opt.search_evals < -1)
+        throw Error(ExitCode::Usage,
+                    "search_evals = " + std::to_string(opt.search_evals) + " must be >= 0",
+                    "search_evals");
+    if (!(opt.search_seconds >= 0))
+        throw Error(ExitCode::Usage,
+                    "search_seconds = " + text(opt.search_seconds) + " s must be >= 0",
+                    "search_seconds");
     if (opt.kappa_lambda != "nz" && opt.kappa_lambda != "strict")
         throw Error(ExitCode::Usage,
                     "kappa_lambda = '" + opt.kappa_lambda + "' must be nz or strict",

@@ -32,7 +32,9 @@ struct RunOptions {
     std::vector<std::string> regimes;  // optional filter on regime names (substring match)
     std::function<void(long done, long total)> progress;  // may be empty
     std::string kappa_lambda = "nz";  // thm3.4: convention for kappa(Lambda), "nz" or "strict"
-    double search_budget_s = -1;      // thm3.4 counterexample search; < 0: the check's default
+    long search_evals = -1;           // thm3.4 search evaluations; < 0: the check's default
+    double search_seconds = 0;        // thm3.4 search wall-clock cap; 0: none (reproducible)
+    double search_budget_s = -1;      // deprecated: 0 = search_evals 0, > 0 = search_seconds
     // Embedded input file (datasets/embedded/attention_heads.h5 layout): its heads are added to
     // the attention checks as regimes "embedded/<name>". Empty: none.
     std::string embedded_heads;
