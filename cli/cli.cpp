@@ -124,6 +124,8 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"max_bytes", "--max-memory"},
     {"mu", "--mu"},
     {"rtol", "--rtol"},
+    {"search_evals", "--search-evals"},
+    {"search_seconds", "--search-seconds"},
     {"seed", "--seed"},
     {"store_bytes", "--store-limit"},
     {"svd_method", "--method"},
