@@ -123,7 +123,7 @@ int run_fidelity(const Invocation& inv) {
     check_options(o);
     const FidelitySpec& spec = o.spec;
     const bool json = o.common.json;
-    const std::string report = report_target(o.common, "fidelity.h5");
+    const std::string report = report_target(o.common, "fidelity.h5", {o.input});
     FidelityTable t;
     if (!o.input.empty()) {
         QKInputOptions qo;

@@ -48,6 +48,7 @@ int run_report(const Invocation& inv) {
     if (o.action != "show" && o.action != "render")
         fail_usage("report: expected 'show FILE' or 'render FILE' (see 'attnspec report --help')");
     if (o.file.empty()) fail_usage("report " + o.action + ": missing FILE");
+    if (o.action == "render") check_output_target(o.out, {o.file});  // before reading anything
     H5Reader r(o.file);
     if (!r.has_attr("/", "schema_version"))
         throw Error(ExitCode::DataError,
@@ -58,7 +59,7 @@ int run_report(const Invocation& inv) {
         if (o.out.empty()) {
             std::cout << md;
         } else {
-            write_text_atomically(o.out, md);
+            write_text_file_atomically(o.out, md);
             log("wrote " + o.out);
         }
     } else if (o.common.json) {

@@ -113,7 +113,7 @@ TEST_CASE("violations are written as instance files that replay to the same verd
     auto r = run_cli("verify thm3.8-informal -q --json --out " + dir + "/v.h5");
     REQUIRE(r.code == 1);  // the informal claim is refuted on the anti-aligned family
     const std::string list = dir + "/list";
-    std::system(("ls " + dir + "/counterexamples/*.h5 > " + list).c_str());
+    std::system(("ls " + dir + "/v.counterexamples/*.h5 > " + list).c_str());
     std::ifstream lf(list);
     std::string first;
     std::getline(lf, first);
