@@ -109,6 +109,7 @@ int replay(const VerifyOptions& o) {
     const auto* c = proofs::find_check(o.names[0]);
     if (!c) fail_usage("unknown check '" + o.names[0] + "' (see 'attnspec verify --list')");
     if (!c->replay) fail_usage("check '" + c->name + "' cannot replay stored instances");
+    check_output_target(o.common.out, {o.instance});  // a replay writes nothing: never the input
     H5Reader r(o.instance);
     const std::string group = find_replay_record(r, c->name, o.record);
     const CheckResult res = proofs::replay_record(*c, r, group);
