@@ -17,9 +17,9 @@ const char* kExamples =
     "                HDF5 tree with dataset shapes\n"
     "  render FILE   a Markdown page with the paper-style tables (to --out or stdout)\n\n"
     "examples:\n"
-    "  attnspec report show reports/out/verify.h5\n"
-    "  attnspec report show reports/out/verify.h5 --tree\n"
-    "  attnspec report render reports/out/verify.h5 --out reports/out/verify.md\n";
+    "  attnspec report show reports/out/verify-all.h5\n"
+    "  attnspec report show reports/out/verify-all.h5 --tree\n"
+    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all.md\n";
 
 struct ReportOptions {
     CommonOptions common;  // --json only
