@@ -104,7 +104,7 @@ std::string report_target(const CommonOptions& o, const std::string& default_rep
         if (!o.out.empty()) fail_usage("--out and --no-report exclude each other");
         return "";
     }
-    const std::string target = report_path(o.out, default_report);
+    std::string target = report_path(o.out, default_report);
     check_output_target(target, inputs);  // 73 special file / uncreatable, 64 an input
     return target;
 }

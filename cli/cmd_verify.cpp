@@ -141,6 +141,7 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
 std::string default_report_name(const std::vector<const proofs::CheckInfo*>& todo, bool all) {
     if (all) return "verify-all.h5";
     std::vector<std::string> names;
+    names.reserve(todo.size());
     for (const auto* c : todo) names.push_back(c->name);
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
