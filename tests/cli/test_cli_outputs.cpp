@@ -199,6 +199,21 @@ TEST_CASE("a full and a read-only file system: 74 / 73, previous report kept, no
     std::system(("rm -rf " + dir).c_str());
 }
 
+TEST_CASE("SIGTERM leaves no temp, and the next run removes what SIGKILL left", "[cli][outputs]") {
+    const std::string dir = attnspec::test::temp_dir(), out = dir + "/v.h5";
+    const auto killed = [&](const char* sig) {
+        sh("(" + kCli + " verify thm3.5 --thorough --trials 200000 -q --out " + out +
+           " >/dev/null 2>&1 & pid=$!; sleep 0.7; kill -" + sig + " $pid; wait $pid) 2>/dev/null");
+    };
+    killed("TERM");
+    CHECK(count_entries(dir) == 0);  // neither the temp file nor the staging directory
+    killed("KILL");
+    CHECK(count_entries(dir) == 2);  // what SIGKILL cannot clean: the temp and the staging dir
+    REQUIRE(run_cli("verify thm3.5 --trials 8 -q --out " + out).code == 0);
+    CHECK(count_entries(dir) == 1);  // the next run removed them: only v.h5
+    std::system(("rm -rf " + dir).c_str());
+}
+
 TEST_CASE(
     "two concurrent verify runs on one path leave one complete report and its own "
     "counterexamples",

@@ -31,13 +31,15 @@ namespace {
 // ---- temp-file registry for signal cleanup (async-signal-safe: fixed buffers, unlink only) ----
 constexpr int kMaxTemps = 16;
 char g_temps[kMaxTemps][4096];
+bool g_is_dir[kMaxTemps];  // a staging directory: rmdir (succeeds while it is still empty)
 std::atomic<bool> g_used[kMaxTemps];
 
-int register_temp(const std::string& path) {
+int register_temp(const std::string& path, bool is_dir = false) {
     for (int i = 0; i < kMaxTemps; ++i) {
         bool expected = false;
         if (g_used[i].compare_exchange_strong(expected, true)) {
             std::snprintf(g_temps[i], sizeof g_temps[i], "%s", path.c_str());
+            g_is_dir[i] = is_dir;
             return i;
         }
     }
@@ -47,8 +49,13 @@ void unregister_temp(int slot) {
     if (slot >= 0) g_used[slot] = false;
 }
 extern "C" void cleanup_and_reraise(int sig) {
-    for (int i = 0; i < kMaxTemps; ++i)
-        if (g_used[i]) unlink(g_temps[i]);
+    for (int i = 0; i < kMaxTemps; ++i) {
+        if (!g_used[i]) continue;
+        if (g_is_dir[i])
+            rmdir(g_temps[i]);
+        else
+            unlink(g_temps[i]);
+    }
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
@@ -293,6 +300,7 @@ ReportWriter::~ReportWriter() {
         if (!staging_.empty()) remove_tree(staging_);
     }
     unregister_temp(temp_slot_);
+    unregister_temp(staging_slot_);
 }
 
 std::string ReportWriter::companion_dir() const {
@@ -305,9 +313,10 @@ const std::string& ReportWriter::companion_staging() {
     auto [dir, base] = split_dir(target_);
     for (int attempt = 0; attempt < 16 && staging_.empty(); ++attempt) {
         std::string p = unique_name(dir, temp_prefix(companion_base(base)));
-        if (::mkdir(p.c_str(), 0755) == 0)
+        if (::mkdir(p.c_str(), 0755) == 0) {
             staging_ = p;
-        else if (errno != EEXIST)
+            staging_slot_ = register_temp(staging_, true);
+        } else if (errno != EEXIST)
             throw Error(ExitCode::CantCreate,
                         "cannot create directory '" + p + "' for counterexamples: " + errno_text());
     }
@@ -349,6 +358,8 @@ void ReportWriter::commit() {
             throw Error(ExitCode::CantCreate,
                         "cannot move counterexamples into '" + final_dir + "': " + errno_text());
         staging_.clear();
+        unregister_temp(staging_slot_);
+        staging_slot_ = -1;
     }
     if (std::rename(temp_.c_str(), target_.c_str()) != 0)
         throw Error(ExitCode::CantCreate,

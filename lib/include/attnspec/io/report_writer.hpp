@@ -45,7 +45,7 @@ class ReportWriter {
     int fd_ = -1;  // the O_EXCL temp file, written at commit()
     H5Id file_;    // the in-memory HDF5 file
     std::unique_ptr<H5Group> root_;
-    int temp_slot_ = -1;  // registration for signal cleanup (staging: removed as stale later)
+    int temp_slot_ = -1, staging_slot_ = -1;  // registrations for signal cleanup
     bool committed_ = false;
 };
 
