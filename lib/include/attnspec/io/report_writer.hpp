@@ -1,5 +1,5 @@
 // The atomic report writer and the output-path rules every command follows (reports/SCHEMA.md,
-// "How a report is written"). A report is built in memory (HDF5 core driver) and written at
+// its opening paragraph). A report is built in memory (HDF5 core driver) and written at
 // commit() to a temp file beside the target, created with O_EXCL under an unpredictable name
 // ".<name>.tmp.<pid>.<random>" (never through a planted link), then fsync -> reopen and validate
 // -> rename -> fsync(dir). On any error or signal the temp is removed and the previous file at the
