@@ -98,12 +98,15 @@ void add_common_options(po::options_description& desc, CommonOptions& o,
         desc.add_options()("json", po::bool_switch(&o.json), "one JSON document on stdout");
 }
 
-std::string report_target(const CommonOptions& o, const std::string& default_report) {
+std::string report_target(const CommonOptions& o, const std::string& default_report,
+                          const std::vector<std::string>& inputs) {
     if (o.no_report) {
         if (!o.out.empty()) fail_usage("--out and --no-report exclude each other");
         return "";
     }
-    return report_path(o.out, default_report);
+    std::string target = report_path(o.out, default_report);
+    check_output_target(target, inputs);  // 73 special file / uncreatable, 64 an input
+    return target;
 }
 
 namespace {

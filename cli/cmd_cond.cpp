@@ -104,9 +104,9 @@ int run_cond(const Invocation& inv) {
     co.svd.method = svd_method_from_string(method);
     if (!(co.rtol < 0) && !(co.rtol < 1))
         fail_usage("cond: --rtol must be below 1 (negative = default)");
+    const std::string target = report_target(common, "cond.h5", {input});
     const Eigen::MatrixXd M = load_matrix_input(input, dataset);
     const CondAnalysis a = cond_analysis(M, co);
-    const std::string target = report_target(common, "cond.h5");
     std::optional<ReportWriter> rep;
     if (!target.empty()) {
         rep.emplace(target, provenance(inv, 0));

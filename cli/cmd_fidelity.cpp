@@ -146,7 +146,7 @@ int run_fidelity(const Invocation& inv) {
     if (o.input.empty()) log_estimate(o.spec);  // refuses above --max-memory, before any draw
     const FidelitySpec& spec = o.spec;
     const bool json = o.common.json;
-    const std::string report = report_target(o.common, "fidelity.h5");
+    const std::string report = report_target(o.common, "fidelity.h5", {o.input});
     FidelityTable t;
     if (!o.input.empty()) {
         QKInputOptions qo;

@@ -231,6 +231,7 @@ int run_jacobian(const Invocation& inv) {
     jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
     jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
     jo.store_bytes = parse_bytes(o.store_limit, "--store-limit");
+    const std::string target = report_target(o.common, "jacobian.h5", {o.input});
     AttentionHeads in = load(o, jo.max_bytes);
     if (in.corrections && corr.kind != CorrectionKind::none)
         fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " +
@@ -251,7 +252,6 @@ int run_jacobian(const Invocation& inv) {
             ") is above --max-memory: skipped; " + "the spectrum uses " + what + " " + what +
             "^T and matrix-free products");
     const std::string corr_name = in.corrections ? "given" : corr.describe();
-    const std::string target = report_target(o.common, "jacobian.h5");
     std::optional<ReportWriter> rep;
     std::optional<JacobianSection> sec;
     if (!target.empty()) {

@@ -126,7 +126,7 @@ int run_neumann(const Invocation& inv) {
     if (!(o.target > 0)) fail_usage("neumann: --target must be > 0");
     opt.target = o.target;
     opt.gamma = o.gamma;
-    const std::string report = report_target(o.common, "neumann.h5");
+    const std::string report = report_target(o.common, "neumann.h5", {o.input});
     const bool json = o.common.json;
     NeumannSource src{"", to_string(kind), o.eps, NAN};
     Eigen::MatrixXd A_hat, V, Q, K;

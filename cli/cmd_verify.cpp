@@ -1,5 +1,8 @@
 // attnspec verify: run theorem checks from the proofs/ registry (or replay one stored instance),
 // print verdicts, write the report and the counterexample files (io/check_records.hpp).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -32,9 +35,14 @@ const char* kExamples =
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
     "  attnspec verify --all --thorough --time-budget 600\n"
     "  attnspec verify thm3.8-above-sigma1 --instance "
-    "reports/out/counterexamples/thm3.8-above-sigma1-<seed>.h5\n"
-    "\nViolated instances are also written as replayable files to <report dir>/counterexamples/\n"
-    "(none with --no-report).\n";
+    "reports/out/verify-thm3.8-above-sigma1.counterexamples/thm3.8-above-sigma1-instance_<i>.h5\n\n"
+    "The default report is reports/out/verify-<checks>.h5: verify-all.h5 for --all, else the\n"
+    "sorted check names joined by '+' (verify-thm3.4+thm3.5.h5; verify-<n>-checks-<hash>.h5\n"
+    "when that name would pass 60 characters). Every violated instance, up to 64 per check, is\n"
+    "also written as a replayable file to the report's own directory <report "
+    "stem>.counterexamples/\n"
+    "(replaced with the report; none with --no-report). The report records per check how many\n"
+    "were violated (n_violated) and written (counterexample_files, counterexample_cap).\n";
 
 struct VerifyOptions {
     CommonOptions common;
@@ -86,7 +94,7 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S");
     // clang-format on
     add_memory_option(desc, o.max_memory);
-    add_common_options(desc, o.common, "verify.h5");
+    add_common_options(desc, o.common, "verify-<checks>.h5");
 }
 
 // The checks named on the command line (or all of them), in the order given.
@@ -111,6 +119,7 @@ int replay(const VerifyOptions& o) {
     const auto* c = proofs::find_check(o.names[0]);
     if (!c) fail_usage("unknown check '" + o.names[0] + "' (see 'attnspec verify --list')");
     if (!c->replay) fail_usage("check '" + c->name + "' cannot replay stored instances");
+    check_output_target(o.common.out, {o.instance});  // a replay writes nothing: never the input
     H5Reader r(o.instance);
     const std::string group = find_replay_record(r, c->name, o.record);
     const CheckResult res = proofs::replay_record(*c, r, group);
@@ -144,10 +153,36 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
     return run;
 }
 
-// <report dir>/counterexamples
-std::string counterexample_dir(const std::string& report) {
-    const auto slash = report.find_last_of('/');
-    return (slash == std::string::npos ? "." : report.substr(0, slash)) + "/counterexamples";
+// The default report name: verify-all.h5, or the sorted check names joined by '+'
+// (verify-thm3.4+thm3.5.h5), or verify-<n>-checks-<hash>.h5 when that passes 60 characters.
+std::string default_report_name(const std::vector<const proofs::CheckInfo*>& todo, bool all) {
+    if (all) return "verify-all.h5";
+    std::vector<std::string> names;
+    names.reserve(todo.size());
+    for (const auto* c : todo) names.push_back(c->name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::string joined;
+    for (const auto& n : names) joined += (joined.empty() ? "" : "+") + n;
+    if (joined.size() <= 60) return "verify-" + joined + ".h5";
+    std::uint32_t h = 2166136261u;  // FNV-1a of the joined names
+    for (unsigned char ch : joined) h = (h ^ ch) * 16777619u;
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return "verify-" + std::to_string(names.size()) + "-checks-" + hex + ".h5";
+}
+
+// Writes the violated records of `run` into the report's companion directory and logs them.
+CounterexampleFiles write_counterexamples(ReportWriter& w, const CheckRun& run,
+                                          const Provenance& prov, bool quiet) {
+    CounterexampleFiles f = write_counterexample_files(run, w.companion_staging(), prov);
+    f.dir = w.companion_dir().substr(w.companion_dir().find_last_of('/') + 1);
+    if (!quiet && f.violated > 0)
+        log(run.check + ": " + std::to_string(f.violated) + " violated, " +
+            std::to_string(f.names.size()) + " written (cap " + std::to_string(f.cap) + ") to " +
+            w.companion_dir() + "/ (replay: attnspec verify " + run.check + " --instance " +
+            w.companion_dir() + "/" + f.names.front() + ")");
+    return f;
 }
 
 }  // namespace
@@ -176,22 +211,22 @@ int run_verify(const Invocation& inv) {
     proofs::check_run_options(o.run);
 
     // Open the report first: an unwritable target fails (73) before any work is done.
-    const std::string target = report_target(o.common, "verify.h5");
+    const std::string target =
+        report_target(o.common, default_report_name(todo, o.all), {o.run.embedded_heads});
     std::unique_ptr<ReportWriter> writer;
     if (!target.empty())
         writer = std::make_unique<ReportWriter>(target, provenance(inv, o.run.seed));
+    if (writer) writer->companion_staging();  // the old companion directory goes at commit
     std::vector<CheckRun> runs;
+    std::vector<CounterexampleFiles> files;
     for (const auto* c : todo) {
         runs.push_back(run_one(*c, o.run, o.quiet));
-        if (!writer) continue;
-        for (const auto& path : write_counterexample_files(
-                 runs.back(), counterexample_dir(writer->target()), provenance(inv, o.run.seed)))
-            if (!o.quiet)
-                log("counterexample written: " + path + " (replay: attnspec verify " + c->name +
-                    " --instance " + path + ")");
+        if (writer)
+            files.push_back(
+                write_counterexamples(*writer, runs.back(), provenance(inv, o.run.seed), o.quiet));
     }
     if (writer) {
-        write_check_runs(writer->root(), runs);
+        write_check_runs(writer->root(), runs, &files);
         writer->commit();
     }
     const std::string shown = writer ? writer->target() : "";

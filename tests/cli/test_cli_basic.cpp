@@ -114,7 +114,7 @@ TEST_CASE("violations are written as instance files that replay to the same verd
     REQUIRE(r.code ==
             1);  // the false reading "lambda > sigma_1 alone" is refuted on the anti-aligned family
     const std::string list = dir + "/list";
-    std::system(("ls " + dir + "/counterexamples/*.h5 > " + list).c_str());
+    std::system(("ls " + dir + "/v.counterexamples/*.h5 > " + list).c_str());
     std::ifstream lf(list);
     std::string first;
     std::getline(lf, first);
