@@ -123,6 +123,7 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"matrix_free", "--matrix-free"},
     {"max_bytes", "--max-memory"},
     {"mu", "--mu"},
+    {"regimes", "--regime"},
     {"rtol", "--rtol"},
     {"seed", "--seed"},
     {"store_bytes", "--store-limit"},

@@ -122,7 +122,7 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
         if (total != last_total) bar = Progress(c.name, total, !quiet), last_total = total;
         bar.update(done);
     };
-    CheckRun run = c.run(opt);
+    CheckRun run = proofs::run_check(c, opt);
     bar.done();
     return run;
 }
@@ -145,7 +145,8 @@ int run_verify(const Invocation& inv) {
     if (!parse(inv, "verify", "CHECK... | --all [options]", kExamples, desc, vm, &pos)) return 0;
     if (o.list) {
         for (const auto& c : proofs::registry())
-            std::cout << c.name << "\t" << c.summary << "  [" << c.statement_file << "]\n";
+            std::cout << c.name << "\treconstructed (" << c.source << ")\t" << c.summary << "  ["
+                      << c.statement_file << "]\n";
         return 0;
     }
     if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
@@ -158,15 +159,16 @@ int run_verify(const Invocation& inv) {
 
     // Open the report first: an unwritable target fails (73) before any work is done.
     const std::string target = report_target(o.common, "verify.h5");
+    Provenance prov = provenance(inv, o.run.seed);
+    prov.extra.emplace_back("statements", statements_note());
     std::unique_ptr<ReportWriter> writer;
-    if (!target.empty())
-        writer = std::make_unique<ReportWriter>(target, provenance(inv, o.run.seed));
+    if (!target.empty()) writer = std::make_unique<ReportWriter>(target, prov);
     std::vector<CheckRun> runs;
     for (const auto* c : todo) {
         runs.push_back(run_one(*c, o.run, o.quiet));
         if (!writer) continue;
-        for (const auto& path : write_counterexample_files(
-                 runs.back(), counterexample_dir(writer->target()), provenance(inv, o.run.seed)))
+        for (const auto& path :
+             write_counterexample_files(runs.back(), counterexample_dir(writer->target()), prov))
             if (!o.quiet)
                 log("counterexample written: " + path + " (replay: attnspec verify " + c->name +
                     " --instance " + path + ")");

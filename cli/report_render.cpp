@@ -114,6 +114,8 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
 std::string render_markdown(const ReportSummary& s) {
     std::ostringstream os;
     os << "# attnspec report\n\n";
+    for (const auto& [k, v] : s.provenance)
+        if (k == "statements") os << "Statements: " << v << ".\n\n";
     os << "Every verdict is decided by enclosures (reports/SCHEMA.md): `holds` and `violated` are "
           "proved, `inconclusive` means the enclosures overlap. Ratios are lhs/rhs of each check's "
           "headline comparison (for a bound, how close the instance came to it).\n\n";

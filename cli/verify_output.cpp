@@ -44,6 +44,7 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
         os << "  ratio = lhs/rhs of '" << run.headline << "'; " << run.results.size()
            << " instances in " << fmt("%.2f", run.seconds) << " s, seed " << run.seed << "\n";
         if (!run.search_effort.empty()) os << "  search: " << run.search_effort << "\n";
+        if (run.results.empty()) os << "  no instance ran: nothing was checked\n";
         if (const CheckResult* w = worst_record(run)) {
             os << "  "
                << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
@@ -171,7 +172,8 @@ int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_
     bool violated = false, inconclusive = false;
     for (const auto& r : runs) {
         violated |= r.verdict == Verdict::violated;
-        inconclusive |= r.verdict == Verdict::inconclusive;
+        // a run with no applicable instance decided nothing: it fails CI like an inconclusive one
+        inconclusive |= r.verdict == Verdict::inconclusive || r.verdict == Verdict::not_applicable;
     }
     if (violated) return static_cast<int>(ExitCode::Violated);
     if (inconclusive && fail_on == "inconclusive") return static_cast<int>(ExitCode::Inconclusive);

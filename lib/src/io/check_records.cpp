@@ -89,6 +89,7 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
     g.attr("headline_comparison", run.headline);
     g.attr("seconds", run.seconds);
     if (!run.search_effort.empty()) g.attr("search_effort", run.search_effort);
+    if (!run.source.empty()) g.attr("source", run.source);
 
     // Per-instance table (one row per instance).
     std::vector<std::string> regime, verdict, seeds;

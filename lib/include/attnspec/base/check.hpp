@@ -103,6 +103,7 @@ struct CheckRun {
     std::vector<RegimeSummary> regimes;
     double seconds = 0;
     std::string search_effort;  // how hard a counterexample search looked, if any
+    std::string source;         // where the statement comes from (docs/SOURCES.md), if known
 
     void summarize();  // fills verdict and regimes from results
     int count(Verdict v) const;
