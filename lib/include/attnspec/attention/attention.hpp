@@ -72,10 +72,10 @@ struct MultiHead {
 enum class LogitScale { one, inv_sqrt_d };
 double logit_scale(LogitScale k, Eigen::Index d);
 
-// Seeded random instances (generators named by how they build data, base/random.hpp). token_dist: "gaussian" (i.i.d. N(0,1)
-// entries) or "layernorm" (each token row centred and scaled to unit variance, as after a
-// LayerNorm without affine). Weights are i.i.d. N(0, weight_scale^2 / D). Throws Usage on an
-// unknown distribution, DataError on non-positive sizes or scale.
+// Seeded random instances (generators named by how they build data, base/random.hpp). token_dist:
+// "gaussian" (i.i.d. N(0,1) entries) or "layernorm" (each token row centred and scaled to unit
+// variance, as after a LayerNorm without affine). Weights are i.i.d. N(0, weight_scale^2 / D).
+// Throws Usage on an unknown distribution, DataError on non-positive sizes or scale.
 struct RandomSpec {
     Eigen::Index N = 8, D = 6, d = 4, H = 1;
     std::uint64_t seed = 0;
