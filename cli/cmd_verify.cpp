@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnspec/io/check_records.hpp"
+#include "attnspec/io/provenance.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "cli.hpp"
@@ -18,10 +19,12 @@ namespace {
 const char* kExamples =
     "Checks are listed by 'attnspec verify --list'. Each draws seeded random instances over its\n"
     "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
-    "returns holds / violated / inconclusive / not_applicable per instance.\n\n"
+    "returns holds / violated / inconclusive / not_applicable per instance. Every statement is\n"
+    "reconstructed from a summary of its paper; --list names the source (docs/SOURCES.md).\n\n"
     "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
     "(a finding, not a crash: the violating instances are in the report and replay from their\n"
-    "seeds); 2 some instance is inconclusive. --fail-on violated makes inconclusive exit 0;\n"
+    "seeds); 2 some instance is inconclusive, or a check ran no instance or none applicable.\n"
+    "--fail-on violated makes inconclusive exit 0;\n"
     "--fail-on never exits 0 whenever the run completed.\n\n"
     "examples:\n"
     "  attnspec verify --all                       every check, default regimes (< 2 min)\n"
@@ -57,7 +60,8 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
          "checks); e.g. 64x16")
         ("regime", po::value(&o.run.regimes)->multitoken(),
-         "only regimes whose name contains this text")
+         "only regimes whose name contains this text; matching no regime of a check is a usage "
+         "error; thm3.4 search/* regimes run only when a text contains 'search'")
         ("time-budget", po::value(&o.run.time_budget_s),
          "seconds per check after which no new instance is drawn")
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")

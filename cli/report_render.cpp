@@ -126,8 +126,9 @@ std::string render_markdown(const ReportSummary& s) {
            << c.instances << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2]
            << " | " << c.counts[3] << " | " << num(c.seconds) << " |\n";
     for (const auto& c : s.checks) {
-        os << "\n## " << c.name << "\n\n"
-           << c.claim << "\n\nHeadline comparison: `" << c.headline << "`.";
+        os << "\n## " << c.name << "\n\n" << c.claim << "\n\n";
+        if (!c.source.empty()) os << "Reconstructed statement; source: " << c.source << ". ";
+        os << "Headline comparison: `" << c.headline << "`.";
         if (!c.search_effort.empty()) os << " Search effort: " << c.search_effort << ".";
         os << "\n\n| regime | holds | violated | inconclusive | n/a | worst ratio | median ratio "
               "|\n"

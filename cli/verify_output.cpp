@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnspec/io/provenance.hpp"
 #include "cli.hpp"
 
 namespace attnspec::cli {
@@ -125,6 +126,7 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
     JsonWriter j(os);
     j.begin_object();
     json_header(j, "verify");
+    j.kv("statements", statements_note());
     if (!report.empty()) j.kv("report", report);
     j.key("checks").begin_array();
     for (const auto& run : runs) {
@@ -136,6 +138,7 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
                  run.count(static_cast<Verdict>(v)));
         j.kv("seed", run.seed).kv("seconds", run.seconds).kv("headline_comparison", run.headline);
         if (!run.search_effort.empty()) j.kv("search_effort", run.search_effort);
+        if (!run.source.empty()) j.kv("source", run.source);
         j.key("regimes").begin_array();
         for (const auto& s : run.regimes) {
             j.begin_object().kv("regime", s.regime);

@@ -54,6 +54,7 @@ TEST_CASE("a verify report records statements once at the root and each check's 
     const std::string text = file_text(dir + "/v.md");
     CHECK(count_of(text, "Statements: " + st) == 1);
     CHECK(text.find("Statements: ") < text.find("## Summary"));  // in the header
+    CHECK(text.find("Reconstructed statement; source: SC summary, Thm 3.5.") != std::string::npos);
 }
 
 TEST_CASE("a --regime filter that matches no regime is a usage error listing the regimes",
@@ -73,6 +74,8 @@ TEST_CASE("a --regime filter that matches no regime is a usage error listing the
     auto ok = run_cli("verify thm3.5 --regime square/gaussian --trials 12 --no-report -q --json");
     CHECK(ok.code == 0);
     CHECK(ok.out.find("\"verdict\": \"holds\"") != std::string::npos);
+    CHECK(ok.out.find("\"source\": \"SC summary, Thm 3.5\"") != std::string::npos);
+    CHECK(ok.out.find("\"statements\": \"reconstructed") != std::string::npos);
 }
 
 TEST_CASE("a run with no instance is inconclusive and fails CI; no applicable instance too",

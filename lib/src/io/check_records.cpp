@@ -232,6 +232,7 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
         c.instances = static_cast<long>(r.attr_double(p, "instances"));
         c.seconds = r.attr_double(p, "seconds");
         if (r.has_attr(p, "search_effort")) c.search_effort = r.attr_string(p, "search_effort");
+        if (r.has_attr(p, "source")) c.source = r.attr_string(p, "source");
         for (int v = 0; v < 4; ++v)
             c.counts[v] = static_cast<long>(r.attr_double(p, verdict_count_name(v)));
         const auto names = r.strings(p + "/regimes/regime");
