@@ -7,7 +7,7 @@
 // (thm_3_8.* also holds lemma3.7; infsa_checks.* holds infsa.neumann and infsa.perron;
 // attention_instances.* the regimes shared by thm3.3, thm3.4 and specA-sweep). A check is
 // registered by one line in the explicit table of registry.cpp, which reads like the command
-// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>}.
+// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>, source}.
 #pragma once
 #include <cstdint>
 #include <functional>
