@@ -34,6 +34,15 @@ TEST_CASE("verify --list says reconstructed and names every check's source", "[c
         CHECK(r.out.find(line_start) != std::string::npos);
     }
     CHECK(count_of(r.out, "\treconstructed (") == attnspec::proofs::registry().size());
+    // The README's check table names the same source in the row of each check.
+    const std::string readme = file_text(std::string(ATTNSPEC_SOURCE_DIR) + "/README.md");
+    for (const auto& c : attnspec::proofs::registry()) {
+        INFO(c.name);
+        const auto row = readme.find("| `" + c.name + "` |");
+        REQUIRE(row != std::string::npos);
+        const std::string line = readme.substr(row, readme.find('\n', row) - row);
+        CHECK(line.find("| " + c.source + " |") != std::string::npos);
+    }
 }
 
 TEST_CASE("a verify report records statements once at the root and each check's source",
