@@ -11,6 +11,7 @@
 #include "attnspec/proofs/registry.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "experiment_output.hpp"
 #include "verify_output.hpp"
 
 namespace attnspec::cli {
@@ -20,7 +21,8 @@ const char* kExamples =
     "Checks are listed by 'attnspec verify --list'. Each draws seeded random instances over its\n"
     "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
     "returns holds / violated / inconclusive / not_applicable per instance. Every statement is\n"
-    "reconstructed from a summary of its paper; --list names the source (docs/SOURCES.md).\n\n"
+    "reconstructed from a summary of its paper; --list names the source (docs/SOURCES.md).\n"
+    "Experiments (marked in --list) print a table instead and never change the exit status.\n\n"
     "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
     "(a finding, not a crash: the violating instances are in the report and replay from their\n"
     "seeds); 2 some instance is inconclusive, or a check ran no instance or none applicable.\n"
@@ -31,8 +33,8 @@ const char* kExamples =
     "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
     "  attnspec verify --all --thorough --time-budget 600\n"
-    "  attnspec verify thm3.8-informal --instance "
-    "reports/out/counterexamples/thm3.8-informal-<seed>.h5\n"
+    "  attnspec verify thm3.8-above-sigma1 --instance "
+    "reports/out/counterexamples/thm3.8-above-sigma1-<seed>.h5\n"
     "\nViolated instances are also written as replayable files to <report dir>/counterexamples/\n"
     "(none with --no-report).\n";
 
@@ -108,6 +110,13 @@ int replay(const VerifyOptions& o) {
     H5Reader r(o.instance);
     const std::string group = find_replay_record(r, c->name, o.record);
     const CheckResult res = proofs::replay_record(*c, r, group);
+    if (c->kind == "experiment") {  // a curve, no verdict: exit 0
+        if (o.common.json)
+            print_replay_json(std::cout, res, o.instance, group);
+        else
+            print_experiment_record(std::cout, res);
+        return 0;
+    }
     if (o.common.json)
         print_replay_json(std::cout, res, o.instance, group);
     else
@@ -149,7 +158,8 @@ int run_verify(const Invocation& inv) {
     if (!parse(inv, "verify", "CHECK... | --all [options]", kExamples, desc, vm, &pos)) return 0;
     if (o.list) {
         for (const auto& c : proofs::registry())
-            std::cout << c.name << "\treconstructed (" << c.source << ")\t" << c.summary << "  ["
+            std::cout << c.name << "\treconstructed (" << c.source << ")\t"
+                      << (c.kind == "experiment" ? "(experiment) " : "") << c.summary << "  ["
                       << c.statement_file << "]\n";
         return 0;
     }

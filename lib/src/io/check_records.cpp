@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/io/experiment_records.hpp"
 #include "attnspec/io/report_writer.hpp"
 
 namespace attnspec {
@@ -80,6 +81,7 @@ void write_check_result(H5Group& g, const CheckResult& r) {
 
 void write_check_run(H5Group& parent, const CheckRun& run) {
     H5Group g = parent.group(run.check);
+    g.attr("kind", run.kind);
     g.attr("check", run.check);
     g.attr("claim", run.claim);
     g.attr("verdict", to_string(run.verdict));
@@ -159,7 +161,11 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
 
 void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs) {
     H5Group checks = root.group(kChecks);
-    for (const auto& run : runs) write_check_run(checks, run);
+    for (const auto& run : runs)
+        if (run.kind == "experiment")
+            write_experiment_run(checks, run);  // io/experiment_records.hpp
+        else
+            write_check_run(checks, run);
 }
 
 void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov) {
@@ -224,6 +230,7 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
     if (!r.exists(root)) return out;
     for (const auto& name : r.children(root)) {
         const std::string p = root + "/" + name;
+        if (is_experiment_group(r, p)) continue;  // read by read_experiment_runs
         CheckRunSummary c;
         c.name = name;
         c.claim = r.attr_string(p, "claim");

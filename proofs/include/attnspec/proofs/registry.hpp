@@ -5,9 +5,9 @@
 //                                             instance) and run_<stem>(RunOptions) -> CheckRun
 //   proofs/include/attnspec/proofs/<stem>.hpp both, opening with what it checks and the .md
 // (thm_3_8.* also holds lemma3.7; infsa_checks.* holds infsa.neumann and infsa.perron;
-// attention_instances.* the regimes shared by thm3.3, thm3.4 and specA-sweep). A check is
+// attention_instances.* the regimes of thm3.3 and thm3.4 and the head storage). A check is
 // registered by one line in the explicit table of registry.cpp, which reads like the command
-// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>, source}.
+// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>, source, kind}.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -52,7 +52,7 @@ struct CheckInfo {
     // Where the statement comes from (docs/SOURCES.md), e.g. "SC summary, Thm 3.5". Every
     // statement is reconstructed from a summary of its paper, not quoted from the paper.
     std::string source;
-    std::string kind = "theorem";
+    std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
