@@ -126,6 +126,7 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"matrix_free", "--matrix-free"},
     {"max_bytes", "--max-memory"},
     {"mu", "--mu"},
+    {"regimes", "--regime"},
     {"rtol", "--rtol"},
     {"search_evals", "--search-evals"},
     {"search_seconds", "--search-seconds"},

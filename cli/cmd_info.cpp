@@ -15,7 +15,9 @@ int run_info(const Invocation& inv) {
     if (!parse(inv, "info", "[--json]",
                "Prints the tool version, git commit, compiler, the versions of Eigen, Spectra,\n"
                "HDF5 and BLAS it was built with, and CUDA status: 'not compiled', 'compiled, no\n"
-               "device' or the device name.\n\nexample:\n  attnspec info --json\n",
+               "device' or the device name. The GPU code is device discovery only: no\n"
+               "computation runs on a GPU yet (CUDA twins of the fast paths are planned).\n\n"
+               "example:\n  attnspec info --json\n",
                desc, vm))
         return 0;
     const auto versions = build_versions();

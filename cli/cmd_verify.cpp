@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnspec/io/check_records.hpp"
+#include "attnspec/io/provenance.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "cli.hpp"
@@ -23,11 +24,13 @@ namespace {
 const char* kExamples =
     "Checks are listed by 'attnspec verify --list'. Each draws seeded random instances over its\n"
     "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
-    "returns holds / violated / inconclusive / not_applicable per instance. Experiments\n"
-    "(marked in --list) print a table instead and never change the exit status.\n\n"
+    "returns holds / violated / inconclusive / not_applicable per instance. Every statement is\n"
+    "reconstructed from a summary of its paper; --list names the source (docs/SOURCES.md).\n"
+    "Experiments (marked in --list) print a table instead and never change the exit status.\n\n"
     "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
     "(a finding, not a crash: the violating instances are in the report and replay from their\n"
-    "seeds); 2 some instance is inconclusive. --fail-on violated makes inconclusive exit 0;\n"
+    "seeds); 2 some instance is inconclusive, or a check ran no instance or none applicable.\n"
+    "--fail-on violated makes inconclusive exit 0;\n"
     "--fail-on never exits 0 whenever the run completed.\n\n"
     "examples:\n"
     "  attnspec verify --all                       every check, default regimes (< 2 min)\n"
@@ -68,7 +71,8 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
          "checks); e.g. 64x16")
         ("regime", po::value(&o.run.regimes)->multitoken(),
-         "only regimes whose name contains this text")
+         "only regimes whose name contains this text; matching no regime of a check is a usage "
+         "error; thm3.4 search/* regimes run only when a text contains 'search'")
         ("time-budget", po::value(&o.run.time_budget_s),
          "seconds per check after which no new instance is drawn")
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
@@ -148,7 +152,7 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
         if (total != last_total) bar = Progress(c.name, total, !quiet), last_total = total;
         bar.update(done);
     };
-    CheckRun run = c.run(opt);
+    CheckRun run = proofs::run_check(c, opt);
     bar.done();
     return run;
 }
@@ -198,8 +202,9 @@ int run_verify(const Invocation& inv) {
     apply_memory_option(o.max_memory);
     if (o.list) {
         for (const auto& c : proofs::registry())
-            std::cout << c.name << "\t" << (c.kind == "experiment" ? "(experiment) " : "")
-                      << c.summary << "  [" << c.statement_file << "]\n";
+            std::cout << c.name << "\treconstructed (" << c.source << ")\t"
+                      << (c.kind == "experiment" ? "(experiment) " : "") << c.summary << "  ["
+                      << c.statement_file << "]\n";
         return 0;
     }
     if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
@@ -213,17 +218,16 @@ int run_verify(const Invocation& inv) {
     // Open the report first: an unwritable target fails (73) before any work is done.
     const std::string target =
         report_target(o.common, default_report_name(todo, o.all), {o.run.embedded_heads});
+    Provenance prov = provenance(inv, o.run.seed);
+    prov.extra.emplace_back("statements", statements_note());
     std::unique_ptr<ReportWriter> writer;
-    if (!target.empty())
-        writer = std::make_unique<ReportWriter>(target, provenance(inv, o.run.seed));
+    if (!target.empty()) writer = std::make_unique<ReportWriter>(target, prov);
     if (writer) writer->companion_staging();  // the old companion directory goes at commit
     std::vector<CheckRun> runs;
     std::vector<CounterexampleFiles> files;
     for (const auto* c : todo) {
         runs.push_back(run_one(*c, o.run, o.quiet));
-        if (writer)
-            files.push_back(
-                write_counterexamples(*writer, runs.back(), provenance(inv, o.run.seed), o.quiet));
+        if (writer) files.push_back(write_counterexamples(*writer, runs.back(), prov, o.quiet));
     }
     if (writer) {
         write_check_runs(writer->root(), runs, &files);

@@ -126,6 +126,8 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
 std::string render_markdown(const ReportSummary& s) {
     std::ostringstream os;
     os << "# attnspec report\n\n";
+    for (const auto& [k, v] : s.provenance)
+        if (k == "statements") os << "Statements: " << v << ".\n\n";
     os << "Every verdict is decided by enclosures (reports/SCHEMA.md): `holds` and `violated` are "
           "proved, `inconclusive` means the enclosures overlap. Ratios are lhs/rhs of each check's "
           "headline comparison (for a bound, how close the instance came to it).\n\n";
@@ -139,8 +141,9 @@ std::string render_markdown(const ReportSummary& s) {
         os << "\nExperiment `" << e.name << "` (a table below, no verdict): " << e.instances
            << " curves in " << num(e.seconds) << " s.\n";
     for (const auto& c : s.checks) {
-        os << "\n## " << c.name << "\n\n"
-           << c.claim << "\n\nHeadline comparison: `" << c.headline << "`.";
+        os << "\n## " << c.name << "\n\n" << c.claim << "\n\n";
+        if (!c.source.empty()) os << "Reconstructed statement; source: " << c.source << ". ";
+        os << "Headline comparison: `" << c.headline << "`.";
         if (!c.search_effort.empty()) os << " Search effort: " << c.search_effort << ".";
         os << "\n\n| regime | holds | violated | inconclusive | n/a | worst ratio | median ratio "
               "|\n"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnspec/io/provenance.hpp"
 #include "cli.hpp"
 #include "experiment_output.hpp"
 
@@ -49,6 +50,7 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
         os << "  ratio = lhs/rhs of '" << run.headline << "'; " << run.results.size()
            << " instances in " << fmt("%.2f", run.seconds) << " s, seed " << run.seed << "\n";
         if (!run.search_effort.empty()) os << "  search: " << run.search_effort << "\n";
+        if (run.results.empty()) os << "  no instance ran: nothing was checked\n";
         if (const CheckResult* w = worst_record(run)) {
             os << "  "
                << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
@@ -129,6 +131,7 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
     JsonWriter j(os);
     j.begin_object();
     json_header(j, "verify");
+    j.kv("statements", statements_note());
     if (!report.empty()) j.kv("report", report);
     j.key("checks").begin_array();
     for (const auto& run : runs) {
@@ -147,6 +150,7 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
                  run.count(static_cast<Verdict>(v)));
         j.kv("seed", run.seed).kv("seconds", run.seconds).kv("headline_comparison", run.headline);
         if (!run.search_effort.empty()) j.kv("search_effort", run.search_effort);
+        if (!run.source.empty()) j.kv("source", run.source);
         j.key("regimes").begin_array();
         for (const auto& s : run.regimes) {
             j.begin_object().kv("regime", s.regime);
@@ -184,7 +188,8 @@ int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_
     for (const auto& r : runs) {
         if (r.kind == "experiment") continue;  // experiments have no verdict
         violated |= r.verdict == Verdict::violated;
-        inconclusive |= r.verdict == Verdict::inconclusive;
+        // a run with no applicable instance decided nothing: it fails CI like an inconclusive one
+        inconclusive |= r.verdict == Verdict::inconclusive || r.verdict == Verdict::not_applicable;
     }
     if (violated) return static_cast<int>(ExitCode::Violated);
     if (inconclusive && fail_on == "inconclusive") return static_cast<int>(ExitCode::Inconclusive);

@@ -58,16 +58,15 @@ CheckResult replay_infsa_perron(const H5Reader& r, G g) {
 const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> table = {
         {"thm3.3", "closed-form Jacobian blocks J_Q, J_K, J_V and J_X = complex-step derivatives",
-         "proofs/thm_3_3.md", run_thm_3_3, replay_thm_3_3, "SC summary, Thm 3.3", "theorem"},
+         "proofs/thm_3_3.md", run_thm_3_3, replay_thm_3_3, "derived by us; SC Thm 3.3 is not in the SC summary", "theorem"},
         {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) "
                    "kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
-         "proofs/thm_3_4.md", run_thm_3_4, replay_thm_3_4, "SC summary, Thm 3.4", "theorem"},
+         "proofs/thm_3_4.md", run_thm_3_4, replay_thm_3_4, "SC summary, Thm 3.4; the exact bound from earlier notes", "theorem"},
         {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, "
                    "kappa(W+C) = 2s1/(s1+sr) <= 2",
          "proofs/thm_3_5.md", run_thm_3_5, replay_thm_3_5, "SC summary, Thm 3.5", "theorem"},
         {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
-         "proofs/lemma_3_7.md", run_lemma_3_7, replay_lemma_3_7, "SC summary, Lemma 3.7",
-         "theorem"},
+         "proofs/lemma_3_7.md", run_lemma_3_7, replay_lemma_3_7, "Weyl's inequality; SC Lemma 3.7 is not in the SC summary", "theorem"},
         {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) "
                    "(proved bound)",
          "proofs/thm_3_8.md", run_thm_3_8, replay_thm_3_8, "SC summary, Thm 3.8", "theorem"},
@@ -88,15 +87,45 @@ const std::vector<CheckInfo>& registry() {
          "proofs/speca_sweep.md", run_speca_sweep, replay_speca_sweep,
          "SC summary, Def 3.6 and the training-time observation", "experiment"},
         {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
-         "proofs/infsa_neumann.md", run_infsa_neumann, replay_infsa_neumann, "InfSA summary",
-         "theorem"},
+         "proofs/infsa_neumann.md", run_infsa_neumann, replay_infsa_neumann, "InfSA summary, Neumann kernel", "theorem"},
         {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
-         "proofs/infsa_neumann.md", run_infsa_perron, replay_infsa_perron, "InfSA summary",
-         "theorem"},
+         "proofs/infsa_neumann.md", run_infsa_perron, replay_infsa_perron, "InfSA summary, dominant eigenvector", "theorem"},
     };
     return table;
 }
 // clang-format on
+
+namespace {
+// A search record ("search/<regime>") stays only when some --regime value containing "search"
+// matches it.
+bool keep_search_record(const std::vector<std::string>& filter, const std::string& regime) {
+    if (regime.rfind("search/", 0) != 0 || filter.empty()) return true;
+    for (const auto& f : filter)
+        if (f.find("search") != std::string::npos && regime.find(f) != std::string::npos)
+            return true;
+    return false;
+}
+}  // namespace
+
+CheckRun run_check(const CheckInfo& c, RunOptions opt) {
+    const auto& f = opt.regimes;
+    const bool names_search = std::any_of(f.begin(), f.end(), [](const std::string& v) {
+        return v.find("search") != std::string::npos;
+    });
+    const bool skip_search = !f.empty() && !names_search;
+    if (skip_search) opt.search_budget_s = 0;  // no time spent on results that would be dropped
+    CheckRun run = c.run(opt);
+    run.source = c.source;
+    const auto n = run.results.size();
+    run.results.erase(
+        std::remove_if(run.results.begin(), run.results.end(),
+                       [&](const CheckResult& r) { return !keep_search_record(f, r.regime); }),
+        run.results.end());
+    if (skip_search && !run.search_effort.empty())
+        run.search_effort = "none: the --regime filter names no search regime";
+    if (run.results.size() != n) run.summarize();
+    return run;
+}
 
 const CheckInfo* find_check(const std::string& name) {
     for (const auto& c : registry())
@@ -179,8 +208,10 @@ long RunLoop::per_regime(long regimes, long quick, long thorough) {
 
 bool RunLoop::selected(const std::string& regime) const {
     if (opt_.regimes.empty()) return true;
+    if (std::find(offered_.begin(), offered_.end(), regime) == offered_.end())
+        offered_.push_back(regime);
     for (const auto& f : opt_.regimes)
-        if (regime.find(f) != std::string::npos) return true;
+        if (regime.find(f) != std::string::npos) return any_selected_ = true;
     return false;
 }
 
@@ -201,6 +232,15 @@ void RunLoop::add(CheckResult r, const std::string& regime, std::uint64_t seed) 
 }
 
 CheckRun RunLoop::finish() {
+    if (!opt_.regimes.empty() && !any_selected_ && !offered_.empty()) {
+        std::string filter, list;
+        for (const auto& f : opt_.regimes) filter += (filter.empty() ? "'" : ", '") + f + "'";
+        for (const auto& r : offered_) list += (list.empty() ? "" : ", ") + r;
+        throw Error(ExitCode::Usage,
+                    "regime filter " + filter + " matches no regime of " + run_.check +
+                        "; its regimes: " + list,
+                    "regimes");
+    }
     run_.summarize();
     run_.seconds = elapsed();
     return std::move(run_);

@@ -146,7 +146,7 @@ void CheckRun::summarize() {
               na = count(Verdict::not_applicable);
     if (v > 0)
         verdict = Verdict::violated;
-    else if (inc > 0)
+    else if (inc > 0 || results.empty())  // no instance ran: nothing was checked
         verdict = Verdict::inconclusive;
     else if (!results.empty() && na == static_cast<int>(results.size()))
         verdict = Verdict::not_applicable;

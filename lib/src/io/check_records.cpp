@@ -96,6 +96,7 @@ void write_check_run(H5Group& parent, const CheckRun& run, const CounterexampleF
     g.attr("headline_comparison", run.headline);
     g.attr("seconds", run.seconds);
     if (!run.search_effort.empty()) g.attr("search_effort", run.search_effort);
+    if (!run.source.empty()) g.attr("source", run.source);
 
     // Per-instance table (one row per instance).
     std::vector<std::string> regime, verdict, seeds;
@@ -260,6 +261,7 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
         c.instances = static_cast<long>(r.attr_double(p, "instances"));
         c.seconds = r.attr_double(p, "seconds");
         if (r.has_attr(p, "search_effort")) c.search_effort = r.attr_string(p, "search_effort");
+        if (r.has_attr(p, "source")) c.source = r.attr_string(p, "source");
         for (int v = 0; v < 4; ++v)
             c.counts[v] = static_cast<long>(r.attr_double(p, verdict_count_name(v)));
         const auto names = r.strings(p + "/regimes/regime");

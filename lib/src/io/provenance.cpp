@@ -64,4 +64,9 @@ std::string host_name() {
     return buf;
 }
 
+std::string statements_note() {
+    return "reconstructed from summaries of the papers, not their full texts; see "
+           "docs/SOURCES.md";
+}
+
 }  // namespace attnspec

@@ -264,7 +264,7 @@ Kappa kappa_from_extremes(const KappaInputs& in, KappaConvention c, const std::s
         return k;
     }
     k.sigma_min = in.sigma_min;
-    // strict: a numerically rank-deficient matrix has kappa = inf by convention (MATH.md §1)
+    // strict: a numerically rank-deficient matrix has kappa = inf by convention (docs/MATH.md §1)
     if (c == KappaConvention::strict && k.rank < in.full_rank) {
         k.value = inf;
         k.enclosure = divide(in.max_enclosure, in.min_enclosure);

@@ -1,4 +1,4 @@
-// Attention forward pass (MATH.md §2): S = row-softmax(s X W_Q W_K^T X^T) (max-shifted),
+// Attention forward pass (docs/MATH.md §2): S = row-softmax(s X W_Q W_K^T X^T) (max-shifted),
 // A = S X W_V; multi-head = H heads on a shared X, outputs concatenated. Corrections C (SpecA,
 // Def 3.6) are frozen: SpecA and its W-Jacobian are plain attention at W + C (effective()).
 // Header template on the scalar (double, long double, std::complex<double> for complex step).
@@ -17,7 +17,7 @@ namespace attnspec {
 template <class T>
 using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
-// Kind of fixed correction (MATH.md §2, Def 3.6): none; lambda * I_{D x d}; the Thm 3.5 SVD
+// Kind of fixed correction (docs/MATH.md §2, Def 3.6): none; lambda * I_{D x d}; the Thm 3.5 SVD
 // correction sigma_1(W) U_r V_r^T of each weight; or matrices supplied by the caller.
 enum class CorrectionKind { none, lambda, svd, given };
 
@@ -72,10 +72,10 @@ struct MultiHead {
 enum class LogitScale { one, inv_sqrt_d };
 double logit_scale(LogitScale k, Eigen::Index d);
 
-// Seeded random instances (ARCHITECTURE.md generators). token_dist: "gaussian" (i.i.d. N(0,1)
-// entries) or "layernorm" (each token row centred and scaled to unit variance, as after a
-// LayerNorm without affine). Weights are i.i.d. N(0, weight_scale^2 / D). Throws Usage on an
-// unknown distribution, DataError on non-positive sizes or scale.
+// Seeded random instances (generators named by how they build data, base/random.hpp). token_dist:
+// "gaussian" (i.i.d. N(0,1) entries) or "layernorm" (each token row centred and scaled to unit
+// variance, as after a LayerNorm without affine). Weights are i.i.d. N(0, weight_scale^2 / D).
+// Throws Usage on an unknown distribution, DataError on non-positive sizes or scale.
 struct RandomSpec {
     Eigen::Index N = 8, D = 6, d = 4, H = 1;
     std::uint64_t seed = 0;

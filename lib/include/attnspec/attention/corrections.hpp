@@ -1,4 +1,4 @@
-// Fixed spectral corrections of a weight matrix W (D x d), MATH.md §2: the SVD correction (Thm
+// Fixed spectral corrections of a weight matrix W (D x d), docs/MATH.md §2: the SVD correction (Thm
 // 3.5) C = sigma_1(W) U_r V_r^T, so sigma_i(W + C) = sigma_i(W) + sigma_1(W) and kappa(W + C) =
 // 2 sigma_1 / (sigma_1 + sigma_r); the lambda correction (Thm 3.8) C = lambda I_{D x d} (ones on
 // the main diagonal of the rectangular D x d matrix). CPU only; one thin SVD of W, O(D d min(D,

@@ -1,4 +1,4 @@
-// Exact attention Jacobians (SC Thm 3.3, MATH.md §1-2), column-major vec, at W + C: J = [J_Q,
+// Exact attention Jacobians (SC Thm 3.3, docs/MATH.md §1-2), column-major vec, at W + C: J = [J_Q,
 // J_K, J_V] (Nd x 3Dd) and J_X (Nd x ND). Route (a): closed forms with Lambda applied per softmax
 // row (no N^2 x N^2 or Kronecker matrix); route (b): forward mode column by column; complex-step
 // and central-difference witnesses; matrix-free J v / J^T u; J J^T from factors. Eigen + OpenBLAS

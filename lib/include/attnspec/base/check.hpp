@@ -118,6 +118,7 @@ struct CheckRun {
     // "theorem" (verdicts, exit code) or "experiment" (a table, no verdict; reports/SCHEMA.md)
     std::string kind = "theorem";
     ExperimentTable table;  // kind "experiment" only
+    std::string source;     // where the statement comes from (docs/SOURCES.md), if known
 
     void summarize();  // fills verdict and regimes from results
     int count(Verdict v) const;

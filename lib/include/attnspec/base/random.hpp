@@ -1,4 +1,4 @@
-// Seeded random instance generators, named by how they build data (ARCHITECTURE.md): Gaussian
+// Seeded random instance generators, named by how they build data: Gaussian
 // matrices, matrices with a prescribed spectrum (random orthogonal factors around a diagonal),
 // rank-deficient matrices, log-uniform scales. Every generator takes an explicit 64-bit seed, so
 // an instance is replayed from (generator, shape, seed). CPU only; std::mt19937_64.

@@ -1,4 +1,4 @@
-// The InfSA affinity Â of one (sample, head) (IS, MATH.md §3): ReLU(Q K^T / d_h) / (||.||_F + eps)
+// The InfSA affinity Â of one (sample, head) (docs/MATH.md §3): ReLU(Q K^T / d_h) / (||.||_F + eps)
 // (the public code's form) or the row softmax of Q K^T / sqrt(d_h). One dgemm through OpenBLAS
 // CBLAS; dense N x N, refused beyond a memory limit. CPU only (the reference the CUDA twins are
 // checked against).

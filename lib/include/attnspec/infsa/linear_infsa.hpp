@@ -1,4 +1,4 @@
-// Linear-InfSA (IS, MATH.md §3), CPU reference: the two-sweep streaming form (O(N d_h) time,
+// Linear-InfSA (IS, docs/MATH.md §3), CPU reference: the two-sweep streaming form (O(N d_h) time,
 // O(d_h) state: central query q_bar from energy-weighted queries, then ReLU scores against the
 // keys and the pooled value p = gamma sum_j a_j v_j), a literal vectorised transcription of the
 // public code's formulation (energy weights, L1 normalisation) to cross-check it, and a float32

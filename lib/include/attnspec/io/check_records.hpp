@@ -81,6 +81,7 @@ struct StoredRegime {
 };
 struct CheckRunSummary {
     std::string name, claim, verdict, headline, search_effort;
+    std::string source;  // where the statement comes from; empty in reports written before it
     long instances = 0;
     long counts[4] = {0, 0, 0, 0};  // indexed by Verdict
     double seconds = 0;

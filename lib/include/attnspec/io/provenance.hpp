@@ -21,5 +21,8 @@ struct Provenance {
 std::vector<std::pair<std::string, std::string>> build_versions();
 std::string utc_now_iso8601();
 std::string host_name();
+// Root attribute "statements" of verify reports and instance files: every statement checked is
+// reconstructed from summaries of the papers (docs/SOURCES.md).
+std::string statements_note();
 
 }  // namespace attnspec

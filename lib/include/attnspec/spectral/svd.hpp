@@ -2,7 +2,7 @@
 // Eigen JacobiSVD (min(m,n) <= 64), LAPACKE dgesdd (above), Eigen BDCSVD, LAPACKE dgejsv (high
 // relative accuracy). Each SVD with vectors carries a rigorous enclosure per singular value (Weyl,
 // tightened per triplet by Dot2 residuals and Temple/Kato; proofs/spectral_enclosure.md); kappa
-// follows MATH.md §1 (strict / nz with rtol). CPU only.
+// follows docs/MATH.md §1 (strict / nz with rtol). CPU only.
 #pragma once
 #include <Eigen/Dense>
 #include <string>

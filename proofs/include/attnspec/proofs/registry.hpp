@@ -51,13 +51,21 @@ struct CheckInfo {
     // Re-runs the check on a stored instance: `group` holds instance/<matrices> and values/ attrs
     // (a record of a report, or the root of an instance file). Empty when not replayable.
     std::function<CheckResult(const H5Reader&, const std::string& group)> replay;
-    std::string source;            // where the statement comes from, e.g. "SC summary, Thm 3.8"
+    // Where the statement comes from (docs/SOURCES.md), e.g. "SC summary, Thm 3.5". Every
+    // statement is reconstructed from a summary of its paper, not quoted from the paper.
+    std::string source;
     std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
 const std::vector<CheckInfo>& registry();
 const CheckInfo* find_check(const std::string& name);  // nullptr when unknown
+
+// Runs `c` with the options' --regime filter applied to it: a filter that matches no regime of
+// the check is a usage error (RunLoop::finish); search regimes ("search/...", thm3.4) run only
+// when a filter value contains "search" (they start from the random instances the other values
+// select). Cost: the check's run, less the search when the filter does not name it.
+CheckRun run_check(const CheckInfo& c, RunOptions opt);
 
 // Re-runs `c` on the record `group` of `r` (io/check_records.hpp: find_replay_record) and gives
 // the result the record's seed and regime. Cost: one instance of the check. Errors: Usage when the
@@ -79,18 +87,23 @@ class RunLoop {
     // Instances per regime: --trials spread over `regimes`, else the check's default (quick or
     // thorough). Also sets the progress total.
     long per_regime(long regimes, long quick, long thorough);
-    bool selected(const std::string& regime) const;  // --regime filter (substring)
-    bool out_of_time() const;                        // --time-budget spent
-    std::uint64_t seed(std::uint64_t i) const;       // instance_seed(master, i)
+    // --regime filter (substring); remembers the regimes offered for the no-match error.
+    bool selected(const std::string& regime) const;
+    bool out_of_time() const;                   // --time-budget spent
+    std::uint64_t seed(std::uint64_t i) const;  // instance_seed(master, i)
     void add(CheckResult r, const std::string& regime, std::uint64_t seed);
     CheckRun& run() { return run_; }
     double elapsed() const;
-    CheckRun finish();  // summarize, time, hand the run over
+    // Summarize, time, hand the run over. Throws Error(Usage) when a --regime filter selected
+    // none of the regimes offered to selected(), naming the filter and listing them.
+    CheckRun finish();
 
   private:
     const RunOptions& opt_;
     CheckRun run_;
     long total_ = 0, done_ = 0;
+    mutable std::vector<std::string> offered_;  // regimes seen by selected(), in order
+    mutable bool any_selected_ = false;
     double t0_ = 0;
 };
 
