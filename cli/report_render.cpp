@@ -41,7 +41,43 @@ std::vector<std::string> record_lines(const CheckRunSummary& c) {
 }
 }  // namespace
 
+namespace {
+// The regime table of every check run: each column a 1-D numeric dataset with one value per name
+// in regimes/regime (read_check_runs indexes them by regime), checked before anything is read.
+void check_regime_tables(const H5Reader& r) {
+    const std::string root = std::string("/") + check_runs_group();
+    if (!r.exists(root)) return;
+    for (const auto& name : r.children(root)) {
+        const std::string t = root + "/" + name + "/regimes";
+        if (!r.exists(t + "/regime")) continue;  // read_check_runs names what is missing
+        const auto rows = r.shape(t + "/regime");
+        if (rows.size() != 1) fail_data(r.path() + ": '" + t + "/regime' is not 1-D");
+        std::vector<std::string> columns{"worst_ratio", "median_ratio"};
+        for (int v = 0; v < 4; ++v)
+            columns.push_back(std::string("n_") + to_string(static_cast<Verdict>(v)));
+        for (const auto& c : columns) {
+            const std::string d = t + "/" + c;
+            if (!r.exists(d)) fail_data(r.path() + ": no dataset '" + d + "'");
+            const auto dims = r.shape(d);
+            const std::string type = r.dtype(d);
+            if (type.rfind("float", 0) != 0 && type.rfind("int", 0) != 0 &&
+                type.rfind("uint", 0) != 0)
+                fail_data(r.path() + ": dataset '" + d + "' is " + type + ", expected numbers");
+            if (dims.size() != 1 || dims[0] != rows[0]) {
+                std::string shape;
+                for (size_t i = 0; i < dims.size(); ++i)
+                    shape += (i ? ", " : "") + std::to_string(dims[i]);
+                fail_data(r.path() + ": dataset '" + d + "' has shape (" + shape +
+                          (dims.size() == 1 ? ",)" : ")") + ", expected (" +
+                          std::to_string(rows[0]) + ",): one value per row of '" + t + "/regime'");
+            }
+        }
+    }
+}
+}  // namespace
+
 ReportSummary read_report_summary(const H5Reader& r) {
+    check_regime_tables(r);
     ReportSummary s;
     for (const auto& a : r.attr_names("/")) s.provenance.emplace_back(a, r.attr_as_text("/", a));
     for (const auto& g : r.children("/"))
@@ -77,27 +113,33 @@ std::string render_show_text(const std::string& file, const ReportSummary& s) {
     return os.str();
 }
 
-namespace {
-void print_tree(const H5Reader& r, const std::string& path, int depth, std::ostream& os) {
-    for (const auto& name : r.children(path)) {
-        const std::string child = (path == "/" ? "" : path) + "/" + name;
-        os << std::string(2 * depth, ' ') << name;
-        if (r.is_group(child)) {
-            os << "/\n";
-            print_tree(r, child, depth + 1, os);
-        } else {
-            auto dims = r.shape(child);
-            os << "  (";
-            for (size_t i = 0; i < dims.size(); ++i) os << (i ? ", " : "") << dims[i];
-            os << (dims.size() == 1 ? ",)" : ")") << "\n";
-        }
-    }
-}
-}  // namespace
-
 std::string render_tree(const H5Reader& r) {
     std::ostringstream os;
-    print_tree(r, "/", 1, os);
+    for (const H5TreeEntry& e : r.tree(kMaxTreeDepth)) {
+        os << std::string(2 * e.depth, ' ') << e.name;
+        switch (e.kind) {
+            case H5TreeEntry::Group:
+                os << "/\n";
+                break;
+            case H5TreeEntry::Dataset:
+                os << "  (";
+                for (size_t i = 0; i < e.dims.size(); ++i) os << (i ? ", " : "") << e.dims[i];
+                os << (e.dims.size() == 1 ? ",)" : ")") << "\n";
+                break;
+            case H5TreeEntry::Repeat:
+                os << "  -> " << e.first_path << " (listed above; a link cycle is not followed)\n";
+                break;
+            case H5TreeEntry::External:
+                os << "  (external link: not followed)\n";
+                break;
+            case H5TreeEntry::TooDeep:
+                os << "... (deeper than " << kMaxTreeDepth << " levels: not shown)\n";
+                break;
+            case H5TreeEntry::Other:
+                os << "  (dangling link or other object)\n";
+                break;
+        }
+    }
     return os.str();
 }
 

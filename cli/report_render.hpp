@@ -21,12 +21,15 @@ struct ReportSummary {
     std::vector<std::string> other_groups;      // top-level groups other than /checks
 };
 
-// Errors: DataError when a check run lacks an attribute the schema requires.
+// Errors: DataError when a check run lacks an attribute the schema requires, or a regime-table
+// column is missing, not numeric, or not of one value per regime (checked before reading).
 ReportSummary read_report_summary(const H5Reader& r);
 std::string render_checks_text(const ReportSummary& s);
 // `report show` text: "report FILE", the provenance, then render_checks_text.
 std::string render_show_text(const std::string& file, const ReportSummary& s);
-// `report show --tree`: the HDF5 tree with dataset shapes, two spaces per level.
+// `report show --tree`: the HDF5 tree with dataset shapes, two spaces per level; each object once
+// (a repeated hard link, e.g. a cycle, is shown as "-> first path"), at most kMaxTreeDepth levels.
+constexpr int kMaxTreeDepth = 64;
 std::string render_tree(const H5Reader& r);
 // `report show --json`: the "provenance" object and the "checks" array into an open object.
 void json_report_summary(JsonWriter& j, const ReportSummary& s);

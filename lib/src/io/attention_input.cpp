@@ -39,6 +39,47 @@ std::vector<std::string> ordered_heads(const H5Reader& r) {
     return names;
 }
 
+// The datasets load_attention_heads reads, in reading order (those present).
+std::vector<std::string> input_datasets(const H5Reader& r, const std::vector<std::string>& names,
+                                        bool grouped, bool shared_X) {
+    std::vector<std::string> out;
+    if (shared_X) out.push_back("/X");
+    for (const std::string& name : names) {
+        const std::string group = grouped ? "/heads/" + name : "/";
+        for (const char* d : {"X", "W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V"}) {
+            const std::string path = join(group, d);
+            if ((d[0] != 'X' || !shared_X) && r.exists(path)) out.push_back(path);
+        }
+    }
+    return out;
+}
+
+// Refuses before reading anything when the declared arrays (each head holds its own copy of a
+// shared X) exceed the memory budget.
+void check_declared_sizes(const H5Reader& r, const std::vector<std::string>& names, bool grouped,
+                          bool shared_X) {
+    double bytes = 0;
+    for (const std::string& d : input_datasets(r, names, grouped, shared_X))
+        bytes += r.declared_bytes(d) * (d == "/X" ? static_cast<double>(names.size()) + 1 : 1);
+    r.check_fits(bytes, "reading the input (" + std::to_string(names.size()) + " head(s))");
+}
+
+// "float64", "float32", or "float32,float64" when the arrays differ; DataError for other types.
+std::string stored_dtypes(const H5Reader& r, const std::vector<std::string>& names, bool grouped,
+                          bool shared_X) {
+    std::vector<std::string> types;
+    for (const std::string& d : input_datasets(r, names, grouped, shared_X)) {
+        const std::string t = r.dtype(d);
+        if (t != "float32" && t != "float64")
+            fail_data(r.path() + ": dataset '" + d + "' is " + t + ", expected float32 or float64");
+        if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+    }
+    std::sort(types.begin(), types.end());
+    std::string out;
+    for (const auto& t : types) out += (out.empty() ? "" : ",") + t;
+    return out;
+}
+
 }  // namespace
 
 bool AttentionHeads::uniform() const {
@@ -79,7 +120,7 @@ Head read_attention_head(const H5Reader& r, const std::string& group, Eigen::Mat
             fail_data(file + ": no dataset " + path + " (a head needs W_Q, W_K and W_V) " +
                       kSchemaHint);
         }
-        Eigen::MatrixXd M = r.matrix(path);  // DataError for NaN/Inf, rank > 2, empty
+        Eigen::MatrixXd M = r.input_matrix(path);  // DataError: NaN/Inf, rank > 2, empty, int
         if (d < 0) d = M.cols(), d_from = path;
         if (M.rows() != D || M.cols() != d)
             fail_data(file + ": " + path + " is " + dims(M) + ", expected " + std::to_string(D) +
@@ -113,8 +154,10 @@ AttentionHeads load_attention_heads(const std::string& path) {
     if (names.empty()) fail_data(path + ": group /heads holds no head " + kSchemaHint);
 
     in.shared_X = r.exists("/X");
+    check_declared_sizes(r, names, grouped, in.shared_X);
+    in.dtype = stored_dtypes(r, names, grouped, in.shared_X);
     Eigen::MatrixXd X_root;
-    if (in.shared_X) X_root = r.matrix("/X");
+    if (in.shared_X) X_root = r.input_matrix("/X");
     const double s_root = r.has_attr("/", "s") ? r.attr_double("/", "s") : 1.0;
     for (const std::string& name : names) {
         const std::string group = grouped ? "/heads/" + name : "/";
@@ -128,7 +171,7 @@ AttentionHeads load_attention_heads(const std::string& path) {
                       x_own + " " + kSchemaHint);
         const double s = r.has_attr(group, "s") ? r.attr_double(group, "s") : s_root;
         Head h = in.shared_X ? read_attention_head(r, group, X_root, "/X", s)
-                             : read_attention_head(r, group, r.matrix(x_own), x_own, s);
+                             : read_attention_head(r, group, r.input_matrix(x_own), x_own, s);
         in.corrections |= h.corrected();
         in.names.push_back(name);
         in.heads.push_back(std::move(h));

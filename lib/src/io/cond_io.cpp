@@ -24,11 +24,9 @@ Eigen::MatrixXd load_matrix_input(const std::string& file, const std::string& da
     double elems = 1;
     for (auto s : shape) elems *= static_cast<double>(s);
     if (elems == 0) fail_data(file + ": dataset '" + dataset + "' is empty");
-    const double bytes = 8.0 * 4 * elems, limit = 16.0 * (1ull << 30);  // M, U, V and work space
-    if (!(bytes <= limit))
-        fail_data(file + ": reading and decomposing '" + dataset + "' would need " +
-                  human_bytes(bytes) + ", above the limit of " + human_bytes(limit));
-    return in.matrix(dataset);  // rejects NaN/Inf with a clear message
+    // M, U, V and work space: refused before reading (memory_limit_bytes(), --max-memory)
+    in.check_fits(8.0 * 4 * elems, "reading and decomposing '" + dataset + "'");
+    return in.input_matrix(dataset);  // float32/float64 only; rejects NaN/Inf
 }
 
 void write_cond_section(H5Group& parent, const CondAnalysis& a, const std::string& input,
@@ -36,6 +34,7 @@ void write_cond_section(H5Group& parent, const CondAnalysis& a, const std::strin
     const SvdResult& s = a.svd;
     H5Group g = parent.group("cond");
     g.attr("input", input), g.attr("dataset", dataset), g.attr("method", s.method);
+    g.attr("input_dtype", H5Reader(input).dtype(dataset));  // as stored: float32 or float64
     g.attr("rows", static_cast<std::int64_t>(a.rows)),
         g.attr("cols", static_cast<std::int64_t>(a.cols));
     g.attr("residual", s.residual), g.attr("eta_U", s.eta_U), g.attr("eta_V", s.eta_V),

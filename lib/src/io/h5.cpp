@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/memory.hpp"
 #include "h5_internal.hpp"
 
 namespace attnspec {
@@ -132,6 +135,67 @@ void H5Group::write(const std::string& name, const std::vector<std::string>& v) 
 }
 
 // ---------------------------------------------------------------- H5Reader
+namespace {
+
+// "float64", "int32", "string", ... for a stored HDF5 type.
+std::string type_name(hid_t t) {
+    const std::string bits = std::to_string(8 * H5Tget_size(t));
+    switch (H5Tget_class(t)) {
+        case H5T_FLOAT:
+            return "float" + bits;
+        case H5T_INTEGER:
+            return (H5Tget_sign(t) == H5T_SGN_NONE ? "uint" : "int") + bits;
+        case H5T_STRING:
+            return "string";
+        case H5T_COMPOUND:
+            return "compound";
+        case H5T_ENUM:
+            return "enum";
+        case H5T_ARRAY:
+            return "array";
+        case H5T_VLEN:
+            return "vlen";
+        case H5T_OPAQUE:
+            return "opaque";
+        case H5T_BITFIELD:
+            return "bitfield";
+        case H5T_REFERENCE:
+            return "reference";
+        default:
+            return "other";
+    }
+}
+
+std::string dims_text(const std::vector<hsize_t>& dims) {
+    std::string t;
+    for (size_t i = 0; i < dims.size(); ++i) t += (i ? " x " : "") + std::to_string(dims[i]);
+    return t;
+}
+
+// Number of values an attribute or dataset space holds (scalar: 1, null: 0); -1 if malformed.
+double space_points(hid_t space) {
+    const H5S_class_t cls = H5Sget_simple_extent_type(space);
+    if (cls == H5S_SCALAR) return 1;
+    if (cls == H5S_NULL) return 0;
+    const int rank = H5Sget_simple_extent_ndims(space);
+    if (cls != H5S_SIMPLE || rank < 0) return -1;
+    std::vector<hsize_t> dims(rank);
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    double n = 1;
+    for (hsize_t d : dims) n *= static_cast<double>(d);
+    return n;
+}
+
+std::string count_text(double n) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.0f", n);
+    return buf;
+}
+
+bool is_external(H5L_type_t t) { return t == H5L_TYPE_EXTERNAL || t >= H5L_TYPE_UD_MIN; }
+
+}  // namespace
+
 H5Reader::H5Reader(const std::string& path) : path_(path) {
     silence_hdf5();
     if (::access(path.c_str(), R_OK) != 0)
@@ -141,10 +205,41 @@ H5Reader::H5Reader(const std::string& path) : path_(path) {
     hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) throw Error(ExitCode::DataError, "'" + path + "' is a malformed HDF5 file");
     file_ = H5Id(f, H5Fclose);
+    H5O_info_t info;
+    if (H5Oget_info2(f, &info, H5O_INFO_BASIC) < 0)
+        throw Error(ExitCode::DataError, "'" + path + "' is a malformed HDF5 file");
+    fileno_ = info.fileno;
+}
+
+// Refuses every link on the way to `path` that leads to another file (external or user-defined
+// links). Missing links are left to the caller.
+void H5Reader::check_links(const std::string& path) const {
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+        pos = path.find('/', pos + 1);
+        const std::string prefix = path.substr(0, pos);
+        if (prefix.empty() || prefix == "/") continue;
+        if (H5Lexists(file_.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return;
+        H5L_info_t li;
+        if (H5Lget_info(file_.get(), prefix.c_str(), &li, H5P_DEFAULT) < 0) return;
+        if (is_external(li.type))
+            throw Error(
+                ExitCode::DataError,
+                path_ + ": '" + prefix + "' is an external link (to another file): refused");
+    }
+}
+
+// Refuses an object that lives in another file (reached through a link chain).
+void H5Reader::check_local(hid_t obj, const std::string& what) const {
+    H5O_info_t info;
+    if (H5Oget_info2(obj, &info, H5O_INFO_BASIC) < 0 || info.fileno != fileno_)
+        throw Error(ExitCode::DataError,
+                    path_ + ": " + what + " lies in another file (external link): refused");
 }
 
 bool H5Reader::exists(const std::string& path) const {
     if (path == "/" || path.empty()) return true;
+    check_links(path);
     // check each prefix (H5Lexists fails on missing intermediate groups)
     size_t pos = 0;
     while (true) {
@@ -158,8 +253,13 @@ bool H5Reader::exists(const std::string& path) const {
 }
 
 bool H5Reader::is_group(const std::string& path) const {
+    check_links(path);
     H5O_info_t info;
-    if (H5Oget_info_by_name(file_.get(), path.c_str(), &info, H5P_DEFAULT) < 0) return false;
+    if (H5Oget_info_by_name2(file_.get(), path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+        return false;
+    if (info.fileno != fileno_)
+        throw Error(ExitCode::DataError,
+                    path_ + ": '" + path + "' lies in another file (external link): refused");
     return info.type == H5O_TYPE_GROUP;
 }
 
@@ -172,41 +272,65 @@ herr_t collect_attr(hid_t, const char* name, const H5A_info_t*, void* data) {
     static_cast<std::vector<std::string>*>(data)->push_back(name);
     return 0;
 }
+// Link names of an open group: creation order where the file tracks it, else by name.
+std::vector<std::string> link_names(hid_t g) {
+    std::vector<std::string> out;
+    if (H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, collect_name, &out) < 0) {
+        out.clear();
+        H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &out);
+    }
+    return out;
+}
 }  // namespace
 
 std::vector<std::string> H5Reader::children(const std::string& group) const {
-    std::vector<std::string> out;
+    check_links(group);
     H5Id g(H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT), H5Gclose);
     if (!g.valid()) throw Error(ExitCode::DataError, path_ + ": no group '" + group + "'");
-    // creation order where the file tracks it (attnspec reports do), else by name
-    if (H5Literate(g.get(), H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, collect_name, &out) < 0) {
-        out.clear();
-        H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &out);
-    }
-    return out;
+    check_local(g.get(), "group '" + group + "'");
+    return link_names(g.get());
 }
 
 std::vector<std::string> H5Reader::attr_names(const std::string& obj) const {
     std::vector<std::string> out;
+    check_links(obj);
     H5Id o(H5Oopen(file_.get(), obj.c_str(), H5P_DEFAULT), H5Oclose);
     if (!o.valid()) throw Error(ExitCode::DataError, path_ + ": no object '" + obj + "'");
+    check_local(o.get(), "'" + obj + "'");
     H5Aiterate2(o.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_attr, &out);
     return out;
 }
 
 bool H5Reader::has_attr(const std::string& obj, const std::string& name) const {
+    check_links(obj);
     return H5Aexists_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT) > 0;
 }
 
-std::string H5Reader::attr_string(const std::string& obj, const std::string& name) const {
-    H5Id a(H5Aopen_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
-           H5Aclose);
+// The attribute `name` of `obj`, checked to hold exactly one value (any type) before any read.
+H5Id H5Reader::open_attr(const std::string& obj, const std::string& name) const {
+    check_links(obj);
+    H5Id o(H5Oopen(file_.get(), obj.c_str(), H5P_DEFAULT), H5Oclose);
+    H5Id a(o.valid() ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
     if (!a.valid())
         throw Error(ExitCode::DataError,
                     path_ + ": missing attribute '" + name + "' on '" + obj + "'");
+    check_local(o.get(), "'" + obj + "'");
+    H5Id sp(H5Aget_space(a.get()), H5Sclose);
+    const double n = sp.valid() ? space_points(sp.get()) : -1;
+    if (n != 1)
+        throw Error(ExitCode::DataError,
+                    path_ + ": attribute '" + name + "' on '" + obj + "' holds " +
+                        (n < 0 ? std::string("a malformed dataspace") : count_text(n) + " values") +
+                        ", expected one value");
+    return a;
+}
+
+std::string H5Reader::attr_string(const std::string& obj, const std::string& name) const {
+    H5Id a = open_attr(obj, name);
     H5Id ftype(H5Aget_type(a.get()), H5Tclose);
     if (H5Tget_class(ftype.get()) != H5T_STRING)
-        throw Error(ExitCode::DataError, path_ + ": attribute '" + name + "' is not a string");
+        throw Error(ExitCode::DataError, path_ + ": attribute '" + name + "' on '" + obj + "' is " +
+                                             type_name(ftype.get()) + ", not a string");
     if (H5Tis_variable_str(ftype.get()) > 0) {
         H5Id mtype = utf8_vlen_type();
         char* p = nullptr;
@@ -217,6 +341,10 @@ std::string H5Reader::attr_string(const std::string& obj, const std::string& nam
         return s;
     }
     size_t n = H5Tget_size(ftype.get());
+    if (n == 0 || n > (1u << 20))
+        throw Error(ExitCode::DataError, path_ + ": attribute '" + name + "' on '" + obj +
+                                             "' is a string of " + std::to_string(n) +
+                                             " bytes (at most 1 MiB is read)");
     std::string s(n, '\0');
     H5Id mtype(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mtype.get(), n);
@@ -226,15 +354,12 @@ std::string H5Reader::attr_string(const std::string& obj, const std::string& nam
 }
 
 double H5Reader::attr_double(const std::string& obj, const std::string& name) const {
-    H5Id a(H5Aopen_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
-           H5Aclose);
-    if (!a.valid())
-        throw Error(ExitCode::DataError,
-                    path_ + ": missing attribute '" + name + "' on '" + obj + "'");
+    H5Id a = open_attr(obj, name);
     H5Id ftype(H5Aget_type(a.get()), H5Tclose);
     auto cls = H5Tget_class(ftype.get());
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
-        throw Error(ExitCode::DataError, path_ + ": attribute '" + name + "' is not numeric");
+        throw Error(ExitCode::DataError, path_ + ": attribute '" + name + "' on '" + obj + "' is " +
+                                             type_name(ftype.get()) + ", not a number");
     double x = 0;
     if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &x) < 0)
         throw Error(ExitCode::DataError, path_ + ": cannot read attribute '" + name + "'");
@@ -245,12 +370,12 @@ std::string H5Reader::attr_as_text(const std::string& obj, const std::string& na
     H5Id a(H5Aopen_by_name(file_.get(), obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
            H5Aclose);
     if (!a.valid()) return "?";
+    H5Id sp(H5Aget_space(a.get()), H5Sclose);
+    if (!sp.valid() || space_points(sp.get()) != 1) return "[array]";
     H5Id ftype(H5Aget_type(a.get()), H5Tclose);
     auto cls = H5Tget_class(ftype.get());
     if (cls == H5T_STRING) return attr_string(obj, name);
     if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
-        H5Id sp(H5Aget_space(a.get()), H5Sclose);
-        if (H5Sget_simple_extent_npoints(sp.get()) != 1) return "[array]";
         char buf[40];
         double x = attr_double(obj, name);
         std::snprintf(buf, sizeof buf, cls == H5T_INTEGER ? "%.0f" : "%.6g", x);
@@ -259,41 +384,90 @@ std::string H5Reader::attr_as_text(const std::string& obj, const std::string& na
     return "[unsupported type]";
 }
 
-std::vector<hsize_t> H5Reader::shape(const std::string& dataset) const {
+// `dataset`, opened after checking that it is a dataset of this file whose data lie in this file.
+H5Id H5Reader::open_dataset(const std::string& dataset) const {
     if (!exists(dataset))
         throw Error(ExitCode::DataError, path_ + ": no dataset '" + dataset + "'");
     H5Id d(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
     if (!d.valid())
         throw Error(ExitCode::DataError, path_ + ": '" + dataset + "' is not a dataset");
+    check_local(d.get(), "dataset '" + dataset + "'");
+    H5Id dcpl(H5Dget_create_plist(d.get()), H5Pclose);
+    if (!dcpl.valid())
+        throw Error(ExitCode::DataError, path_ + ": malformed dataset '" + dataset + "'");
+    if (H5Pget_external_count(dcpl.get()) != 0)
+        throw Error(ExitCode::DataError,
+                    path_ + ": dataset '" + dataset +
+                        "' keeps its data in external files (HDF5 external storage): refused");
+    if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL)
+        throw Error(ExitCode::DataError,
+                    path_ + ": dataset '" + dataset +
+                        "' is a virtual dataset (its data lie in other files): refused");
+    return d;
+}
+
+std::vector<hsize_t> H5Reader::shape(const std::string& dataset) const {
+    H5Id d = open_dataset(dataset);
     H5Id sp(H5Dget_space(d.get()), H5Sclose);
-    int rank = H5Sget_simple_extent_ndims(sp.get());
+    int rank = sp.valid() ? H5Sget_simple_extent_ndims(sp.get()) : -1;
     if (rank < 0) throw Error(ExitCode::DataError, path_ + ": malformed dataset '" + dataset + "'");
     std::vector<hsize_t> dims(rank);
     H5Sget_simple_extent_dims(sp.get(), dims.data(), nullptr);
     return dims;
 }
 
-Eigen::MatrixXd H5Reader::matrix(const std::string& dataset, bool allow_nonfinite) const {
-    auto dims = shape(dataset);
+std::string H5Reader::dtype(const std::string& dataset) const {
+    H5Id d = open_dataset(dataset);
+    H5Id t(H5Dget_type(d.get()), H5Tclose);
+    return t.valid() ? type_name(t.get()) : "other";
+}
+
+double H5Reader::declared_bytes(const std::string& dataset) const {
+    double n = 8;
+    for (hsize_t k : shape(dataset)) n *= static_cast<double>(k);
+    return n;
+}
+
+void H5Reader::check_fits(double bytes, const std::string& what) const {
+    check_allocation(bytes, memory_limit_bytes(), path_ + ": " + what, "max_bytes");
+}
+
+Eigen::MatrixXd H5Reader::read_numeric(const std::string& dataset, bool allow_nonfinite,
+                                       bool float_only) const {
+    const std::vector<hsize_t> dims = shape(dataset);
     if (dims.empty() || dims.size() > 2)
         throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' has rank " +
                                              std::to_string(dims.size()) + ", expected 1 or 2");
-    H5Id d(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+    H5Id d = open_dataset(dataset);
     H5Id ftype(H5Dget_type(d.get()), H5Tclose);
     auto cls = H5Tget_class(ftype.get());
+    const size_t size = H5Tget_size(ftype.get());
+    if (float_only && !(cls == H5T_FLOAT && (size == 4 || size == 8)))
+        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is " +
+                                             type_name(ftype.get()) +
+                                             ", expected float32 or float64");
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
         throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is not numeric");
+    const double elems = static_cast<double>(dims[0]) * (dims.size() == 2 ? dims[1] : 1);
+    if (elems == 0)
+        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is empty");
+    check_fits(8.0 * elems, "reading '" + dataset + "' (" + dims_text(dims) + ")");
     const Eigen::Index rows = static_cast<Eigen::Index>(dims[0]);
     const Eigen::Index cols = dims.size() == 2 ? static_cast<Eigen::Index>(dims[1]) : 1;
-    if (rows == 0 || cols == 0)
-        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is empty");
-    check_allocation(8.0 * rows * cols, 8.0 * (1ull << 33), "reading '" + dataset + "'");
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm(rows, cols);
     if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm.data()) < 0)
         throw Error(ExitCode::DataError, path_ + ": cannot read dataset '" + dataset + "'");
     if (!allow_nonfinite && !rm.allFinite())
         throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' contains NaN or Inf");
     return rm;
+}
+
+Eigen::MatrixXd H5Reader::matrix(const std::string& dataset, bool allow_nonfinite) const {
+    return read_numeric(dataset, allow_nonfinite, false);
+}
+
+Eigen::MatrixXd H5Reader::input_matrix(const std::string& dataset) const {
+    return read_numeric(dataset, false, true);
 }
 
 std::vector<double> H5Reader::vector(const std::string& dataset) const {
@@ -305,11 +479,13 @@ std::vector<std::string> H5Reader::strings(const std::string& dataset) const {
     auto dims = shape(dataset);
     if (dims.size() != 1)
         throw Error(ExitCode::DataError, path_ + ": '" + dataset + "' is not a 1-D string dataset");
-    H5Id d(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+    H5Id d = open_dataset(dataset);
     H5Id ftype(H5Dget_type(d.get()), H5Tclose);
     if (H5Tget_class(ftype.get()) != H5T_STRING || H5Tis_variable_str(ftype.get()) <= 0)
         throw Error(ExitCode::DataError,
                     path_ + ": '" + dataset + "' is not a variable-length string dataset");
+    check_fits(64.0 * static_cast<double>(dims[0]),
+               "reading '" + dataset + "' (" + dims_text(dims) + " strings)");
     std::vector<char*> ptrs(dims[0], nullptr);
     H5Id mtype = utf8_vlen_type();
     if (dims[0] > 0 &&
@@ -320,6 +496,65 @@ std::vector<std::string> H5Reader::strings(const std::string& dataset) const {
         out.emplace_back(p ? p : "");
         H5free_memory(p);
     }
+    return out;
+}
+
+namespace {
+// Depth-first listing below the open group `g` (tree()); `seen` maps object addresses to the path
+// where they were listed first.
+void walk(hid_t g, const std::string& at, int depth, int max_depth, unsigned long fileno,
+          std::map<haddr_t, std::string>& seen, std::vector<H5TreeEntry>& out) {
+    for (const std::string& name : link_names(g)) {
+        H5TreeEntry e;
+        e.depth = depth;
+        e.name = name;
+        const std::string path = at + "/" + name;
+        H5L_info_t li;
+        H5O_info_t oi;
+        if (H5Lget_info(g, name.c_str(), &li, H5P_DEFAULT) >= 0 && is_external(li.type)) {
+            e.kind = H5TreeEntry::External;
+        } else if (H5Oget_info_by_name2(g, name.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ||
+                   oi.fileno != fileno) {
+            e.kind = H5TreeEntry::Other;  // dangling soft link or another file
+        } else if (auto it = seen.find(oi.addr); it != seen.end()) {
+            e.kind = H5TreeEntry::Repeat;
+            e.first_path = it->second;
+        } else {
+            seen.emplace(oi.addr, path);
+            if (oi.type == H5O_TYPE_GROUP) {
+                e.kind = H5TreeEntry::Group;
+            } else if (oi.type == H5O_TYPE_DATASET) {
+                e.kind = H5TreeEntry::Dataset;
+                H5Id d(H5Dopen2(g, name.c_str(), H5P_DEFAULT), H5Dclose);
+                H5Id sp(d.valid() ? H5Dget_space(d.get()) : -1, H5Sclose);
+                const int rank = sp.valid() ? H5Sget_simple_extent_ndims(sp.get()) : -1;
+                if (rank >= 0) {
+                    e.dims.resize(rank);
+                    H5Sget_simple_extent_dims(sp.get(), e.dims.data(), nullptr);
+                }
+            }
+        }
+        out.push_back(e);
+        if (e.kind != H5TreeEntry::Group) continue;
+        if (depth >= max_depth) {
+            H5TreeEntry cut;
+            cut.depth = depth + 1;
+            cut.kind = H5TreeEntry::TooDeep;
+            out.push_back(cut);
+            continue;
+        }
+        H5Id child(H5Gopen2(g, name.c_str(), H5P_DEFAULT), H5Gclose);
+        if (child.valid()) walk(child.get(), path, depth + 1, max_depth, fileno, seen, out);
+    }
+}
+}  // namespace
+
+std::vector<H5TreeEntry> H5Reader::tree(int max_depth) const {
+    std::vector<H5TreeEntry> out;
+    std::map<haddr_t, std::string> seen;
+    H5O_info_t root;
+    if (H5Oget_info2(file_.get(), &root, H5O_INFO_BASIC) >= 0) seen.emplace(root.addr, "/");
+    walk(file_.get(), "", 1, max_depth, fileno_, seen, out);
     return out;
 }
 

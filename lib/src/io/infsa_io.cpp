@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "attnspec/io/h5.hpp"
+
 namespace attnspec {
 
 namespace {
@@ -19,6 +21,10 @@ void write_neumann_section(H5Group& root, const NeumannAnalysis& a, const Neuman
     const Centralities& c = a.centralities;
     H5Group G = root.group("neumann");
     G.attr("source", src.source), G.attr("affinity", src.affinity);
+    const std::string input = "input:";
+    if (src.source.compare(0, input.size(), input) == 0)  // the stored type of the array read
+        G.attr("input_dtype", H5Reader(src.source.substr(input.size()))
+                                  .dtype(src.affinity == "given" ? "A_hat" : "Q"));
     G.attr("N", std::int64_t(a.n)), G.attr("gamma", a.gamma), G.attr("eps", src.eps);
     G.attr("frobenius", a.norms.frob), G.attr("frob_plus", src.frob_plus);
     G.attr("norm2_lo", a.norms.norm2.lo), G.attr("norm2_hi", a.norms.norm2.hi);

@@ -24,6 +24,7 @@ JacobianSection::JacobianSection(H5Group& parent, const AttentionHeads& in, Jaco
     }
     g_.attr("H", i64(static_cast<Eigen::Index>(in.size())));
     g_.attr("source", source);
+    if (!in.dtype.empty()) g_.attr("input_dtype", in.dtype);  // as stored in the --input file
     g_.attr("vec",
             "column-major; rows i + N c of A (N x d); columns a + D b of W_* (blocks Q, K, V) or "
             "m + N a of X");

@@ -1,5 +1,5 @@
 // load_qk_input: the Q/K(/V, A_hat, gamma) input files of the InfSA commands (reports/SCHEMA.md,
-// "Q/K input files"), through H5Reader plus the stored dtype from the HDF5 C API.
+// "Q/K input files"), through H5Reader.
 #include "attnspec/io/qk_input.hpp"
 
 #include <hdf5.h>
@@ -10,24 +10,6 @@
 namespace attnspec {
 
 namespace {
-
-// "float64", "float32", "int32", "uint8", ... for a numeric dataset; "other" otherwise.
-std::string stored_dtype(const std::string& path, const std::string& dataset) {
-    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (!f.valid()) return "other";
-    H5Id d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!d.valid()) return "other";
-    H5Id t(H5Dget_type(d.get()), H5Tclose);
-    const std::string bits = std::to_string(8 * H5Tget_size(t.get()));
-    switch (H5Tget_class(t.get())) {
-        case H5T_FLOAT:
-            return "float" + bits;
-        case H5T_INTEGER:
-            return (H5Tget_sign(t.get()) == H5T_SGN_NONE ? "uint" : "int") + bits;
-        default:
-            return "other";
-    }
-}
 
 std::string shape_text(const Eigen::MatrixXd& M) {
     return std::to_string(M.rows()) + " x " + std::to_string(M.cols());
@@ -60,26 +42,35 @@ QKInput load_qk_input(const std::string& path, const QKInputOptions& opt) {
     const H5Reader rd(path);  // NoInput / DataError for missing, unreadable or non-HDF5 files
     QKInput in;
     in.path = path;
-    if (opt.accept_affinity && rd.exists("A_hat")) {
-        in.A_hat = rd.matrix("A_hat");
+    const bool given = opt.accept_affinity && rd.exists("A_hat");
+    {  // refuse before reading anything: every declared array, and the per-head copies
+        std::vector<std::string> sets =
+            given ? std::vector<std::string>{"A_hat"} : std::vector<std::string>{"Q", "K"};
+        if (opt.read_v && rd.exists("V")) sets.push_back("V");
+        double bytes = 0;
+        for (const auto& d : sets) bytes += rd.declared_bytes(d);
+        rd.check_fits(opt.heads > 1 ? 2 * bytes : bytes, "reading the input arrays");
+    }
+    if (given) {
+        in.A_hat = rd.input_matrix("A_hat");
         if (in.A_hat.rows() != in.A_hat.cols())
             fail_data(path + ": dataset 'A_hat' is " + shape_text(in.A_hat) +
                       ", expected square N x N");
         in.N = in.A_hat.rows();
-        in.dtype = stored_dtype(path, "A_hat");
+        in.dtype = rd.dtype("A_hat");
     } else {
-        Eigen::MatrixXd Q = rd.matrix("Q"), K = rd.matrix("K");
+        Eigen::MatrixXd Q = rd.input_matrix("Q"), K = rd.input_matrix("K");
         if (Q.rows() != K.rows() || Q.cols() != K.cols())
             fail_data(path + ": datasets 'Q' (" + shape_text(Q) + ") and 'K' (" + shape_text(K) +
                       ") differ in shape (both must be N x heads*d_h)");
         in.N = Q.rows();
-        in.dtype = stored_dtype(path, "Q");
+        in.dtype = rd.dtype("Q");
         in.Qs = split_heads(std::move(Q), opt.heads, path, "Q");
         in.Ks = split_heads(std::move(K), opt.heads, path, "K");
         in.d_h = in.Qs[0].cols();
     }
     if (opt.read_v && rd.exists("V")) {
-        Eigen::MatrixXd V = rd.matrix("V");
+        Eigen::MatrixXd V = rd.input_matrix("V");
         if (V.rows() != in.N)
             fail_data(path + ": dataset 'V' has " + std::to_string(V.rows()) +
                       " rows, expected N = " + std::to_string(in.N));

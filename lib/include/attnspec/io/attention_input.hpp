@@ -19,6 +19,8 @@ struct AttentionHeads {
     std::vector<Head> heads;         // heads[h] is the head called names[h]
     bool shared_X = false;           // one X for every head (root /X): the heads form a layer
     bool corrections = false;        // some head carries C_Q, C_K or C_V from the input
+    std::string dtype;               // stored type of the input arrays: "float64", "float32" or
+                                     // "float32,float64" (empty for a generated input)
     std::size_t size() const { return heads.size(); }
     // True when every head has the same N, D, d and s (one line describes them all).
     bool uniform() const;
@@ -34,9 +36,12 @@ struct AttentionHeads {
 //   X:      /X (N x D) shared by every head, or /heads/<name>/X per head (not both);
 //   C_*:    optional frozen corrections beside the weights (D x d);
 //   s:      optional attribute `s` per head (wins) or at the root; default 1.
+// Arrays may be float32 or float64 (read as double; `dtype` records what was stored).
 // Cost: reads every dataset once, O(H (N D + D d)) memory. Throws NoInput for a missing or
 // unreadable file, DataError naming the file and dataset for a malformed layout, a wrong shape
-// ("/heads/a/W_Q is 12x48, expected 48xd (D = 48 from /X)"), NaN/Inf or s <= 0.
+// ("/heads/a/W_Q is 12x48, expected 48xd (D = 48 from /X)"), NaN/Inf, s <= 0, a stored type
+// other than float32/float64, or (before reading any array) declared arrays whose total exceeds
+// memory_limit_bytes().
 AttentionHeads load_attention_heads(const std::string& path);
 
 // The heads of a multi-head layer as AttentionHeads (names "0", "1", ...; shared X). O(H N D).

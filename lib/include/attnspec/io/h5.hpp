@@ -55,8 +55,22 @@ class H5Group {
     H5Id id_;
 };
 
+// One line of H5Reader::tree(): a link below the root, depth-first in file order.
+struct H5TreeEntry {
+    enum Kind { Group, Dataset, Repeat, External, TooDeep, Other };
+    int depth = 0;     // 1 for the root's children
+    std::string name;  // link name (TooDeep: empty)
+    Kind kind = Other;
+    std::vector<hsize_t> dims;  // Dataset: its shape
+    std::string first_path;     // Repeat: where the object was listed first
+};
+
 // Read-only access to an HDF5 file (inputs and reports). Missing/unreadable file -> NoInput;
-// not HDF5 or malformed -> DataError; missing dataset -> DataError naming it.
+// not HDF5 or malformed -> DataError; missing dataset -> DataError naming it. Hostile files are
+// refused with DataError naming the file and object, before anything is allocated: attributes
+// that hold more than one value where one is read, links to other files (external links, objects
+// reached in another file), datasets stored outside the file (external raw storage, virtual
+// datasets), and datasets whose declared size exceeds memory_limit_bytes() (base/memory.hpp).
 class H5Reader {
   public:
     explicit H5Reader(const std::string& path);
@@ -69,15 +83,37 @@ class H5Reader {
     bool has_attr(const std::string& obj, const std::string& name) const;
     std::string attr_as_text(const std::string& obj, const std::string& name) const;
     std::vector<hsize_t> shape(const std::string& dataset) const;
-    // Reads a rank-2 (or rank-1 as a column) numeric dataset; rejects NaN/Inf unless allowed.
+    // Reads a rank-2 (or rank-1 as a column) numeric dataset (float or integer, as in reports);
+    // rejects NaN/Inf unless allowed. Refuses a declared size above memory_limit_bytes().
     Eigen::MatrixXd matrix(const std::string& dataset, bool allow_nonfinite = false) const;
+    // An input array: like matrix(), but only float32 or float64 is accepted (converted to
+    // double); any other stored type is refused with DataError naming the dtype and dataset.
+    Eigen::MatrixXd input_matrix(const std::string& dataset) const;
     std::vector<double> vector(const std::string& dataset) const;
     std::vector<std::string> strings(const std::string& dataset) const;
+    // "float64", "float32", "int32", "uint8", "string", ... the stored type of a dataset.
+    std::string dtype(const std::string& dataset) const;
+    // 8 bytes per declared element of `dataset` (in double: cannot overflow); reads no data.
+    double declared_bytes(const std::string& dataset) const;
+    // Refuses (DataError, parameter "max_bytes") when `bytes` exceeds memory_limit_bytes(); `what`
+    // names what would be read ("reading /X (1000000000 x 4)").
+    void check_fits(double bytes, const std::string& what) const;
+    // The tree below the root, each object once (a later hard link to an object already listed is
+    // a Repeat entry: no cycle is followed), at most `max_depth` levels (deeper: one TooDeep
+    // entry per cut group). O(links) time.
+    std::vector<H5TreeEntry> tree(int max_depth) const;
     const std::string& path() const { return path_; }
 
   private:
+    H5Id open_attr(const std::string& obj, const std::string& name) const;
+    H5Id open_dataset(const std::string& dataset) const;
+    Eigen::MatrixXd read_numeric(const std::string& dataset, bool allow_nonfinite,
+                                 bool float_only) const;
+    void check_local(hid_t obj, const std::string& what) const;
+    void check_links(const std::string& path) const;
     std::string path_;
     H5Id file_;
+    unsigned long fileno_ = 0;
 };
 
 }  // namespace attnspec

@@ -23,15 +23,17 @@ struct QKInput {
     std::vector<Eigen::MatrixXd> Vs;      // one N x d_v block per head when read_v and V exists
     std::vector<std::string> names;       // "head <h>", one per block
     Eigen::Index N = 0, d_h = 0;          // tokens; head dimension (0 with A_hat)
-    std::string dtype;                    // stored type of Q (or A_hat): "float64", "float32", ...
+    std::string dtype;                    // stored type of Q (or A_hat): "float64" or "float32"
     Eigen::MatrixXd A_hat;                // the given affinity (accept_affinity), else empty
     std::optional<double> gamma;          // root attribute `gamma` (read_gamma and present)
     bool has_affinity() const { return A_hat.size() != 0; }
 };
 
-// Reads `path`. Values are converted to double; NaN/Inf refused. Throws Error(NoInput) when the
-// file is missing or unreadable, Error(DataError) naming the file and dataset when it is not
-// HDF5, lacks Q or K, a dataset is not a numeric rank-1/2 array, Q and K differ in shape, V or
+// Reads `path`. float32 or float64 values are converted to double; NaN/Inf refused. Throws
+// Error(NoInput) when the file is missing or unreadable, Error(DataError) naming the file and
+// dataset when it is not HDF5, lacks Q or K, a dataset is not a float32/float64 rank-1/2 array
+// (the dtype is named), the declared arrays exceed memory_limit_bytes() (checked before any
+// read; parameter "max_bytes"), Q and K differ in shape, V or
 // A_hat has the wrong number of rows, A_hat is not square, or the columns do not split into
 // `heads` (parameter "heads"). Cost: one read of each dataset (O(file size)).
 QKInput load_qk_input(const std::string& path, const QKInputOptions& opt = {});
