@@ -95,16 +95,21 @@ CheckRun run_attention_check(const RunOptions& opt, const std::string& name,
     RunLoop loop(opt, name, claim, headline);
     const auto regimes = attention_regimes(opt);
     const long per = loop.per_regime(long(regimes.size()), per_default, 4 * per_default);
+    std::vector<std::pair<std::string, Head>> embedded;
+    if (!opt.embedded_heads.empty()) embedded = load_heads(opt.embedded_heads);
+    loop.expect(long(embedded.size()));
     std::uint64_t i = 0;
     for (const auto& reg : regimes) {
         const std::string rname = reg.name();
-        for (long t = 0; t < per; ++t, ++i)
-            if (loop.selected(rname) && !loop.out_of_time())
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i)
+            if (!loop.skip(i, rname))
                 loop.add(fn(draw_head(reg, loop.seed(i))), rname, loop.seed(i));
     }
-    if (!opt.embedded_heads.empty())
-        for (const auto& [name, h] : load_heads(opt.embedded_heads))
-            if (loop.selected("embedded/" + name)) loop.add(fn(h), "embedded/" + name, 0);
+    for (const auto& [name, h] : embedded)
+        if (loop.selected("embedded/" + name) && !loop.stopped() && !loop.out_of_time())
+            loop.add(fn(h), "embedded/" + name, 0);
+        else
+            loop.drop();
     return loop.finish();
 }
 

@@ -177,8 +177,8 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
     for (long N : Ns)
         for (const auto& fam : fams) {
             const std::string regime = "N=" + std::to_string(N) + "/" + fam;
-            for (long t = 0; t < per; ++t, ++i) {
-                if (!loop.selected(regime) || loop.out_of_time()) continue;
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
+                if (loop.skip(i, regime)) continue;
                 const std::uint64_t seed = loop.seed(i);
                 Eigen::MatrixXd Q, K;
                 const bool shared = fam.rfind("shared", 0) == 0;
@@ -187,7 +187,10 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
                 ao.kind = fam.find("softmax") != std::string::npos ? AffinityKind::softmax
                                                                    : AffinityKind::relu;
                 const Affinity A = affinity(Q, K, ao);
-                if (A.A_hat.maxCoeff() == 0) continue;  // all scores <= 0: nothing to certify
+                if (A.A_hat.maxCoeff() == 0) {  // all scores <= 0: nothing to certify
+                    loop.drop();
+                    continue;
+                }
                 loop.add(one(A.A_hat), regime, seed);
             }
         }

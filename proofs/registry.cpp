@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -106,7 +107,7 @@ void check_run_options(const RunOptions& opt) {
     if (opt.trials < 0)
         throw Error(ExitCode::Usage, "trials = " + std::to_string(opt.trials) + " must be >= 0",
                     "trials");
-    if (opt.time_budget_s < 0)
+    if (!(opt.time_budget_s >= 0) || !std::isfinite(opt.time_budget_s))
         throw Error(ExitCode::Usage,
                     "time_budget_s = " + text(opt.time_budget_s) + " s must be >= 0",
                     "time_budget_s");
@@ -133,10 +134,15 @@ RunLoop::RunLoop(const RunOptions& opt, const std::string& check, const std::str
 }
 
 long RunLoop::per_regime(long regimes, long quick, long thorough) {
-    const long per = opt_.trials > 0 ? std::max<long>(1, opt_.trials / std::max<long>(1, regimes))
-                                     : (opt_.thorough ? thorough : quick);
-    total_ = per * regimes;
-    return per;
+    regimes_ = std::max<long>(1, regimes);
+    if (opt_.trials > 0) {
+        per_ = (opt_.trials + regimes_ - 1) / regimes_;
+        total_ = opt_.trials;
+    } else {
+        per_ = opt_.thorough ? thorough : quick;
+        total_ = per_ * regimes_;
+    }
+    return per_;
 }
 
 bool RunLoop::selected(const std::string& regime) const {
@@ -147,8 +153,30 @@ bool RunLoop::selected(const std::string& regime) const {
 }
 
 bool RunLoop::out_of_time() const {
-    return opt_.time_budget_s > 0 && elapsed() > opt_.time_budget_s;
+    return opt_.time_budget_s > 0 && elapsed() >= opt_.time_budget_s;
 }
+
+bool RunLoop::skip(std::uint64_t i, const std::string& regime) {
+    if (stopped_) return true;
+    if (opt_.trials > 0) {  // regime r draws trials / regimes, one more for r < trials % regimes
+        const auto r = static_cast<long>(i / static_cast<std::uint64_t>(per_));
+        const auto t = static_cast<long>(i % static_cast<std::uint64_t>(per_));
+        if (t >= opt_.trials / regimes_ + (r < opt_.trials % regimes_ ? 1 : 0)) return true;
+    }
+    if (!selected(regime)) {
+        drop();
+        return true;
+    }
+    stopped_ = out_of_time();
+    return stopped_;
+}
+
+void RunLoop::drop() {
+    total_ = std::max(done_, total_ - 1);
+    if (opt_.progress) opt_.progress(done_, total_);
+}
+
+void RunLoop::expect(long extra) { total_ += extra; }
 
 std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.seed, i); }
 
@@ -159,7 +187,8 @@ void RunLoop::add(CheckResult r, const std::string& regime, std::uint64_t seed) 
     r.seed = seed;
     run_.results.push_back(std::move(r));
     ++done_;
-    if (opt_.progress) opt_.progress(done_, std::max(total_, done_));
+    total_ = std::max(total_, done_);
+    if (opt_.progress) opt_.progress(done_, total_);
 }
 
 CheckRun RunLoop::finish() {

@@ -173,9 +173,9 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
-            for (long t = 0; t < per; ++t, ++i) {
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 std::string regime = sh.name + "/" + fam;
-                if (!loop.selected(regime) || loop.out_of_time()) continue;
+                if (loop.skip(i, regime)) continue;
                 Rng rng(loop.seed(i));
                 // lambda: the paper's 10, the informal threshold 2, or log-uniform in [0.1, 100]
                 const int pick = int(t % 3);
