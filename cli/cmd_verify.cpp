@@ -51,15 +51,19 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("check", po::value(&o.names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&o.all), "run every registered check")
         ("list", po::bool_switch(&o.list), "list the registered checks and exit")
-        ("trials", po::value(&o.run.trials), "instances per check, spread over its regimes "
-         "(default: each check's own grid, 28 to 650)")
+        ("trials", count_value(&o.run.trials, "--trials", 1, 2147483647),
+         "exactly N instances per check, spread over its regimes (the first N mod R of its R "
+         "regimes draw one more; --regime keeps only the share of the regimes it selects; the "
+         "attention checks add one instance per embedded head). Default: each check's own grid, "
+         "28 to 650")
         ("shape", po::value(&o.shape), "fix the shape instead of the shape grid, AxB: W is AxB "
          "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
          "checks); e.g. 64x16")
         ("regime", po::value(&o.run.regimes)->multitoken(),
          "only regimes whose name contains this text")
-        ("time-budget", po::value(&o.run.time_budget_s),
-         "seconds per check after which no new instance is drawn")
+        ("time-budget", real_value(&o.run.time_budget_s, "--time-budget", 0, 1e9, true),
+         "seconds (> 0) per check after which no new instance is drawn: a check ends within "
+         "one instance's time of it")
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),
@@ -73,7 +77,7 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("embedded", po::value(&o.run.embedded_heads),
          "input file whose heads join the attention checks as regimes embedded/<name> "
          "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
-        ("search-budget", po::value(&o.run.search_budget_s),
+        ("search-budget", real_value(&o.run.search_budget_s, "--search-budget", 0, 1e9),
          "thm3.4: seconds of counterexample search (default 8, --thorough 120)");
     // clang-format on
     add_common_options(desc, o.common, "verify.h5");
