@@ -103,6 +103,8 @@ class Progress {
   public:
     Progress(std::string label, long total, bool enabled = true);
     void update(long done);
+    // A new total (instances dropped or added while running); the printed deciles carry on.
+    void set_total(long total) { total_ = total; }
     void done();
 
   private:

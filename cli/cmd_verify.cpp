@@ -121,9 +121,8 @@ int replay(const VerifyOptions& o) {
 // Runs one check with a progress bar on stderr (unless quiet).
 CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet) {
     Progress bar(c.name, 1, !quiet);
-    long last_total = 0;
     opt.progress = [&](long done, long total) {
-        if (total != last_total) bar = Progress(c.name, total, !quiet), last_total = total;
+        bar.set_total(total);
         bar.update(done);
     };
     CheckRun run = c.run(opt);

@@ -172,7 +172,10 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
     if (opt.thorough) Ns.push_back(200);
     if (!opt.shape.empty()) Ns = {opt.shape[0]};
     const std::vector<std::string> fams = {"gaussian/relu", "shared-mean/relu", "gaussian/softmax"};
-    const long per = loop.per_regime(long(Ns.size() * fams.size()), 2, 20);
+    std::vector<std::string> names;
+    for (long N : Ns)
+        for (const auto& fam : fams) names.push_back("N=" + std::to_string(N) + "/" + fam);
+    const long per = loop.per_regime(names, 2, 20);
     std::uint64_t i = 0;
     for (long N : Ns)
         for (const auto& fam : fams) {

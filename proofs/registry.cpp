@@ -145,6 +145,22 @@ long RunLoop::per_regime(long regimes, long quick, long thorough) {
     return per_;
 }
 
+long RunLoop::per_regime(const std::vector<std::string>& regimes, long quick, long thorough) {
+    long kept = 0;
+    for (const auto& r : regimes) kept += selected(r) ? 1 : 0;
+    const long n = opt_.trials > 0 ? opt_.trials : (opt_.thorough ? thorough : quick) * kept;
+    per_ = kept == 0         ? 0  // nothing to draw: the loops do not run
+           : opt_.trials > 0 ? (n + kept - 1) / kept
+                             : (opt_.thorough ? thorough : quick);
+    share_.assign(regimes.size(), 0);
+    long k = 0;  // the k-th kept regime draws n / kept, one more while k < n mod kept
+    for (std::size_t r = 0; r < regimes.size(); ++r)
+        if (selected(regimes[r])) share_[r] = n / kept + (k++ < n % kept ? 1 : 0);
+    regimes_ = std::max<long>(1, static_cast<long>(regimes.size()));
+    total_ = kept ? n : 0;
+    return per_;
+}
+
 bool RunLoop::selected(const std::string& regime) const {
     if (opt_.regimes.empty()) return true;
     for (const auto& f : opt_.regimes)
@@ -158,12 +174,18 @@ bool RunLoop::out_of_time() const {
 
 bool RunLoop::skip(std::uint64_t i, const std::string& regime) {
     if (stopped_) return true;
-    if (opt_.trials > 0) {  // regime r draws trials / regimes, one more for r < trials % regimes
+    if (!share_.empty()) {  // named regimes: shares and the filter are known
+        if (per_ <= 0) return true;
+        const auto r = static_cast<std::size_t>(i / static_cast<std::uint64_t>(per_));
+        const auto t = static_cast<long>(i % static_cast<std::uint64_t>(per_));
+        if (r >= share_.size() || t >= share_[r]) return true;
+    } else if (opt_.trials >
+               0) {  // regime r draws trials / regimes, one more for r < trials % regimes
         const auto r = static_cast<long>(i / static_cast<std::uint64_t>(per_));
         const auto t = static_cast<long>(i % static_cast<std::uint64_t>(per_));
         if (t >= opt_.trials / regimes_ + (r < opt_.trials % regimes_ ? 1 : 0)) return true;
     }
-    if (!selected(regime)) {
+    if (share_.empty() && !selected(regime)) {
         drop();
         return true;
     }

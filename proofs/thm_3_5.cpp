@@ -119,7 +119,10 @@ CheckRun run_thm_3_5(const RunOptions& opt) {
     const auto shapes = weight_shapes(opt, {"large", 200, 64});
     const std::vector<std::string> families = {"gaussian", "kappa-1e12", "rank-deficient",
                                                "near-zero-sigma_r"};
-    const long per = loop.per_regime(long(shapes.size() * families.size()), 40, 200);
+    std::vector<std::string> names;
+    for (const auto& sh : shapes)
+        for (const auto& fam : families) names.push_back(sh.name + "/" + fam);
+    const long per = loop.per_regime(names, 40, 200);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : families) {

@@ -169,7 +169,10 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
     RunLoop loop(opt, name, claim, headline);
     const auto shapes = weight_shapes(opt, {"large", 256, 64});
     const std::vector<std::string> fams = {"gaussian", "spectrum", "anti-aligned"};
-    const long per = loop.per_regime(long(shapes.size() * fams.size()), 32, 120);
+    std::vector<std::string> names;
+    for (const auto& sh : shapes)
+        for (const auto& fam : fams) names.push_back(sh.name + "/" + fam);
+    const long per = loop.per_regime(names, 32, 120);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)

@@ -135,6 +135,19 @@ TEST_CASE("flags: progress counts never pass their total and end at the instance
         CHECK(last_done == n);
         CHECK(last_total == n);
     }
+    // With --regime the total counts the kept regimes from the start, and --trials N goes to
+    // them: thm3.5's 4 square regimes (of 12) draw 40 each by default, 10 of them share 10.
+    const auto r = run_cli("verify thm3.5 --regime square --no-report --fail-on never");
+    REQUIRE(r.code == 0);
+    CHECK(has(r.err, "[thm3.5] 16/160\n"));
+    CHECK(has(r.err, "[thm3.5] 160/160\n"));
+    CHECK_FALSE(has(r.err, "/480"));
+    const auto t =
+        run_cli("verify thm3.5 --regime square --trials 10 --no-report --json --fail-on never");
+    INFO(t.err);
+    REQUIRE(t.code == 0);
+    CHECK(has(t.out, "\"instances\": 10,"));
+    CHECK(has(t.err, "[thm3.5] 10/10\n"));
 }
 
 TEST_CASE("flags: options that do not apply to --input are refused", "[cli][flags]") {

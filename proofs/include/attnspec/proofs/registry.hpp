@@ -74,6 +74,9 @@ class RunLoop {
     // largest share of N spread over `regimes` (the first N mod regimes get one more; skip()
     // enforces each share, so the run draws exactly N). Also sets the progress total.
     long per_regime(long regimes, long quick, long thorough);
+    // The same over named regimes, in loop order: --trials N is spread over those --regime keeps
+    // (all N go to them) and the progress total counts only them from the start.
+    long per_regime(const std::vector<std::string>& regimes, long quick, long thorough);
     bool selected(const std::string& regime) const;  // --regime filter (substring)
     bool out_of_time() const;                        // --time-budget spent
     // Whether instance `i` (= regime index * per_regime + t) is not drawn: beyond its regime's
@@ -94,6 +97,7 @@ class RunLoop {
     CheckRun run_;
     long total_ = 0, done_ = 0, per_ = 1, regimes_ = 1;
     bool stopped_ = false;
+    std::vector<long> share_;  // per named regime: instances to draw (0 when filtered out)
     double t0_ = 0;
 };
 
