@@ -52,10 +52,10 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("all", po::bool_switch(&o.all), "run every registered check")
         ("list", po::bool_switch(&o.list), "list the registered checks and exit")
         ("trials", count_value(&o.run.trials, "--trials", 1, 2147483647),
-         "exactly N instances per check, spread over its regimes (the first N mod R of its R "
-         "regimes draw one more; --regime keeps only the share of the regimes it selects; the "
-         "attention checks add one instance per embedded head). Default: each check's own grid, "
-         "28 to 650")
+         "exactly N instances per check (N >= 1), spread over the R regimes it runs (those "
+         "--regime keeps; the first N mod R draw one more); the attention checks add one "
+         "instance per embedded head, and a draw with nothing to check (infsa: all scores <= 0) "
+         "is skipped. Default: each check's own grid, 28 to 650")
         ("shape", po::value(&o.shape), "fix the shape instead of the shape grid, AxB: W is AxB "
          "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
          "checks); e.g. 64x16")
