@@ -2,6 +2,7 @@
 // the attention input schema or a seeded random instance; prints shape, norms and timing; writes
 // the inputs and J to a report. Computation: attention/jacobian_analysis.hpp; report section:
 // io/jacobian_io.hpp; input: io/attention_input.hpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -162,7 +163,9 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
     std::vector<double> frob, maxabs, secs;
     for (const auto& r : a.heads) frob.push_back(r.frobenius), maxabs.push_back(r.max_abs);
     for (const auto& r : a.heads) secs.push_back(r.seconds);
-    j.key("frobenius").values(frob).key("max_abs").values(maxabs).key("seconds").values(secs);
+    if (std::all_of(frob.begin(), frob.end(), [](double x) { return std::isfinite(x); }))
+        j.key("frobenius").values(frob);
+    if (a.plan.dense) j.key("max_abs").values(maxabs).key("seconds").values(secs);
     if (a.heads[0].has_spectrum) {
         j.key("spectrum").begin_array();
         for (const auto& r : a.heads) {
@@ -172,7 +175,8 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
         }
         j.end_array();
     }
-    a.shared_X ? j.kv("frobenius_layer", a.frobenius_layer) : j.key("frobenius_layer").null();
+    std::isfinite(a.frobenius_layer) ? j.kv("frobenius_layer", a.frobenius_layer)
+                                     : j.key("frobenius_layer").null();
     j.kv("stored", a.plan.store);
     report.empty() ? j.key("report").null() : j.kv("report", report);
     j.end_object();

@@ -217,6 +217,11 @@ TEST_CASE("flags: a skipped dense J prints no NaN and names --max-memory", "[cli
     CHECK_FALSE(has(skip.err, "computed in"));
     CHECK(has(skip.out, "--max-memory"));
     CHECK_FALSE(has(skip.out, "--store-limit"));
+    const auto js = run_cli(base + "--max-memory 20KiB --no-report --json");
+    REQUIRE(js.code == 0);
+    CHECK_FALSE(has(js.out, "nan"));
+    CHECK_FALSE(has(js.out, "\"max_abs\""));
+    CHECK(has(js.out, "\"frobenius\""));
     // ||J||_F from the Gram spectrum equals the dense J's norm.
     CHECK(python("import h5py, sys\n"
                  "a = h5py.File('" +
