@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
@@ -43,9 +44,9 @@ CheckResult check_infsa_neumann(const Eigen::MatrixXd& A_hat, double gamma,
         {"norm2", "CW enclosure of rho(A^T A) (A >= 0), upper end used in the bound"},
         {"residual", "Frobenius, ||(I - gamma A) N - I||_F"}};
     res.hypotheses.push_back(
-        {"A_nonnegative", A_hat.minCoeff() >= 0, "min entry " + std::to_string(A_hat.minCoeff())});
+        {"A_nonnegative", A_hat.minCoeff() >= 0, "min entry " + format_number(A_hat.minCoeff())});
     res.hypotheses.push_back({"gamma_rho_lt_1", gamma * nk.rho().hi < 1,
-                              "gamma * rho_hi = " + std::to_string(gamma * nk.rho().hi)});
+                              "gamma * rho_hi = " + format_number(gamma * nk.rho().hi)});
 
     res.tolerances.push_back(
         {"residual_bound", inv.residual_bound,

@@ -12,6 +12,7 @@
 
 #include "attention_run.hpp"
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
 
@@ -104,10 +105,11 @@ CheckResult check_thm_3_4(const Head& h0, const Thm34Options& o) {
         {"rel_S", rel_S,
          "relative error of each computed softmax row: exp(2 gamma_{2D+d} max|L|) - 1 + (N+3) u"}};
     const bool full = kJ.rank == r && sJ.enclosure(r - 1).lo > 0;
-    res.hypotheses.push_back({"J_full_rank", full,
-                              "numerical rank " + std::to_string(kJ.rank) + " of " +
-                                  std::to_string(r) +
-                                  ", sigma_min(J) = " + std::to_string(sJ.sigma[r - 1])});
+    res.hypotheses.push_back(
+        {"J_full_rank", full,
+         "numerical rank " + std::to_string(kJ.rank) + " of " + std::to_string(r) +
+             ", sigma_min(J) = " +
+             format_enclosure(sJ.sigma[r - 1], sJ.enclosure(r - 1).lo, sJ.enclosure(r - 1).hi)});
     const Interval bound_enc =
         iv::add(iv::mul(iv::mul(iv::mul(iv::pow(enc(kX), 3), enc(kL)), enc(kWV)),
                         iv::add(enc(kWQ), enc(kWK))),

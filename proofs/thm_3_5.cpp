@@ -6,6 +6,7 @@
 
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/svd.hpp"
@@ -34,7 +35,7 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
         {"kappa", "strict: sigma_1/sigma_r, r = min(D, d)"},
         {"svd", sW.method + " thin SVD, a-posteriori enclosure (proofs/spectral_enclosure.md)"},
         {"correction", correction ? "supplied" : "sigma_1 U_r V_r^T from the same SVD"}};
-    res.hypotheses.push_back({"W_nonzero", true, "sigma_1(W) = " + std::to_string(s1)});
+    res.hypotheses.push_back({"W_nonzero", true, "sigma_1(W) = " + format_number(s1)});
 
     // delta: distance from (W, C) to an exact pair (W', C') for which the theorem is an identity
     // (W' = Q_U Sigma Q_V^T with the orthonormal polar factors of the computed U, V; see the .md).

@@ -205,6 +205,20 @@ TEST_CASE("flags: enclosures print with the digits that tell their ends apart", 
     CHECK_FALSE(has(r.out, "0.000000"));
 }
 
+TEST_CASE("flags: a replayed record prints small values in exponent form", "[cli][flags]") {
+    // The first thm3.5 instance has sigma_1(W) ~ 4e-7: printed "0.000000" before.
+    const std::string f = temp_dir() + "/v.h5";
+    REQUIRE(run_cli("verify thm3.5 --trials 1 -q --out " + f).code == 0);
+    const auto r = run_cli("verify thm3.5 --instance " + f);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_FALSE(has(r.out, "0.000000"));
+    CHECK(has(r.out, "sigma_1(W) = "));
+    std::smatch m;
+    REQUIRE(std::regex_search(r.out, m, std::regex("sigma_1\\(W\\) = ([^ )]+)")));
+    CHECK(std::strtod(m[1].str().c_str(), nullptr) > 0);  // the value, not a rounded 0
+}
+
 TEST_CASE("flags: a skipped dense J prints no NaN and names --max-memory", "[cli][flags]") {
     const std::string dir = temp_dir();
     const std::string base = "jacobian --random 16,8,4 --seed 3 --svd full ";

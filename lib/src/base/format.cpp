@@ -32,9 +32,19 @@ int enclosure_digits(double lo, double hi) {
 }
 
 std::string format_enclosure(double value, double lo, double hi) {
+    if (lo == hi && value == lo) {  // a point: the shortest exact text says everything
+        const std::string t = format_exact(value);
+        return t + " in [" + t + ", " + t + "]";
+    }
     const int p = enclosure_digits(lo, hi);
-    return format_number(value, p) + " in [" + format_number(lo, p) + ", " + format_number(hi, p) +
-           "]";
+    // Beyond six digits keep trailing zeros, so the three numbers show the same digits.
+    auto text = [p](double x) {
+        if (p <= 6 || !std::isfinite(x)) return format_number(x, p);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%#.*g", p, x);
+        return std::string(buf);
+    };
+    return text(value) + " in [" + text(lo) + ", " + text(hi) + "]";
 }
 
 }  // namespace attnspec

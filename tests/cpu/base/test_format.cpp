@@ -31,6 +31,10 @@ TEST_CASE("format_enclosure shows the width of a tight enclosure", "[format]") {
     CHECK(enclosure_digits(x, y) >= 16);
     CHECK(ends(format_enclosure(x, x, y)).first != ends(format_enclosure(x, x, y)).second);
     CHECK(enclosure_digits(2.0, 2.0) == 17);
+    CHECK(format_enclosure(2.0, 2.0, 2.0) == "2 in [2, 2]");
+    // Digits beyond six keep their trailing zeros: every number shows the same digits.
+    CHECK(format_enclosure(1.981649595921, 1.98164959592, 1.981649595921) ==
+          "1.981649595921 in [1.981649595920, 1.981649595921]");
     // Wide enclosures keep six digits.
     CHECK(enclosure_digits(1.0, 2.0) == 6);
     CHECK(format_enclosure(1.5, 1.0, 2.0) == "1.5 in [1, 2]");

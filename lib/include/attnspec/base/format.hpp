@@ -17,7 +17,9 @@ std::string format_exact(double x);
 // never do (lo == hi, or non-finite ends). Printing an enclosure with fewer would hide its width.
 int enclosure_digits(double lo, double hi);
 
-// "value in [lo, hi]", all three with enclosure_digits(lo, hi) significant digits.
+// "value in [lo, hi]", all three with enclosure_digits(lo, hi) significant digits (trailing zeros
+// kept when that is more than six, so the three align); a point (value == lo == hi) exactly, as
+// format_exact.
 std::string format_enclosure(double value, double lo, double hi);
 
 }  // namespace attnspec
