@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -85,12 +87,25 @@ const CheckInfo* find_check(const std::string& name) {
     return nullptr;
 }
 
+namespace {
+// A record's seed attribute: decimal digits only, at most 2^64 - 1 (DataError otherwise).
+std::uint64_t stored_seed(const std::string& text, const std::string& group) {
+    const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
+    errno = 0;
+    const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE)
+        fail_data(group + ": seed '" + text.substr(0, 40) +
+                  "' is not an integer from 0 to 18446744073709551615");
+    return v;
+}
+}  // namespace
+
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group) {
     if (!c.replay)
         throw Error(ExitCode::Usage, "check '" + c.name + "' cannot replay stored instances");
     CheckResult res = c.replay(r, group);
     const StoredRecord id = read_check_record(r, group);
-    if (!id.seed.empty()) res.seed = std::stoull(id.seed);
+    if (!id.seed.empty()) res.seed = stored_seed(id.seed, group);
     if (!id.regime.empty()) res.regime = id.regime;
     return res;
 }

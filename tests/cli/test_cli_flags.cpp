@@ -219,6 +219,22 @@ TEST_CASE("flags: a replayed record prints small values in exponent form", "[cli
     CHECK(std::strtod(m[1].str().c_str(), nullptr) > 0);  // the value, not a rounded 0
 }
 
+TEST_CASE("flags: a malformed seed in a stored record is bad data, not an internal error",
+          "[cli][flags]") {
+    const std::string f = temp_dir() + "/v.h5";
+    REQUIRE(run_cli("verify thm3.5 --trials 1 -q --out " + f).code == 0);
+    for (const char* seed : {"abc", "-1", "184467440737095516160"}) {
+        REQUIRE(python("import h5py\nf = h5py.File('" + f +
+                       "', 'r+')\ng = f['checks/thm3.5/records']\n"
+                       "g[list(g)[0]].attrs['seed'] = '" +
+                       seed + "'\n") == 0);
+        const auto r = run_cli("verify thm3.5 --instance " + f);
+        INFO(seed << ": " << r.err);
+        CHECK(r.code == 65);
+        CHECK(has(r.err, "seed"));
+    }
+}
+
 TEST_CASE("flags: a skipped dense J prints no NaN and names --max-memory", "[cli][flags]") {
     const std::string dir = temp_dir();
     const std::string base = "jacobian --random 16,8,4 --seed 3 --svd full ";
