@@ -59,8 +59,8 @@ void print_help(std::ostream& os) {
            << c.summary << "\n";
     os << "\nEvery command takes --json (one JSON document on stdout); logs and progress go to\n"
           "stderr. Exit codes: 0 ok/holds, 1 violated, 2 inconclusive, 64 usage, 65 bad data,\n"
-          "66 input missing, 69 no CUDA device, 70 internal error, 73 cannot create output,\n"
-          "74 I/O error.\n\n"
+          "66 input missing, 69 no CUDA device, 70 internal error, 71 out of memory, 73 cannot\n"
+          "create output, 74 I/O error.\n\n"
           "start with:  attnspec verify --all        (every check, report in reports/out/)\n";
 }
 
@@ -105,12 +105,15 @@ void add_common_options(po::options_description& desc, CommonOptions& o,
         desc.add_options()("json", po::bool_switch(&o.json), "one JSON document on stdout");
 }
 
-std::string report_target(const CommonOptions& o, const std::string& default_report) {
+std::string report_target(const CommonOptions& o, const std::string& default_report,
+                          const std::vector<std::string>& inputs) {
     if (o.no_report) {
         if (!o.out.empty()) fail_usage("--out and --no-report exclude each other");
         return "";
     }
-    return report_path(o.out, default_report);
+    std::string target = report_path(o.out, default_report);
+    check_output_target(target, inputs);  // 73 special file / uncreatable, 64 an input
+    return target;
 }
 
 namespace {
@@ -131,6 +134,8 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"max_bytes", "--max-memory"},
     {"mu", "--mu"},
     {"rtol", "--rtol"},
+    {"search_evals", "--search-evals"},
+    {"search_seconds", "--search-seconds"},
     {"seed", "--seed"},
     {"store_bytes", "--store-limit"},
     {"svd_method", "--method"},

@@ -50,9 +50,12 @@ enum CommonFlag : unsigned { kSeed = 1u, kOut = 2u, kNoReport = 4u, kJson = 8u, 
 // `default_report` names the default report file in the --out help text.
 void add_common_options(po::options_description& desc, CommonOptions& o,
                         const std::string& default_report, unsigned which = kAllCommon);
-// The report path for these options: "" with --no-report (write nothing), else report_path().
-// Rejects --out together with --no-report (Usage).
-std::string report_target(const CommonOptions& o, const std::string& default_report);
+// The report path for these options: "" with --no-report (write nothing), else report_path(),
+// checked before any work (check_output_target in io/report_writer.hpp): exit 73 when it is a
+// special file or cannot be created, 64 when it is one of `inputs`. Call it before loading or
+// computing anything. Rejects --out together with --no-report (Usage).
+std::string report_target(const CommonOptions& o, const std::string& default_report,
+                          const std::vector<std::string>& inputs = {});
 
 // The command-line option that sets a library parameter (Error::parameter()), e.g. "max_bytes"
 // -> "--max-memory"; "" when the parameter has no option. main() appends it to error messages.

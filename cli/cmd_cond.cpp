@@ -9,6 +9,7 @@
 #include "attnspec/spectral/cond_analysis.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "memory_option.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -82,7 +83,7 @@ void print_text(const CondAnalysis& a, const std::string& input, const std::stri
 
 int run_cond(const Invocation& inv) {
     po::options_description desc("cond options");
-    std::string input, dataset, convention = "strict", method = "auto";
+    std::string input, dataset, convention = "strict", method = "auto", max_memory;
     CondOptions co;
     CommonOptions common;
     desc.add_options()("input,i", po::value(&input)->required(), "HDF5 file holding the matrix")(
@@ -99,15 +100,17 @@ int run_cond(const Invocation& inv) {
         "out,o", po::value(&common.out),
         "report path (default reports/out/cond.h5, directory created), written atomically");
     add_common_options(desc, common, "cond.h5", kNoReport | kJson);
+    add_memory_option(desc, max_memory);
     po::variables_map vm;
     if (!parse(inv, "cond", kSynopsis, kHelp, desc, vm)) return 0;
+    apply_memory_option(max_memory);
     co.headline = kappa_convention_from_string(convention);
     co.svd.method = svd_method_from_string(method);
     if (!(co.rtol < 0) && !(co.rtol < 1))
         fail_usage("cond: --rtol must be below 1 (negative = default)");
+    const std::string target = report_target(common, "cond.h5", {input});
     const Eigen::MatrixXd M = load_matrix_input(input, dataset);
     const CondAnalysis a = cond_analysis(M, co);
-    const std::string target = report_target(common, "cond.h5");
     std::optional<ReportWriter> rep;
     if (!target.empty()) {
         rep.emplace(target, provenance(inv, 0));

@@ -7,11 +7,13 @@
 #include <sstream>
 
 #include "attnspec/base/format.hpp"
+#include "attnspec/base/memory.hpp"
 #include "attnspec/infsa/fidelity_table.hpp"
 #include "attnspec/io/infsa_io.hpp"
 #include "attnspec/io/qk_input.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "memory_option.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -20,6 +22,7 @@ struct FidelityCli {
     CommonOptions common;
     FidelitySpec spec;
     std::string tokens = "256", families = "gaussian,shared-mean,independent-means", input;
+    std::string max_memory;
 };
 
 // --help: the synopsis and the text after the options (kept line for line).
@@ -61,6 +64,7 @@ void declare(po::options_description& desc, FidelityCli& o) {
     add("input", po::value(&o.input),
         "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns. Excludes the "
         "options of generated data (--tokens, --dh, --family, --mu, --draws, --seed)");
+    add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "fidelity.h5", kOut | kNoReport | kJson);
 }
 
@@ -117,6 +121,23 @@ void print_text(const FidelityTable& t, const FidelitySpec& s) {
     }
 }
 
+// Memory (upper estimate of the largest record) and time (operation count / a measured rate) of a
+// generated run on stderr, then the memory refusal (65) when it is above --max-memory.
+void log_estimate(const FidelitySpec& s) {
+    const FidelityEstimate e = fidelity_estimate(s);
+    const double rate = measured_flop_rate();
+    std::ostringstream os;
+    os << std::setprecision(3) << "estimate: memory " << human_bytes(e.bytes)
+       << " per instance (budget " << human_bytes(memory_limit_bytes()) << "), " << e.flops
+       << " flops (operation count";
+    if (s.matrix_free)
+        os << ", assuming the cap of " << e.iterations << " Perron iterations per vector";
+    os << "), " << (s.matrix_free ? "at most about " : "about ") << e.flops / rate << " s at "
+       << rate / 1e9 << " GFLOP/s measured on one 512 x 64 tiled pass";
+    log(os.str());
+    check_fidelity_memory(s);
+}
+
 }  // namespace
 
 int run_fidelity(const Invocation& inv) {
@@ -125,10 +146,12 @@ int run_fidelity(const Invocation& inv) {
     declare(desc, o);
     po::variables_map vm;
     if (!parse(inv, "fidelity", kSynopsis, kHelp, desc, vm)) return 0;
+    apply_memory_option(o.max_memory);
     check_options(o, vm);
+    if (o.input.empty()) log_estimate(o.spec);  // refuses above --max-memory, before any draw
     const FidelitySpec& spec = o.spec;
     const bool json = o.common.json;
-    const std::string report = report_target(o.common, "fidelity.h5");
+    const std::string report = report_target(o.common, "fidelity.h5", {o.input});
     FidelityTable t;
     if (!o.input.empty()) {
         QKInputOptions qo;

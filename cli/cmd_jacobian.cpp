@@ -16,6 +16,7 @@
 #include "attnspec/io/spectrum_io.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "memory_option.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 struct Options {
     CommonOptions common;
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
-    std::string token_dist = "gaussian", max_memory = "4GiB", store_limit = "256MiB", svd;
+    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd;
     long heads = 1;
     double weight_scale = 1.0;
 };
@@ -46,8 +47,8 @@ const char* kHelp =
     "  attnspec jacobian --input datasets/embedded/attention_heads.h5 --no-report\n"
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
     "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
-    "  attnspec jacobian --random 197,768,64 --svd auto   (ViT-B head: kappa(J) from J J^T\n"
-    "      and matrix-free refinement; dense J, 15 GB, is skipped)\n";
+    "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
+    "      kappa(J) from J J^T and matrix-free refinement; dense J, 15 GB, is skipped)\n";
 
 double parse_bytes(const std::string& s, const std::string& option) {
     char* end = nullptr;
@@ -94,11 +95,10 @@ void declare_options(po::options_description& desc, Options& o) {
         "heads", count_value(&o.heads, "--heads", 1, kMaxDim),
         "number of heads H sharing X (default 1); per-head J blocks, "
         "the full-layer J is block diagonal (weights) or their stack (input)")(
-        "max-memory", po::value(&o.max_memory),
-        "refuse problems whose dense J needs more (default 4GiB)")(
         "store-limit", po::value(&o.store_limit),
         "write J into the report only up to this size "
         "(default 256MiB; inputs and norms are always written)");
+    add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "jacobian.h5");
     desc.add_options()(
         "svd", po::value(&o.svd),
@@ -253,8 +253,9 @@ int run_jacobian(const Invocation& inv) {
     const CorrectionSpec corr = CorrectionSpec::parse(o.correction);
     JacobianOptions jo;
     jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
-    jo.max_bytes = parse_bytes(o.max_memory, "--max-memory");
+    jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
     jo.store_bytes = parse_bytes(o.store_limit, "--store-limit");
+    const std::string target = report_target(o.common, "jacobian.h5", {o.input});
     AttentionHeads in = load(o, jo.max_bytes);
     if (in.corrections && corr.kind != CorrectionKind::none)
         fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " +
@@ -275,7 +276,6 @@ int run_jacobian(const Invocation& inv) {
             ") is above --max-memory: skipped; " + "the spectrum uses " + what + " " + what +
             "^T and matrix-free products");
     const std::string corr_name = in.corrections ? "given" : corr.describe();
-    const std::string target = report_target(o.common, "jacobian.h5");
     std::optional<ReportWriter> rep;
     std::optional<JacobianSection> sec;
     if (!target.empty()) {

@@ -14,6 +14,7 @@
 #include "attnspec/io/qk_input.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "memory_option.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 struct NeumannCli {
     CommonOptions common;
     std::string input, family = "gaussian", affinity_name = "relu", orders = "1,2,4,8,16,32";
+    std::string max_memory;
     long tokens = 128, dh = 64;
     double gamma = 0.95, eps = 1e-6, mu = 1.0, target = 1e-6;
 };
@@ -62,7 +64,9 @@ void declare(po::options_description& desc, NeumannCli& o) {
     add("orders", po::value(&o.orders)->default_value(o.orders),
         "truncation orders K for the table");
     add("target", real_value(&o.target, "--target", 0, 1e300, true),
-        "truncation error target (> 0, default 1e-6): report the K that reaches it");
+        "truncation error target in [1e-300, inf), default 1e-6: report the K that reaches it "
+        "(refused when K would exceed 1e7)");
+    add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "neumann.h5", kOut | kNoReport | kJson);
 }
 
@@ -120,16 +124,19 @@ int run_neumann(const Invocation& inv) {
     declare(desc, o);
     po::variables_map vm;
     if (!parse(inv, "neumann", kSynopsis, kHelp, desc, vm)) return 0;
+    apply_memory_option(o.max_memory);
     if (!o.input.empty())
         reject_given(vm, "neumann", {"tokens", "dh", "family", "mu", "seed"},
                      "to --input (it describes generated data)");
+    else  // the whole problem from the parsed sizes, before drawing anything
+        check_neumann_memory(double(o.tokens), double(o.dh));
     const AffinityKind kind = affinity_kind_from_string(o.affinity_name);
     NeumannAnalysisOptions opt;
     opt.orders = parse_orders(o.orders);
     if (!(o.target > 0)) fail_usage("neumann: --target must be > 0");
     opt.target = o.target;
     opt.gamma = o.gamma;
-    const std::string report = report_target(o.common, "neumann.h5");
+    const std::string report = report_target(o.common, "neumann.h5", {o.input});
     const bool json = o.common.json;
     NeumannSource src{"", to_string(kind), o.eps, NAN};
     Eigen::MatrixXd A_hat, V, Q, K;
@@ -150,12 +157,22 @@ int run_neumann(const Invocation& inv) {
         src.source = "generated:" + o.family + ",mu=" + std::to_string(o.mu);
     }
     check_neumann_options(opt);  // gamma (from the file or --gamma) before building Â
+    check_neumann_memory(double(A_hat.size() ? A_hat.rows() : Q.rows()), double(Q.cols()),
+                         double(V.cols()));
     if (A_hat.size() == 0) {
         Affinity a = affinity(Q, K, AffinityOptions{kind, o.eps});
         A_hat = std::move(a.A_hat);
         src.frob_plus = a.frob_plus;
     }
-    if (!json) log("N = " + std::to_string(A_hat.rows()) + ", LU of I - gamma A_hat");
+    if (!json) {
+        const double n = double(A_hat.rows());
+        std::ostringstream est;
+        est << std::setprecision(3) << "N = " << A_hat.rows()
+            << ", LU of I - gamma A_hat; estimate "
+            << human_bytes(neumann_memory_bytes(n, 0, double(V.cols()))) << " of memory, "
+            << neumann_flops(n, opt.orders) << " flops (operation count)";
+        log(est.str());
+    }
     const NeumannAnalysis a = analyze_neumann(A_hat, opt, V);
     if (!report.empty()) {
         ReportWriter w(report, provenance(inv, o.common.seed));

@@ -17,9 +17,9 @@ const char* kExamples =
     "                HDF5 tree with dataset shapes\n"
     "  render FILE   a Markdown page with the paper-style tables (to --out or stdout)\n\n"
     "examples:\n"
-    "  attnspec report show reports/out/verify.h5\n"
-    "  attnspec report show reports/out/verify.h5 --tree\n"
-    "  attnspec report render reports/out/verify.h5 --out reports/out/verify.md\n";
+    "  attnspec report show reports/out/verify-all.h5\n"
+    "  attnspec report show reports/out/verify-all.h5 --tree\n"
+    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all.md\n";
 
 struct ReportOptions {
     CommonOptions common;  // --json only
@@ -48,6 +48,7 @@ int run_report(const Invocation& inv) {
     if (o.action != "show" && o.action != "render")
         fail_usage("report: expected 'show FILE' or 'render FILE' (see 'attnspec report --help')");
     if (o.file.empty()) fail_usage("report " + o.action + ": missing FILE");
+    if (o.action == "render") check_output_target(o.out, {o.file});  // before reading anything
     H5Reader r(o.file);
     if (!r.has_attr("/", "schema_version"))
         throw Error(ExitCode::DataError,
@@ -58,7 +59,7 @@ int run_report(const Invocation& inv) {
         if (o.out.empty()) {
             std::cout << md;
         } else {
-            write_text_atomically(o.out, md);
+            write_text_file_atomically(o.out, md);
             log("wrote " + o.out);
         }
     } else if (o.common.json) {

@@ -1,5 +1,8 @@
 // attnspec verify: run theorem checks from the proofs/ registry (or replay one stored instance),
 // print verdicts, write the report and the counterexample files (io/check_records.hpp).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +13,8 @@
 #include "attnspec/proofs/registry.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "experiment_output.hpp"
+#include "memory_option.hpp"
 #include "verify_output.hpp"
 
 namespace attnspec::cli {
@@ -18,7 +23,8 @@ namespace {
 const char* kExamples =
     "Checks are listed by 'attnspec verify --list'. Each draws seeded random instances over its\n"
     "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
-    "returns holds / violated / inconclusive / not_applicable per instance.\n\n"
+    "returns holds / violated / inconclusive / not_applicable per instance. Experiments\n"
+    "(marked in --list) print a table instead and never change the exit status.\n\n"
     "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
     "(a finding, not a crash: the violating instances are in the report and replay from their\n"
     "seeds); 2 some instance is inconclusive. --fail-on violated makes inconclusive exit 0;\n"
@@ -28,16 +34,21 @@ const char* kExamples =
     "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
     "  attnspec verify --all --thorough --time-budget 600\n"
-    "  attnspec verify thm3.8-informal --instance "
-    "reports/out/counterexamples/thm3.8-informal-<seed>.h5\n"
-    "\nViolated instances are also written as replayable files to <report dir>/counterexamples/\n"
-    "(none with --no-report).\n";
+    "  attnspec verify thm3.8-above-sigma1 --instance "
+    "reports/out/verify-thm3.8-above-sigma1.counterexamples/thm3.8-above-sigma1-instance_<i>.h5\n\n"
+    "The default report is reports/out/verify-<checks>.h5: verify-all.h5 for --all, else the\n"
+    "sorted check names joined by '+' (verify-thm3.4+thm3.5.h5; verify-<n>-checks-<hash>.h5\n"
+    "when that name would pass 60 characters). Every violated instance, up to 64 per check, is\n"
+    "also written as a replayable file to the report's own directory <report "
+    "stem>.counterexamples/\n"
+    "(replaced with the report; none with --no-report). The report records per check how many\n"
+    "were violated (n_violated) and written (counterexample_files, counterexample_cap).\n";
 
 struct VerifyOptions {
     CommonOptions common;
     std::vector<std::string> names;
     bool all = false, list = false, quiet = false;
-    std::string shape, fail_on = "inconclusive", instance, record;
+    std::string shape, fail_on = "inconclusive", instance, record, max_memory;
     proofs::RunOptions run;
 };
 
@@ -77,10 +88,17 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("embedded", po::value(&o.run.embedded_heads),
          "input file whose heads join the attention checks as regimes embedded/<name> "
          "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
+        ("search-evals", count_value(&o.run.search_evals, "--search-evals", 0, kMaxDim),
+         "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 7200; "
+         "0: no search); a seed reproduces them")
+        ("search-seconds", real_value(&o.run.search_seconds, "--search-seconds", 0, 1e9, true),
+         "thm3.4: wall-clock cap on the searches (default none); the report says whether it "
+         "was reached (then the run is not reproducible)")
         ("search-budget", real_value(&o.run.search_budget_s, "--search-budget", 0, 1e9),
-         "thm3.4: seconds of counterexample search (default 8, --thorough 120)");
+         "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S");
     // clang-format on
-    add_common_options(desc, o.common, "verify.h5");
+    add_memory_option(desc, o.max_memory);
+    add_common_options(desc, o.common, "verify-<checks>.h5");
 }
 
 // The checks named on the command line (or all of them), in the order given.
@@ -105,9 +123,17 @@ int replay(const VerifyOptions& o) {
     const auto* c = proofs::find_check(o.names[0]);
     if (!c) fail_usage("unknown check '" + o.names[0] + "' (see 'attnspec verify --list')");
     if (!c->replay) fail_usage("check '" + c->name + "' cannot replay stored instances");
+    check_output_target(o.common.out, {o.instance});  // a replay writes nothing: never the input
     H5Reader r(o.instance);
     const std::string group = find_replay_record(r, c->name, o.record);
     const CheckResult res = proofs::replay_record(*c, r, group);
+    if (c->kind == "experiment") {  // a curve, no verdict: exit 0
+        if (o.common.json)
+            print_replay_json(std::cout, res, o.instance, group);
+        else
+            print_experiment_record(std::cout, res);
+        return 0;
+    }
     if (o.common.json)
         print_replay_json(std::cout, res, o.instance, group);
     else
@@ -130,10 +156,36 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
     return run;
 }
 
-// <report dir>/counterexamples
-std::string counterexample_dir(const std::string& report) {
-    const auto slash = report.find_last_of('/');
-    return (slash == std::string::npos ? "." : report.substr(0, slash)) + "/counterexamples";
+// The default report name: verify-all.h5, or the sorted check names joined by '+'
+// (verify-thm3.4+thm3.5.h5), or verify-<n>-checks-<hash>.h5 when that passes 60 characters.
+std::string default_report_name(const std::vector<const proofs::CheckInfo*>& todo, bool all) {
+    if (all) return "verify-all.h5";
+    std::vector<std::string> names;
+    names.reserve(todo.size());
+    for (const auto* c : todo) names.push_back(c->name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::string joined;
+    for (const auto& n : names) joined += (joined.empty() ? "" : "+") + n;
+    if (joined.size() <= 60) return "verify-" + joined + ".h5";
+    std::uint32_t h = 2166136261u;  // FNV-1a of the joined names
+    for (unsigned char ch : joined) h = (h ^ ch) * 16777619u;
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return "verify-" + std::to_string(names.size()) + "-checks-" + hex + ".h5";
+}
+
+// Writes the violated records of `run` into the report's companion directory and logs them.
+CounterexampleFiles write_counterexamples(ReportWriter& w, const CheckRun& run,
+                                          const Provenance& prov, bool quiet) {
+    CounterexampleFiles f = write_counterexample_files(run, w.companion_staging(), prov);
+    f.dir = w.companion_dir().substr(w.companion_dir().find_last_of('/') + 1);
+    if (!quiet && f.violated > 0)
+        log(run.check + ": " + std::to_string(f.violated) + " violated, " +
+            std::to_string(f.names.size()) + " written (cap " + std::to_string(f.cap) + ") to " +
+            w.companion_dir() + "/ (replay: attnspec verify " + run.check + " --instance " +
+            w.companion_dir() + "/" + f.names.front() + ")");
+    return f;
 }
 
 }  // namespace
@@ -146,9 +198,11 @@ int run_verify(const Invocation& inv) {
     pos.add("check", -1);
     po::variables_map vm;
     if (!parse(inv, "verify", "CHECK... | --all [options]", kExamples, desc, vm, &pos)) return 0;
+    apply_memory_option(o.max_memory);
     if (o.list) {
         for (const auto& c : proofs::registry())
-            std::cout << c.name << "\t" << c.summary << "  [" << c.statement_file << "]\n";
+            std::cout << c.name << "\t" << (c.kind == "experiment" ? "(experiment) " : "")
+                      << c.summary << "  [" << c.statement_file << "]\n";
         return 0;
     }
     if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
@@ -160,22 +214,22 @@ int run_verify(const Invocation& inv) {
     proofs::check_run_options(o.run);
 
     // Open the report first: an unwritable target fails (73) before any work is done.
-    const std::string target = report_target(o.common, "verify.h5");
+    const std::string target =
+        report_target(o.common, default_report_name(todo, o.all), {o.run.embedded_heads});
     std::unique_ptr<ReportWriter> writer;
     if (!target.empty())
         writer = std::make_unique<ReportWriter>(target, provenance(inv, o.run.seed));
+    if (writer) writer->companion_staging();  // the old companion directory goes at commit
     std::vector<CheckRun> runs;
+    std::vector<CounterexampleFiles> files;
     for (const auto* c : todo) {
         runs.push_back(run_one(*c, o.run, o.quiet));
-        if (!writer) continue;
-        for (const auto& path : write_counterexample_files(
-                 runs.back(), counterexample_dir(writer->target()), provenance(inv, o.run.seed)))
-            if (!o.quiet)
-                log("counterexample written: " + path + " (replay: attnspec verify " + c->name +
-                    " --instance " + path + ")");
+        if (writer)
+            files.push_back(
+                write_counterexamples(*writer, runs.back(), provenance(inv, o.run.seed), o.quiet));
     }
     if (writer) {
-        write_check_runs(writer->root(), runs);
+        write_check_runs(writer->root(), runs, &files);
         writer->commit();
     }
     const std::string shown = writer ? writer->target() : "";

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <new>
 
+#include "attnspec/base/memory.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/version.hpp"
 #include "cli.hpp"
@@ -42,8 +43,14 @@ int main(int argc, char** argv) {
                   << (flag.empty() ? "" : " (option " + flag + ")") << "\n";
         return static_cast<int>(e.code());
     } catch (const std::bad_alloc&) {
-        std::cerr << "attnspec: error: out of memory\n";
-        return static_cast<int>(ExitCode::Internal);
+        // Eigen and the standard library throw std::bad_alloc: the system refused memory that the
+        // estimate allowed (--max-memory above what is free, ulimit -v, cgroup limit).
+        std::cerr << "attnspec: error: out of memory: an allocation failed although the estimate "
+                     "was within --max-memory = "
+                  << human_bytes(memory_limit_bytes())
+                  << " (less memory is available than the budget; lower --max-memory or the "
+                     "problem size)\n";
+        return static_cast<int>(ExitCode::OutOfMemory);
     } catch (const std::exception& e) {
         std::cerr << "attnspec: internal error: " << e.what() << "\n";
         return static_cast<int>(ExitCode::Internal);

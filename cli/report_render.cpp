@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "attnspec/base/errors.hpp"
+#include "experiment_output.hpp"
 
 namespace attnspec::cli {
 
@@ -46,6 +47,7 @@ ReportSummary read_report_summary(const H5Reader& r) {
     for (const auto& g : r.children("/"))
         if (g != check_runs_group()) s.other_groups.push_back(g);
     s.checks = read_check_runs(r);
+    s.experiments = read_experiment_runs(r);
     return s;
 }
 
@@ -62,6 +64,7 @@ std::string render_checks_text(const ReportSummary& s) {
                << ", median " << num(r.median_ratio) << "\n";
         for (const auto& l : record_lines(c)) os << "  " << l << "\n";
     }
+    for (const auto& e : s.experiments) os << render_experiment_text(e);
     for (const auto& g : s.other_groups) os << "group /" << g << " (see --tree)\n";
     return os.str();
 }
@@ -109,6 +112,15 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
         j.kv("n_inconclusive", c.counts[2]).kv("n_not_applicable", c.counts[3]).end_object();
     }
     j.end_array();
+    j.key("experiments").begin_array();
+    for (const auto& e : s.experiments)
+        j.begin_object()
+            .kv("name", e.name)
+            .kv("claim", e.claim)
+            .kv("instances", e.instances)
+            .kv("rows", static_cast<std::int64_t>(e.table.rows()))
+            .end_object();
+    j.end_array();
 }
 
 std::string render_markdown(const ReportSummary& s) {
@@ -123,6 +135,9 @@ std::string render_markdown(const ReportSummary& s) {
         os << "| " << c.name << " | " << cell(c.claim) << " | **" << c.verdict << "** | "
            << c.instances << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2]
            << " | " << c.counts[3] << " | " << num(c.seconds) << " |\n";
+    for (const auto& e : s.experiments)
+        os << "\nExperiment `" << e.name << "` (a table below, no verdict): " << e.instances
+           << " curves in " << num(e.seconds) << " s.\n";
     for (const auto& c : s.checks) {
         os << "\n## " << c.name << "\n\n"
            << c.claim << "\n\nHeadline comparison: `" << c.headline << "`.";
@@ -140,6 +155,7 @@ std::string render_markdown(const ReportSummary& s) {
             os << "```\n";
         }
     }
+    for (const auto& e : s.experiments) os << render_experiment_markdown(e);
     os << "\n## Provenance\n\n| key | value |\n|---|---|\n";
     for (const auto& [k, v] : s.provenance) os << "| " << k << " | " << v << " |\n";
     return os.str();

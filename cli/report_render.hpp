@@ -7,6 +7,7 @@
 
 #include "attnspec/base/json.hpp"
 #include "attnspec/io/check_records.hpp"
+#include "attnspec/io/experiment_records.hpp"
 #include "attnspec/io/h5.hpp"
 
 namespace attnspec::cli {
@@ -16,7 +17,8 @@ namespace attnspec::cli {
 struct ReportSummary {
     std::vector<std::pair<std::string, std::string>> provenance;
     std::vector<CheckRunSummary> checks;
-    std::vector<std::string> other_groups;  // top-level groups other than /checks
+    std::vector<StoredExperiment> experiments;  // runs of kind "experiment" (a table, no verdict)
+    std::vector<std::string> other_groups;      // top-level groups other than /checks
 };
 
 // Errors: DataError when a check run lacks an attribute the schema requires.

@@ -5,6 +5,7 @@
 
 #include "attnspec/base/format.hpp"
 #include "cli.hpp"
+#include "experiment_output.hpp"
 
 namespace attnspec::cli {
 
@@ -31,6 +32,10 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
                       const std::string& report) {
     char line[256];
     for (const auto& run : runs) {
+        if (run.kind == "experiment") {  // a table, no verdict (experiment_output.hpp)
+            print_experiment_human(os, run);
+            continue;
+        }
         os << run.check << ": " << to_string(run.verdict) << "  (" << run.claim << ")\n";
         std::snprintf(line, sizeof line, "  %-32s %6s %6s %6s %6s %6s %12s %12s\n", "regime", "n",
                       "holds", "viol", "incon", "n/a", "worst ratio", "median ratio");
@@ -127,8 +132,15 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
     if (!report.empty()) j.kv("report", report);
     j.key("checks").begin_array();
     for (const auto& run : runs) {
+        if (run.kind == "experiment") {
+            json_experiment_run(j, run);
+            continue;
+        }
         j.begin_object();
-        j.kv("name", run.check).kv("claim", run.claim).kv("verdict", to_string(run.verdict));
+        j.kv("name", run.check)
+            .kv("kind", run.kind)
+            .kv("claim", run.claim)
+            .kv("verdict", to_string(run.verdict));
         j.kv("instances", static_cast<int>(run.results.size()));
         for (int v = 0; v < 4; ++v)
             j.kv(std::string("n_") + to_string(static_cast<Verdict>(v)),
@@ -170,6 +182,7 @@ int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_
     if (fail_on == "never") return 0;
     bool violated = false, inconclusive = false;
     for (const auto& r : runs) {
+        if (r.kind == "experiment") continue;  // experiments have no verdict
         violated |= r.verdict == Verdict::violated;
         inconclusive |= r.verdict == Verdict::inconclusive;
     }

@@ -1,122 +1,214 @@
-// specA-sweep: kappa(J) of SpecA (C = lambda I_{D x d}, frozen) as lambda grows
-// (proofs/speca_sweep.md). Symbols: J_lambda = J at effective weights W + lambda I.
+// specA-sweep, an experiment: kappa(J) of SpecA (C = lambda I_{D x d}, frozen) as lambda grows,
+// over token scale x placement x logit scale (proofs/speca_sweep.md). Symbols: J_lambda = J at
+// effective weights W + lambda I (on Q, K, V or on Q only).
 #include "attnspec/proofs/speca_sweep.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <map>
 
-#include "attention_run.hpp"
+#include "attnspec/attention/corrections.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {
 
 namespace {
-struct Point {
-    double lambda, kappa, max_prob, kappa_S, rank, full_rank;
-    Interval kappa_enc;
-};
+constexpr double kSaturated = 1 - 1e-6;  // max attention probability above which we say saturated
+enum Col { kLambda, kKappa, kKappaLo, kKappaHi, kMaxProb, kKappaS, kRank, kFull, kCols };
 
-Point evaluate(const Head& base, double lambda) {
+// One point of the curve: row of instance/sweep.
+Eigen::RowVectorXd evaluate(const Head& base, double lambda, bool q_only) {
     Head h = base;
     h.C_Q = h.C_K = h.C_V = Eigen::MatrixXd();
     if (lambda > 0) {
-        CorrectionSpec c;
-        c.kind = CorrectionKind::lambda;
-        c.lambda = lambda;
-        apply_correction(h, c);
+        const Eigen::MatrixXd C = lambda_correction(h.D(), h.d(), lambda);
+        h.C_Q = C;
+        if (!q_only) h.C_K = h.C_V = C;
     }
     const Head e = h.effective();
     const Forward<double> f = attention_forward<double>(e);
-    const Eigen::MatrixXd J = jacobian_weights(e);
-    const SvdResult s = svd(J);
-    const Kappa k = kappa(s, J.rows(), J.cols(), KappaConvention::strict);
+    const SvdResult s = svd(jacobian_weights(e));
+    const Eigen::Index rows = e.N() * e.d(), cols = 3 * e.D() * e.d();
+    const Kappa k = kappa(s, rows, cols, KappaConvention::strict);
     const Eigen::Index r = s.sigma.size();
     const bool full = k.rank == r && s.enclosure(r - 1).lo > 0;
-    Interval ke = k.enclosure;
-    if (!full) ke.hi = std::numeric_limits<double>::infinity();
-    return {lambda,           k.value, f.S.maxCoeff(), kappa(f.S).value, double(k.rank),
-            full ? 1.0 : 0.0, ke};
+    Eigen::RowVectorXd row(kCols);
+    row << lambda, k.value, k.enclosure.lo,
+        full ? k.enclosure.hi : std::numeric_limits<double>::infinity(), f.S.maxCoeff(),
+        kappa(f.S).value, double(k.rank), full ? 1.0 : 0.0;
+    return row;
+}
+
+double median(std::vector<double> x) {
+    if (x.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::sort(x.begin(), x.end());
+    const size_t n = x.size();
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+std::string lambda_text(double l) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", l);
+    return buf;
 }
 }  // namespace
 
-CheckResult check_speca_sweep(const Head& h, const std::vector<double>& lambdas_in) {
-    h.validate("specA-sweep");
-    std::vector<double> lambdas = lambdas_in;
-    if (lambdas.empty()) lambdas = {0, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100};
-    if (lambdas.front() != 0) lambdas.insert(lambdas.begin(), 0.0);
-    bool has10 = false;
-    for (double l : lambdas) {
+const std::vector<double>& speca_lambdas() {
+    static const std::vector<double> grid = {0, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100};
+    return grid;
+}
+
+CheckResult sweep_speca(const Head& base, bool q_only, const std::vector<double>& lambdas_in) {
+    base.validate("specA-sweep");
+    std::vector<double> lambdas = lambdas_in.empty() ? speca_lambdas() : lambdas_in;
+    for (double l : lambdas)
         if (!(l >= 0) || !std::isfinite(l))
             fail_data("specA-sweep: lambda must be finite and >= 0");
-        has10 |= l == 10.0;
-    }
-    if (!has10) lambdas.push_back(10.0);
+    for (double must : {0.0, 10.0})
+        if (std::find(lambdas.begin(), lambdas.end(), must) == lambdas.end())
+            lambdas.push_back(must);
     std::sort(lambdas.begin(), lambdas.end());
-    std::vector<Point> pts;
-    pts.reserve(lambdas.size());
-    for (double l : lambdas) pts.push_back(evaluate(h, l));
-    Eigen::MatrixXd sweep(pts.size(), 6);
-    size_t i0 = 0, i10 = 0, argmin = 0, stop = pts.size() - 1;
-    for (size_t i = 0; i < pts.size(); ++i) {
-        sweep.row(i) << pts[i].lambda, pts[i].kappa, pts[i].max_prob, pts[i].kappa_S, pts[i].rank,
-            pts[i].full_rank;
-        if (pts[i].lambda == 10.0) i10 = i;
-        if (pts[i].kappa < pts[argmin].kappa) argmin = i;
+    lambdas.erase(std::unique(lambdas.begin(), lambdas.end()), lambdas.end());
+    Eigen::MatrixXd sweep(Eigen::Index(lambdas.size()), kCols);
+    Eigen::Index i10 = 0, argmin = 0;
+    for (Eigen::Index i = 0; i < sweep.rows(); ++i) {
+        sweep.row(i) = evaluate(base, lambdas[size_t(i)], q_only);
+        if (lambdas[size_t(i)] == 10.0) i10 = i;
+        if (sweep(i, kFull) > 0 &&
+            (sweep(argmin, kFull) == 0 || sweep(i, kKappa) < sweep(argmin, kKappa)))
+            argmin = i;
     }
-    for (size_t i = 0; i + 1 < pts.size(); ++i)
-        if (pts[i + 1].kappa > pts[i].kappa) {
-            stop = i;
-            break;
-        }
     CheckResult res;
     res.check = "specA-sweep";
-    res.claim = "kappa(J) of SpecA at lambda = 10 <= kappa(J) at lambda = 0 (C = lambda I frozen)";
+    res.claim = "experiment: kappa(J) of SpecA as lambda grows (no claim tested)";
     res.conventions = {
-        {"kappa(J)", "strict, r = min(Nd, 3Dd); inf when J is numerically rank-deficient"},
-        {"correction", "C_Q = C_K = C_V = lambda I_{D x d}, frozen; J at W + C"},
+        {"kappa(J)", "strict, r = min(Nd, 3Dd); enclosure hi = inf when J is rank-deficient"},
+        {"correction", q_only ? "C_Q = lambda I_{D x d} (Q only), frozen; J at W + C"
+                              : "C_Q = C_K = C_V = lambda I_{D x d}, frozen; J at W + C"},
         {"sweep columns",
-         "lambda, kappa(J), max attention probability, kappa(S), rank(J), full rank"}};
-    res.hypotheses.push_back(
-        {"J_full_rank_at_0", pts[i0].full_rank > 0, "rank " + std::to_string(int(pts[i0].rank))});
-    res.hypotheses.push_back({"J_full_rank_at_10", pts[i10].full_rank > 0,
-                              "rank " + std::to_string(int(pts[i10].rank))});
-    res.comparisons.push_back(compare("improves_at_10", "kappa(J_10)", pts[i10].kappa,
-                                      pts[i10].kappa_enc, Relation::le, "kappa(J_0)", pts[i0].kappa,
-                                      pts[i0].kappa_enc));
-    const double sat_threshold = 1 - 1e-6;
-    res.values = {{"kappa(J_0)", pts[i0].kappa},
-                  {"kappa(J_10)", pts[i10].kappa},
-                  {"lambda_argmin_kappa", pts[argmin].lambda},
-                  {"min_kappa", pts[argmin].kappa},
-                  {"lambda_stops_falling", pts[stop].lambda},
-                  {"max_prob_at_10", pts[i10].max_prob},
-                  {"saturated_at_10", pts[i10].max_prob > sat_threshold ? 1.0 : 0.0},
-                  {"kappa(S)_at_10", pts[i10].kappa_S},
-                  {"rank(J)_at_10", pts[i10].rank}};
-    if (pts[i10].max_prob > sat_threshold)
-        res.note = "softmax saturated at lambda = 10 (max attention probability > 1 - 1e-6)";
-    store_head(res, h);
+         "lambda, kappa(J), kappa lo, kappa hi, max attention probability, "
+         "kappa(S), rank(J), full rank"}};
+    const bool lowered = sweep(i10, kKappaHi) < sweep(0, kKappaLo) && sweep(0, kFull) > 0;
+    res.values = {{"kappa(J_0)", sweep(0, kKappa)},
+                  {"kappa(J_10)", sweep(i10, kKappa)},
+                  {"lowered_at_10", lowered ? 1.0 : 0.0},
+                  {"saturated_at_10", sweep(i10, kMaxProb) > kSaturated ? 1.0 : 0.0},
+                  {"max_prob_at_10", sweep(i10, kMaxProb)},
+                  {"lambda_argmin_kappa", sweep(argmin, kLambda)},
+                  {"q_only", q_only ? 1.0 : 0.0}};
+    store_head(res, base);  // adds values/s
     res.instance.emplace_back("sweep", sweep);
-    res.finalize();
+    res.note = "experiment record: no claim is tested, so no verdict";
+    res.verdict = Verdict::not_applicable;
     return res;
 }
 
+ExperimentTable speca_table(const std::vector<CheckResult>& results) {
+    // cell key: tokens/placement/scale (the regime without its shape) -> lambda -> rows of curves
+    struct Acc {
+        std::vector<double> ratio, max_prob;
+        double n = 0, full0 = 0, lowered = 0, raised = 0, saturated = 0, deficient = 0;
+    };
+    std::vector<std::string> cells;
+    std::map<std::string, std::map<double, Acc>> acc;
+    for (const auto& r : results) {
+        const auto slash = r.regime.find('/');
+        const std::string cell = slash == std::string::npos ? r.regime : r.regime.substr(slash + 1);
+        if (!acc.count(cell)) cells.push_back(cell);
+        const Eigen::MatrixXd& sw = r.instance.back().second;
+        for (Eigen::Index i = 0; i < sw.rows(); ++i) {
+            Acc& a = acc[cell][sw(i, kLambda)];
+            const bool full0 = sw(0, kFull) > 0, full = sw(i, kFull) > 0;
+            a.n += 1;
+            a.full0 += full0;
+            a.lowered += full0 && sw(i, kKappaHi) < sw(0, kKappaLo);
+            a.raised += full0 && (!full || sw(i, kKappaLo) > sw(0, kKappaHi));
+            a.saturated += sw(i, kMaxProb) > kSaturated;
+            a.deficient += !full;
+            if (full0 && full) a.ratio.push_back(sw(i, kKappa) / sw(0, kKappa));
+            a.max_prob.push_back(sw(i, kMaxProb));
+        }
+    }
+    ExperimentTable t;
+    t.axis_names = {"tokens", "placement", "scale", "lambda"};
+    t.value_names = {"instances",   "n_full_rank_at_0", "n_lowered",          "n_raised",
+                     "n_saturated", "n_rank_deficient", "median_kappa_ratio", "median_max_prob"};
+    t.axes.resize(4);
+    t.values.resize(t.value_names.size());
+    for (const auto& cell : cells) {
+        // cell = tokens/placement/scale, where scale may itself hold a '/' ("s=1/sqrt(d)")
+        const auto a = cell.find('/'), b = cell.find('/', a + 1);
+        for (const auto& [lambda, x] : acc[cell]) {
+            t.axes[0].push_back(cell.substr(0, a));
+            t.axes[1].push_back(cell.substr(a + 1, b - a - 1));
+            t.axes[2].push_back(cell.substr(b + 1));
+            t.axes[3].push_back(lambda_text(lambda));
+            const double v[] = {x.n,         x.full0,     x.lowered,       x.raised,
+                                x.saturated, x.deficient, median(x.ratio), median(x.max_prob)};
+            for (size_t k = 0; k < t.values.size(); ++k) t.values[k].push_back(v[k]);
+        }
+    }
+    return t;
+}
+
+namespace {
+struct SweepShape {
+    const char* name;
+    long N, D, d;
+};
+
+// A base head (weights N(0, 1/D), no correction) with token rows at the given scale:
+// raw = i.i.d. N(0, 1) entries (||x|| ~ sqrt(D)), layernorm = rows centred to unit variance
+// (||x|| = sqrt(D)), unit-norm = rows scaled to ||x|| = 1.
+Head base_head(const SweepShape& sh, const std::string& tokens, std::uint64_t seed) {
+    RandomSpec spec;
+    spec.N = sh.N;
+    spec.D = sh.D;
+    spec.d = sh.d;
+    spec.seed = seed;
+    spec.token_dist = tokens == "layernorm" ? "layernorm" : "gaussian";
+    Head h = random_head(spec);
+    if (tokens == "unit-norm") h.X.rowwise().normalize();
+    return h;
+}
+}  // namespace
+
 CheckRun run_speca_sweep(const RunOptions& opt) {
-    CheckRun run =
-        run_attention_check(opt, "specA-sweep", "kappa(J) at lambda = 10 <= kappa(J) at lambda = 0",
-                            "improves_at_10", 2, [](const Head& h) {
-                                Head base = h;  // the sweep sets its own corrections
-                                base.C_Q = base.C_K = base.C_V = Eigen::MatrixXd();
-                                return check_speca_sweep(base);
-                            });
-    // Classify by saturation at lambda = 10: where the softmax saturates, J_Q and J_K vanish and
-    // kappa(J) cannot fall; the table shows the two populations apart.
-    for (auto& r : run.results)
-        r.regime += r.value("saturated_at_10") > 0 ? "/saturated@10" : "/unsaturated@10";
-    run.summarize();
+    RunLoop loop(opt, "specA-sweep",
+                 "where does lambda = 10 lower kappa(J) of SpecA, and where does it "
+                 "saturate the softmax? (base weights N(0, 1/D), no correction)",
+                 "");
+    std::vector<SweepShape> shapes = {
+        {"N<D", 6, 10, 3}, {"N>D", 12, 5, 3}, {"d=1", 8, 8, 1}, {"d=D", 6, 4, 4}};
+    if (opt.thorough) shapes.push_back({"N>D-large", 32, 16, 8});
+    if (opt.shape.size() == 2) shapes = {{"given", 2 * opt.shape[0], opt.shape[0], opt.shape[1]}};
+    const char* tokens[] = {"layernorm", "unit-norm", "raw"};
+    const long per = loop.per_regime(long(shapes.size()) * 3 * 4, 3, 12);
+    std::uint64_t i = 0;
+    for (const auto& sh : shapes)
+        for (const char* tok : tokens)
+            for (long t = 0; t < per; ++t, ++i) {
+                if (loop.out_of_time()) continue;
+                Head h = base_head(sh, tok, loop.seed(i));
+                for (const bool q_only : {false, true})
+                    for (const bool inv : {true, false}) {
+                        const std::string regime = std::string(sh.name) + "/" + tok + "/" +
+                                                   (q_only ? "Q" : "QKV") + "/" +
+                                                   (inv ? "s=1/sqrt(d)" : "s=1");
+                        if (!loop.selected(regime)) continue;
+                        h.s = logit_scale(inv ? LogitScale::inv_sqrt_d : LogitScale::one, sh.d);
+                        loop.add(sweep_speca(h, q_only), regime, loop.seed(i));
+                    }
+            }
+    CheckRun run = loop.finish();
+    run.kind = "experiment";
+    run.table = speca_table(run.results);
     return run;
 }
 

@@ -1,7 +1,9 @@
-// Lemma 3.7 (Weyl) and Thm 3.8 checks; see proofs/lemma_3_7.md and proofs/thm_3_8.md.
+// Lemma 3.7 (Weyl) and the Thm 3.8 checks (thm3.8, thm3.8-sufficient, thm3.8-trained,
+// thm3.8-above-sigma1); see proofs/lemma_3_7.md and proofs/thm_3_8.md.
 // Symbols: W (D x d), lambda, I = I_{D x d}, M = W + lambda I, s1 = sigma_1(W).
 #include "attnspec/proofs/thm_3_8.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -80,65 +82,143 @@ CheckResult check_lemma_3_7(const Eigen::MatrixXd& W, const Eigen::MatrixXd& E, 
     return res;
 }
 
-CheckResult check_thm_3_8(const Eigen::MatrixXd& W, double lambda, double bound_factor) {
-    validate(W, "thm3.8");
+namespace {
+
+// What every thm3.8 check needs about W and M = W + lambda I: values and enclosures of sigma_1(W),
+// kappa(W), kappa(M), and of the Weyl bound (lambda + s1)/(lambda - s1).
+struct Pair38 {
+    SvdResult sW, sM;
+    double s1 = 0, kW = 0, kM = 0, weyl = 0;
+    Interval s1_enc, kW_enc, kM_enc, weyl_enc;
+    bool lambda_gt_s1 = false;  // decided on the enclosure: true only when proved
+};
+
+Pair38 evaluate_pair(const Eigen::MatrixXd& W, double lambda, const char* who) {
+    validate(W, who);
+    if (!(lambda >= 0) || !std::isfinite(lambda))
+        fail_data(std::string(who) + ": lambda must be finite and >= 0");
     const Eigen::MatrixXd M = W + lambda_correction(W.rows(), W.cols(), lambda);
-    const SvdResult sW = svd(W), sM = svd(M);
-    const double s1 = sW.sigma[0];
+    Pair38 p;
+    p.sW = svd(W);
+    p.sM = svd(M);
+    p.s1 = p.sW.sigma[0];
+    p.s1_enc = p.sW.enclosure(0);
+    p.kW = kappa_value(p.sW);
+    p.kM = kappa_value(p.sM);
+    p.kW_enc = kappa_enclosure(p.sW);
+    p.kM_enc = kappa_sum_enclosure(p.sM, M);
+    p.lambda_gt_s1 = lambda > p.s1_enc.hi;
+    if (p.lambda_gt_s1) {
+        // increasing in s1, so evaluated at the ends of s1's interval; lambda is exact; 4u padding
+        p.weyl = (lambda + p.s1) / (lambda - p.s1);
+        const Interval b = divide(Interval{lambda + p.s1_enc.lo, lambda + p.s1_enc.hi},
+                                  Interval{lambda - p.s1_enc.hi, lambda - p.s1_enc.lo});
+        p.weyl_enc = {b.lo * (1 - 4 * kU), b.hi * (1 + 4 * kU)};
+    } else {
+        p.weyl = p.s1 < lambda ? (lambda + p.s1) / (lambda - p.s1)
+                               : std::numeric_limits<double>::infinity();
+        p.weyl_enc = Interval::point(std::numeric_limits<double>::infinity());
+    }
+    return p;
+}
+
+std::string interval_text(const Interval& x) {
+    return "[" + std::to_string(x.lo) + ", " + std::to_string(x.hi) + "]";
+}
+
+Hypothesis lambda_gt_s1(const Pair38& p, double lambda) {
+    return {"lambda_gt_sigma1", p.lambda_gt_s1,
+            "lambda = " + std::to_string(lambda) + ", sigma_1(W) in " + interval_text(p.s1_enc)};
+}
+
+// kappa(W + lambda I) < factor * kappa(W), strict as in the stated claim.
+Comparison decrease(const Pair38& p, double factor = 1.0) {
+    return compare("decrease", "kappa(W+lambda I)", p.kM, p.kM_enc, Relation::lt,
+                   factor == 1.0 ? "kappa(W)" : "factor*kappa(W)", factor * p.kW,
+                   {factor * p.kW_enc.lo, factor * p.kW_enc.hi});
+}
+
+CheckResult base_result(const Pair38& p, const std::string& check, const std::string& claim,
+                        const Eigen::MatrixXd& W, double lambda) {
     CheckResult res;
-    res.check = "thm3.8";
-    res.claim = "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1)";
+    res.check = check;
+    res.claim = claim;
     res.conventions = {{"kappa", "strict, r = min(D, d)"},
                        {"I", "I_{D x d}: ones on the main diagonal"},
-                       {"svd", sW.method}};
-    const Interval s1_enc = sW.enclosure(0);
-    const bool met = lambda > s1_enc.hi;  // decided on the enclosure: met only when proved
-    res.hypotheses.push_back({"lambda_gt_sigma1", met,
-                              "lambda = " + std::to_string(lambda) + ", sigma_1(W) in [" +
-                                  std::to_string(s1_enc.lo) + ", " + std::to_string(s1_enc.hi) +
-                                  "]"});
-    const double kM = kappa_value(sM), kW = kappa_value(sW);
-    const Interval kM_enc = kappa_sum_enclosure(sM, M), kW_enc = kappa_enclosure(sW);
-    // (lambda + s1)/(lambda - s1) over the enclosure of s1 (increasing in s1); lambda exact.
-    const double b = bound_factor * (lambda + s1) / (lambda - s1);
-    Interval b_enc = divide(Interval{lambda + s1_enc.lo, lambda + s1_enc.hi},
-                            Interval{lambda - s1_enc.hi, lambda - s1_enc.lo});
-    b_enc = {bound_factor * b_enc.lo * (1 - 4 * kU), bound_factor * b_enc.hi * (1 + 4 * kU)};
-    if (met) {
-        res.comparisons.push_back(compare("weyl_bound", "kappa(W+lambda I)", kM, kM_enc,
-                                          Relation::le, "(lambda+s1)/(lambda-s1)", b, b_enc));
-        if (kW_enc.lo > b_enc.hi)
-            res.comparisons.push_back(compare("guaranteed_decrease", "kappa(W+lambda I)", kM,
-                                              kM_enc, Relation::le, "kappa(W)", kW, kW_enc));
-    }
-    res.values = {{"lambda", lambda}, {"sigma_1(W)", s1},
-                  {"kappa(W)", kW},   {"kappa(W+lambda I)", kM},
-                  {"weyl_bound", b},  {"condition_met", met ? 1.0 : 0.0}};
+                       {"svd", p.sW.method}};
+    res.values = {{"lambda", lambda},     {"sigma_1(W)", p.s1},
+                  {"kappa(W)", p.kW},     {"kappa(W+lambda I)", p.kM},
+                  {"weyl_bound", p.weyl}, {"condition_met", p.lambda_gt_s1 ? 1.0 : 0.0}};
     res.instance = {{"W", W}};
+    return res;
+}
+
+}  // namespace
+
+CheckResult check_thm_3_8(const Eigen::MatrixXd& W, double lambda, double bound_factor) {
+    const Pair38 p = evaluate_pair(W, lambda, "thm3.8");
+    CheckResult res = base_result(
+        p, "thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1)", W,
+        lambda);
+    res.hypotheses.push_back(lambda_gt_s1(p, lambda));
+    if (p.lambda_gt_s1)
+        res.comparisons.push_back(compare(
+            "weyl_bound", "kappa(W+lambda I)", p.kM, p.kM_enc, Relation::le,
+            bound_factor == 1.0 ? "(lambda+s1)/(lambda-s1)" : "factor*(lambda+s1)/(lambda-s1)",
+            bound_factor * p.weyl, {bound_factor * p.weyl_enc.lo, bound_factor * p.weyl_enc.hi}));
     res.finalize();
     return res;
 }
 
-CheckResult check_thm_3_8_informal(const Eigen::MatrixXd& W, double lambda) {
-    validate(W, "thm3.8-informal");
-    const Eigen::MatrixXd M = W + lambda_correction(W.rows(), W.cols(), lambda);
-    const SvdResult sW = svd(W), sM = svd(M);
-    CheckResult res;
-    res.check = "thm3.8-informal";
-    res.claim = "lambda >= 2 => kappa(W + lambda I) < kappa(W) (the paper's informal claim)";
-    res.conventions = {{"kappa", "strict, r = min(D, d)"}, {"svd", sW.method}};
+CheckResult check_thm_3_8_sufficient(const Eigen::MatrixXd& W, double lambda, double rhs_factor) {
+    const Pair38 p = evaluate_pair(W, lambda, "thm3.8-sufficient");
+    CheckResult res = base_result(p, "thm3.8-sufficient",
+                                  "lambda > s1 and kappa(W) > (lambda+s1)/(lambda-s1) => "
+                                  "kappa(W+lambda I) < kappa(W)",
+                                  W, lambda);
+    res.hypotheses.push_back(lambda_gt_s1(p, lambda));
+    const bool above = p.lambda_gt_s1 && p.kW_enc.lo > p.weyl_enc.hi;
+    res.hypotheses.push_back({"kappa_W_gt_weyl_bound", above,
+                              "kappa(W) in " + interval_text(p.kW_enc) +
+                                  ", (lambda+s1)/(lambda-s1) in " + interval_text(p.weyl_enc)});
+    if (above) res.comparisons.push_back(decrease(p, rhs_factor));
+    res.finalize();
+    return res;
+}
+
+CheckResult check_thm_3_8_trained(const Eigen::MatrixXd& W, double lambda, double bound_factor) {
+    const Pair38 p = evaluate_pair(W, lambda, "thm3.8-trained");
+    CheckResult res =
+        base_result(p, "thm3.8-trained",
+                    "||W||_2 <= 1 and lambda >= 2 => kappa(W+lambda I) < kappa(W)", W, lambda);
+    const bool small = p.s1_enc.hi <= 1.0;
+    res.hypotheses.push_back(
+        {"norm_W_le_1", small, "sigma_1(W) in " + interval_text(p.s1_enc) + " (proved <= 1)"});
     res.hypotheses.push_back({"lambda_ge_2", lambda >= 2, "lambda = " + std::to_string(lambda)});
-    const double kM = kappa_value(sM), kW = kappa_value(sW);
-    if (lambda >= 2)
-        res.comparisons.push_back(compare("decrease", "kappa(W+lambda I)", kM,
-                                          kappa_sum_enclosure(sM, M), Relation::le, "kappa(W)", kW,
-                                          kappa_enclosure(sW)));
-    res.values = {{"lambda", lambda},
-                  {"sigma_1(W)", sW.sigma[0]},
-                  {"kappa(W)", kW},
-                  {"kappa(W+lambda I)", kM},
-                  {"condition_met", lambda > sW.sigma[0] ? 1.0 : 0.0}};
-    res.instance = {{"W", W}};
+    if (small && lambda >= 2) {
+        res.comparisons.push_back(decrease(p));
+        // Weyl with sigma_1 <= 1: kappa(W + lambda I) <= (lambda+1)/(lambda-1) <= 3, attained by
+        // W = diag(1, -1) at lambda = 2. lambda >= 2 is exact, so only the division rounds.
+        const double b = (lambda + 1) / (lambda - 1);
+        const Interval b_enc{bound_factor * b * (1 - 2 * kU), bound_factor * b * (1 + 2 * kU)};
+        res.comparisons.push_back(
+            compare("bound", "kappa(W+lambda I)", p.kM, p.kM_enc, Relation::le,
+                    bound_factor == 1.0 ? "(lambda+1)/(lambda-1)" : "factor*(lambda+1)/(lambda-1)",
+                    bound_factor * b, b_enc, /*attainable=*/true));
+    }
+    res.finalize();
+    return res;
+}
+
+CheckResult check_thm_3_8_above_sigma1(const Eigen::MatrixXd& W, double lambda) {
+    const Pair38 p = evaluate_pair(W, lambda, "thm3.8-above-sigma1");
+    CheckResult res = base_result(p, "thm3.8-above-sigma1",
+                                  "lambda > sigma_1(W) alone => kappa(W+lambda I) < kappa(W) "
+                                  "(a reading known to be false; probed, not claimed)",
+                                  W, lambda);
+    res.hypotheses.push_back(lambda_gt_s1(p, lambda));
+    if (p.lambda_gt_s1) res.comparisons.push_back(decrease(p));
+    res.values.emplace_back("sufficient_met", p.lambda_gt_s1 && p.kW > p.weyl ? 1.0 : 0.0);
     res.finalize();
     return res;
 }
@@ -148,7 +228,7 @@ namespace {
 
 // W families for the lambda checks: Gaussian with scale log-uniform over 1e-3..1e2, a prescribed
 // spectrum with kappa(W) log-uniform in [1, 1e6], and "anti-aligned" W = -(lambda - a) I + noise
-// whose diagonal cancels lambda (the counterexample family of MATH.md §2).
+// whose diagonal cancels lambda (the counterexample family of docs/MATH.md §2).
 Eigen::MatrixXd draw_w(const std::string& fam, long D, long d, double lambda, Rng& rng) {
     if (fam == "gaussian")
         return rng.gaussian(D, d, rng.log_uniform(1e-3, 1e2) / std::sqrt(double(D)));
@@ -165,7 +245,7 @@ Eigen::MatrixXd draw_w(const std::string& fam, long D, long d, double lambda, Rn
 
 template <class CheckFn>
 CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const std::string& claim,
-                          const std::string& headline, bool classify, CheckFn fn) {
+                          const std::string& headline, CheckFn fn) {
     RunLoop loop(opt, name, claim, headline);
     const auto shapes = weight_shapes(opt, {"large", 256, 64});
     const std::vector<std::string> fams = {"gaussian", "spectrum", "anti-aligned"};
@@ -177,19 +257,55 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
             for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
-                std::string regime = sh.name + "/" + fam;
+                const std::string regime = sh.name + "/" + fam;
                 if (loop.skip(i, regime)) continue;
                 Rng rng(loop.seed(i));
-                // lambda: the paper's 10, the informal threshold 2, or log-uniform in [0.1, 100]
+                // lambda: the paper's 10, the threshold 2, or log-uniform in [0.1, 100]
                 const int pick = int(t % 3);
                 const double lambda = pick == 0   ? 10.0
                                       : pick == 1 ? 2.0
                                                   : rng.log_uniform(0.1, 100);
-                CheckResult r = fn(draw_w(fam, sh.D, sh.d, lambda, rng), lambda, rng);
-                if (classify) regime += r.value("condition_met") > 0 ? "/lambda>s1" : "/lambda<=s1";
-                loop.add(std::move(r), regime, loop.seed(i));
+                loop.add(fn(draw_w(fam, sh.D, sh.d, lambda, rng), lambda, rng), regime,
+                         loop.seed(i));
             }
     return loop.finish();
+}
+
+// W with ||W||_2 <= 1 (sigma_1 in [0.05, 0.99]; trained weights under weight decay / norm
+// control): "spectrum" (kappa log-uniform in [1, 1e3]), "well-conditioned" (kappa log-uniform in
+// [1, 4], to map the region kappa(W) < 3 densely), "anti-aligned" (the worst case for a decrease:
+// near-diagonal with entries +s1, -s1, +-s1/kappa and the rest +-s1 kappa^-U(0,1), kappa
+// log-uniform in [1, 4], noise 1e-3 * s1; then kappa(W + lambda I) reaches
+// (lambda+s1)/(lambda-s1)).
+Eigen::MatrixXd draw_trained_w(const std::string& fam, long D, long d, Rng& rng) {
+    const long r = std::min(D, d);
+    const double s1 = rng.uniform(0.05, 0.99);
+    if (fam == "spectrum")
+        return rng.with_spectrum(D, d, geometric_spectrum(r, s1, rng.log_uniform(1, 1e3)));
+    if (fam == "well-conditioned")
+        return rng.with_spectrum(D, d, geometric_spectrum(r, s1, rng.log_uniform(1, 4)));
+    const double k = rng.log_uniform(1, 4);
+    auto sign = [&] { return rng.uniform() < 0.5 ? -1.0 : 1.0; };
+    Eigen::MatrixXd W = rng.gaussian(D, d, 1e-3 * s1);
+    for (long i = 0; i < r; ++i) W(i, i) = sign() * s1 * std::pow(k, -rng.uniform());
+    W(0, 0) = s1;
+    if (r > 1) W(1, 1) = -s1;
+    if (r > 2) W(2, 2) = sign() * s1 / k;
+    return W * (s1 / svd(W).sigma[0]);
+}
+
+// The map of thm3.8-trained: kappa(W) band x lambda band.
+std::string trained_regime(double kW, double lambda) {
+    const char* kb = kW < 1.5  ? "kW<1.5"
+                     : kW < 2  ? "kW[1.5,2)"
+                     : kW < 3  ? "kW[2,3)"
+                     : kW < 10 ? "kW[3,10)"
+                               : "kW>=10";
+    const char* lb = lambda == 2    ? "lambda=2"
+                     : lambda < 10  ? "lambda(2,10)"
+                     : lambda == 10 ? "lambda=10"
+                                    : "lambda>10";
+    return std::string(kb) + "/" + lb;
 }
 
 }  // namespace
@@ -197,7 +313,7 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
 CheckRun run_lemma_3_7(const RunOptions& opt) {
     return run_lambda_check(
         opt, "lemma3.7", "|sigma_i(W+E) - sigma_i(W)| <= ||E||_2, E = lambda I or Gaussian", "weyl",
-        false, [](const Eigen::MatrixXd& W, double lambda, Rng& rng) {
+        [](const Eigen::MatrixXd& W, double lambda, Rng& rng) {
             // E = lambda I (Weyl is tight when W's singular directions align)
             // or a Gaussian perturbation of norm ~ lambda, drawn from the seed
             Eigen::MatrixXd E = lambda_correction(W.rows(), W.cols(), lambda);
@@ -210,15 +326,67 @@ CheckRun run_lemma_3_7(const RunOptions& opt) {
 CheckRun run_thm_3_8(const RunOptions& opt) {
     return run_lambda_check(
         opt, "thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1)",
-        "weyl_bound", false,
+        "weyl_bound",
         [](const Eigen::MatrixXd& W, double lambda, Rng&) { return check_thm_3_8(W, lambda); });
 }
 
-CheckRun run_thm_3_8_informal(const RunOptions& opt) {
-    return run_lambda_check(opt, "thm3.8-informal", "lambda >= 2 => kappa(W+lambda I) < kappa(W)",
-                            "decrease", true, [](const Eigen::MatrixXd& W, double lambda, Rng&) {
-                                return check_thm_3_8_informal(W, lambda);
+CheckRun run_thm_3_8_sufficient(const RunOptions& opt) {
+    return run_lambda_check(opt, "thm3.8-sufficient",
+                            "lambda > s1 and kappa(W) > (lambda+s1)/(lambda-s1) => "
+                            "kappa(W+lambda I) < kappa(W)",
+                            "decrease", [](const Eigen::MatrixXd& W, double lambda, Rng&) {
+                                return check_thm_3_8_sufficient(W, lambda);
                             });
+}
+
+CheckRun run_thm_3_8_above_sigma1(const RunOptions& opt) {
+    return run_lambda_check(opt, "thm3.8-above-sigma1",
+                            "lambda > sigma_1(W) alone => kappa(W+lambda I) < kappa(W) (false "
+                            "reading, probed)",
+                            "decrease", [](const Eigen::MatrixXd& W, double lambda, Rng&) {
+                                return check_thm_3_8_above_sigma1(W, lambda);
+                            });
+}
+
+CheckRun run_thm_3_8_trained(const RunOptions& opt) {
+    RunLoop loop(opt, "thm3.8-trained",
+                 "||W||_2 <= 1 and lambda >= 2 => kappa(W+lambda I) < kappa(W)", "decrease");
+    const auto shapes = weight_shapes(opt, {"large", 256, 64});
+    const std::vector<std::string> fams = {"spectrum", "well-conditioned", "anti-aligned"};
+    const long per = loop.per_regime(long(shapes.size() * fams.size()), 32, 120);
+    std::uint64_t i = 0;
+    for (const auto& sh : shapes)
+        for (const auto& fam : fams)
+            for (long t = 0; t < per; ++t, ++i) {
+                if (loop.out_of_time()) continue;
+                Rng rng(loop.seed(i));
+                const int pick = int(t % 3);  // lambda: 2, 10, or log-uniform in [2, 100]
+                const double lambda = pick == 0 ? 2.0 : pick == 1 ? 10.0 : rng.log_uniform(2, 100);
+                CheckResult r = check_thm_3_8_trained(draw_trained_w(fam, sh.D, sh.d, rng), lambda);
+                const std::string regime = trained_regime(r.value("kappa(W)"), lambda);
+                if (loop.selected(regime) || loop.selected(sh.name + "/" + fam))
+                    loop.add(std::move(r), regime, loop.seed(i));
+            }
+    CheckRun run = loop.finish();
+    // the map reads in band order (kappa(W) bands, then lambda bands), not in order of appearance
+    auto rank = [](const std::string& reg) {
+        int k = 0;
+        for (const char* b : {"kW<1.5", "kW[1.5,2)", "kW[2,3)", "kW[3,10)", "kW>=10"}) {
+            if (reg.rfind(b, 0) == 0) break;
+            ++k;
+        }
+        int l = 0;
+        for (const char* b : {"lambda=2", "lambda(2,10)", "lambda=10", "lambda>10"}) {
+            if (reg.find(b) != std::string::npos) break;
+            ++l;
+        }
+        return 8 * k + l;
+    };
+    std::stable_sort(run.regimes.begin(), run.regimes.end(),
+                     [&](const RegimeSummary& a, const RegimeSummary& b) {
+                         return rank(a.regime) < rank(b.regime);
+                     });
+    return run;
 }
 
 }  // namespace attnspec::proofs

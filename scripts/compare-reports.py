@@ -3,7 +3,12 @@
 (NaN equal to NaN), ignoring what legitimately differs between two runs of the same seed: wall
 times, creation time, host, command line and the build identity (git sha, versions, compiler).
 
-    /usr/bin/python3 scripts/compare-reports.py A.h5 B.h5 [--ignore NAME ...]
+    /usr/bin/python3 scripts/compare-reports.py A.h5 B.h5 [--ignore NAME ...] [--rtol R]
+
+With --rtol R, floating-point entries agree when |a - b| <= R * max(|a|, |b|) element by element
+(NaN equal to NaN, infinities equal only to themselves); integers and strings (verdicts, counts,
+regime names) are always compared exactly. Used by scripts/check-reference.sh, where the committed
+reference may come from a CPU whose BLAS kernels round differently.
 
 Exit 0 when the reports agree, 1 when they differ (the first differences are printed), 2 on a
 usage or read error. Needs h5py and numpy (Debian: python3-h5py, python3-numpy).
@@ -47,10 +52,17 @@ def entries(path, ignore):
     return out
 
 
-def same(x, y):
+def same(x, y, rtol=0.0):
     a, b = np.asarray(x), np.asarray(y)
     if a.shape != b.shape:
         return False
+    if rtol > 0 and a.dtype.kind == "f" and b.dtype.kind == "f":
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        both_nan = np.isnan(a) & np.isnan(b)
+        finite = np.isfinite(a) & np.isfinite(b)
+        close = np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b))
+        ok = both_nan | (finite & close) | (~finite & ~np.isnan(a) & (a == b))
+        return bool(np.all(ok))
     try:
         return bool(np.array_equal(a, b, equal_nan=True))
     except TypeError:  # strings and objects: no NaN
@@ -63,6 +75,8 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--ignore", action="append", default=[],
                     help="another attribute name to ignore (repeatable)")
+    ap.add_argument("--rtol", type=float, default=0.0,
+                    help="relative tolerance for floating-point entries (default 0: exact)")
     args = ap.parse_args()
     ignore = RUN_ATTRIBUTES | set(args.ignore)
     try:
@@ -74,7 +88,7 @@ def main():
     for key in sorted(set(ea) | set(eb)):
         if key not in ea or key not in eb:
             msg = f"only in {'B' if key not in ea else 'A'}: {key}"
-        elif not same(ea[key], eb[key]):
+        elif not same(ea[key], eb[key], args.rtol):
             msg = f"differs: {key}: {str(ea[key])[:70]} | {str(eb[key])[:70]}"
         else:
             continue

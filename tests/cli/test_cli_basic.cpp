@@ -110,21 +110,22 @@ TEST_CASE("killing verify mid-run never touches the target", "[cli]") {
 
 TEST_CASE("violations are written as instance files that replay to the same verdict", "[cli]") {
     const std::string dir = attnspec::test::temp_dir();
-    auto r = run_cli("verify thm3.8-informal -q --json --out " + dir + "/v.h5");
-    REQUIRE(r.code == 1);  // the informal claim is refuted on the anti-aligned family
+    auto r = run_cli("verify thm3.8-above-sigma1 -q --json --out " + dir + "/v.h5");
+    REQUIRE(r.code ==
+            1);  // the false reading "lambda > sigma_1 alone" is refuted on the anti-aligned family
     const std::string list = dir + "/list";
-    std::system(("ls " + dir + "/counterexamples/*.h5 > " + list).c_str());
+    std::system(("ls " + dir + "/v.counterexamples/*.h5 > " + list).c_str());
     std::ifstream lf(list);
     std::string first;
     std::getline(lf, first);
     REQUIRE(!first.empty());
-    auto rep = run_cli("verify thm3.8-informal --instance " + first + " --json");
+    auto rep = run_cli("verify thm3.8-above-sigma1 --instance " + first + " --json");
     CHECK(rep.code == 1);
     CHECK(rep.out.find("\"verdict\": \"violated\"") != std::string::npos);
     // the report's own first violated record replays too, and the wrong check is refused
-    CHECK(run_cli("verify thm3.8-informal --instance " + dir + "/v.h5").code == 1);
+    CHECK(run_cli("verify thm3.8-above-sigma1 --instance " + dir + "/v.h5").code == 1);
     CHECK(run_cli("verify thm3.5 --instance " + first).code == 65);
-    CHECK(run_cli("verify thm3.8-informal --instance " + dir + "/none.h5").code == 66);
+    CHECK(run_cli("verify thm3.8-above-sigma1 --instance " + dir + "/none.h5").code == 66);
     std::system(("rm -rf " + dir).c_str());
 }
 
@@ -188,8 +189,9 @@ TEST_CASE("every registered check replays its stored records", "[cli]") {
     auto r = run_cli("verify --all -q --trials 40 --search-budget 0 --fail-on never --out " + dir +
                      "/v.h5");
     REQUIRE(r.code == 0);
-    for (const char* c : {"thm3.3", "thm3.4", "thm3.5", "lemma3.7", "thm3.8", "thm3.8-informal",
-                          "specA-sweep", "infsa.neumann", "infsa.perron"}) {
+    for (const char* c :
+         {"thm3.3", "thm3.4", "thm3.5", "lemma3.7", "thm3.8", "thm3.8-sufficient", "thm3.8-trained",
+          "thm3.8-above-sigma1", "specA-sweep", "infsa.neumann", "infsa.perron"}) {
         auto rep = run_cli(std::string("verify ") + c + " --instance " + dir +
                            "/v.h5 --fail-on never --json");
         INFO(c << ": " << rep.err);
@@ -223,8 +225,8 @@ TEST_CASE("--help lists every command of the table, info and report take --json"
 
 TEST_CASE("verify --no-report writes neither a report nor counterexample files", "[cli]") {
     const std::string dir = attnspec::test::temp_dir();
-    // thm3.8-informal is refuted: without --no-report it writes counterexamples (test above)
-    auto r = run_cli("verify thm3.8-informal -q --no-report --json");
+    // thm3.8-above-sigma1 is refuted: without --no-report it writes counterexamples (test above)
+    auto r = run_cli("verify thm3.8-above-sigma1 -q --no-report --json");
     CHECK(r.code == 1);
     CHECK(r.out.find("\"verdict\": \"violated\"") != std::string::npos);
     CHECK(r.out.find("\"report\"") == std::string::npos);
@@ -234,7 +236,7 @@ TEST_CASE("verify --no-report writes neither a report nor counterexample files",
     CHECK(h.out.find("report:") == std::string::npos);
     // nothing written in the working directory of the run either
     const std::string cmd = "cd " + dir + " && " + ATTNSPEC_CLI_PATH +
-                            " verify thm3.8-informal -q --no-report >/dev/null 2>&1; "
+                            " verify thm3.8-above-sigma1 -q --no-report >/dev/null 2>&1; "
                             "test -z \"$(ls -A " +
                             dir + ")\"";
     CHECK(std::system(cmd.c_str()) == 0);

@@ -15,7 +15,8 @@ constexpr EnumName<Verdict> kVerdictNames[] = {{Verdict::holds, "holds"},
                                                {Verdict::violated, "violated"},
                                                {Verdict::inconclusive, "inconclusive"},
                                                {Verdict::not_applicable, "not_applicable"}};
-constexpr EnumName<Relation> kRelationNames[] = {{Relation::le, "<="}, {Relation::eq, "=="}};
+constexpr EnumName<Relation> kRelationNames[] = {
+    {Relation::le, "<="}, {Relation::eq, "=="}, {Relation::lt, "<"}};
 }  // namespace
 
 const char* to_string(Verdict v) { return enum_name(v, kVerdictNames); }
@@ -64,6 +65,14 @@ Comparison compare(const std::string& name, const std::string& lhs_name, double 
             c.verdict = Verdict::inconclusive;
             c.basis = "enclosures overlap";
         }
+    } else if (rel == Relation::lt) {
+        c.margin = rhs - lhs;
+        c.verdict = lhs_enc.hi < rhs_enc.lo    ? Verdict::holds
+                    : lhs_enc.lo >= rhs_enc.hi ? Verdict::violated
+                                               : Verdict::inconclusive;
+        c.basis = c.verdict == Verdict::holds      ? "proved by enclosures"
+                  : c.verdict == Verdict::violated ? "proved false by enclosures"
+                                                   : "enclosures overlap";
     } else {
         c.margin = std::fabs(lhs - rhs);
         c.verdict = disjoint ? Verdict::violated : Verdict::holds;

@@ -7,6 +7,7 @@
 
 #include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/memory.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -56,8 +57,8 @@ Affinity affinity(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const Affi
     check_qk(Q, K, "affinity");
     detail::check_eps(opt.eps);
     const double N = double(Q.rows()), d = double(Q.cols());
-    check_allocation(8.0 * N * N, opt.max_bytes,
-                     "dense affinity (" + std::to_string(Q.rows()) + "^2)");
+    check_allocation(8.0 * N * N, opt.max_bytes > 0 ? opt.max_bytes : memory_limit_bytes(),
+                     "dense affinity (" + std::to_string(Q.rows()) + "^2)", "max_bytes");
     Affinity a;
     a.kind = opt.kind;
     if (opt.kind == AffinityKind::relu) {

@@ -3,10 +3,13 @@
 #include "attnspec/infsa/fidelity_table.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/memory.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/infsa/relu_kernel.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -72,6 +75,55 @@ FidelityStats fidelity_stats(std::vector<double> v) {
     return s;
 }
 
+FidelityEstimate fidelity_estimate(const FidelitySpec& spec, double iterations) {
+    FidelityEstimate e;
+    const double dh = double(spec.d_h),
+                 per_N = double(spec.draws) * double(spec.heads) * double(spec.families.size());
+    e.iterations = spec.matrix_free ? iterations : 0;
+    for (long Nl : spec.Ns) {
+        const double N = double(Nl);
+        const double bytes = spec.matrix_free
+                                 ? 8.0 * (4.0 * N * dh + 16.0 * N + 2.0 * 1024.0 * 1024.0)
+                                 : 8.0 * (6.0 * N * N + 2.0 * N * dh);
+        e.bytes = std::max(e.bytes, bytes);
+        const double flops = spec.matrix_free
+                                 ? 4.0 * N * N * dh * iterations * (spec.with_right ? 2.0 : 1.0)
+                                 : 2.0 * N * N * dh + (2.0 / 3.0) * N * N * N + 4.0 * N * N * N;
+        e.flops += per_N * flops;
+    }
+    return e;
+}
+
+void check_fidelity_memory(const FidelitySpec& spec) {
+    const double limit = spec.max_bytes > 0 ? spec.max_bytes : memory_limit_bytes();
+    long N_max = 0;
+    for (long N : spec.Ns) N_max = std::max(N_max, N);
+    const double bytes = fidelity_estimate(spec).bytes;
+    if (bytes <= limit) return;
+    if (spec.matrix_free)
+        check_allocation(bytes, limit,
+                         "matrix-free fidelity at N = " + std::to_string(N_max) +
+                             ", d_h = " + std::to_string(spec.d_h),
+                         "max_bytes");
+    throw Error(ExitCode::DataError,
+                "dense fidelity at N = " + std::to_string(N_max) + " would need " +
+                    human_bytes(bytes) + ", above the memory budget max_bytes = " +
+                    human_bytes(limit) + " (--max-memory; matrix_free avoids N x N)",
+                "matrix_free");
+}
+
+double measured_flop_rate() {
+    const Eigen::Index n = 512, d = 64;
+    Rng rng(1);
+    const Eigen::MatrixXd Q = rng.gaussian(n, d), K = rng.gaussian(n, d);
+    const ReluKernelOp op(Q, K);
+    Eigen::VectorXd x = Eigen::VectorXd::Ones(n), z, lo, hi;
+    const auto t0 = std::chrono::steady_clock::now();
+    op.apply(x, true, z, lo, hi);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return 4.0 * double(n) * double(n) * double(d) / std::max(s, 1e-9);
+}
+
 long fidelity_instance_count(const FidelitySpec& spec) {
     return long(spec.families.size() * spec.Ns.size()) * spec.draws * spec.heads;
 }
@@ -88,16 +140,7 @@ FidelityTable fidelity_table(const FidelitySpec& spec) {
                 ExitCode::Usage,
                 "unknown family '" + f + "' (expected gaussian, shared-mean or independent-means)",
                 "family");
-    if (!spec.matrix_free)
-        for (long N : spec.Ns) {
-            const double bytes = 3 * 8.0 * double(N) * double(N);
-            if (!(bytes <= spec.max_bytes))
-                throw Error(ExitCode::DataError,
-                            "dense fidelity at N = " + std::to_string(N) + " would need " +
-                                human_bytes(bytes) + ", above max_bytes = " +
-                                human_bytes(spec.max_bytes) + " (matrix_free avoids N x N)",
-                            "matrix_free");
-        }
+    check_fidelity_memory(spec);
     FidelityTable t;
     std::uint64_t i = 0;
     for (const auto& fam : spec.families)
@@ -120,6 +163,12 @@ FidelityTable fidelity_table(const std::vector<Eigen::MatrixXd>& Qs,
     if (Qs.size() != Ks.size())
         fail_data("fidelity: " + std::to_string(Qs.size()) + " Q blocks but " +
                   std::to_string(Ks.size()) + " K blocks");
+    FidelitySpec sized = spec;  // the given blocks' sizes, for the memory estimate
+    sized.Ns.clear();
+    sized.families = {"input"};
+    sized.draws = sized.heads = 1;
+    for (const auto& Q : Qs) sized.Ns.push_back(long(Q.rows())), sized.d_h = long(Q.cols());
+    check_fidelity_memory(sized);
     FidelityTable t;
     for (std::size_t h = 0; h < Qs.size(); ++h)
         t.records.push_back({"input", long(Qs[h].rows()), long(h), 0, 0, one(Qs[h], Ks[h], spec)});

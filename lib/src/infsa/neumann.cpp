@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/memory.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -22,7 +23,8 @@ NeumannKernel::NeumannKernel(const Eigen::MatrixXd& A_hat, double gamma)
     : A_(A_hat), n_(A_hat.rows()), gamma_(gamma) {
     check_gamma(gamma);
     DenseNonnegOp op(A_hat);  // square, finite, non-negative (DataError otherwise)
-    check_allocation(8.0 * double(n_) * double(n_), 16.0 * (1ull << 30), "Neumann LU");
+    check_allocation(8.0 * double(n_) * double(n_), memory_limit_bytes(),
+                     "Neumann LU (" + std::to_string(n_) + "^2)", "max_bytes");
     // gamma rho(Â) < 1 must be certified: ||Â||_F (rounded up) first, CW otherwise.
     const double f_hi = A_hat.norm() * (1 + gamma_n(double(A_hat.size()) + 2));
     rho_ = {0, f_hi};
@@ -120,6 +122,8 @@ Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
                                     const Eigen::MatrixXd& V, int* iterations) {
     certify_convergent(A_hat, gamma);
     const Eigen::Index n = A_hat.rows();
+    check_allocation(8.0 * double(n) * (double(n) + 3.0 * double(V.cols())), memory_limit_bytes(),
+                     "mixed-precision closure (" + std::to_string(n) + "^2)", "max_bytes");
     if (V.rows() != n) fail_data("closure: V has the wrong number of rows");
     if (V.cols() == 0) return V;
     Eigen::MatrixXd M = -gamma * A_hat;
@@ -155,18 +159,45 @@ Eigen::MatrixXd neumann_truncated(const Eigen::MatrixXd& A_hat, double gamma, in
 double truncation_bound(double gamma, double norm2_hi, int K) {
     const double q = gamma * norm2_hi;
     if (!(q < 1)) return std::numeric_limits<double>::infinity();
-    return std::pow(q, K + 1) / (1 - q) * (1 + 4 * (K + 4) * kUnit);  // rounded outward
+    // pow is faithful only for normal results: below DBL_MIN use 2 DBL_MIN, an upper bound of
+    // q^{K+1} whenever the computed power is subnormal or zero.
+    const double p = std::max(std::pow(q, K + 1), 2 * std::numeric_limits<double>::min());
+    return p / (1 - q) * (1 + 4 * (K + 4) * kUnit);  // rounded outward
+}
+
+void check_truncation_target(double target) {
+    if (!(target >= kMinTruncationTarget) || !std::isfinite(target))
+        throw Error(ExitCode::DataError,
+                    "truncation target = " + num(target) +
+                        " must be finite and >= " + num(kMinTruncationTarget) +
+                        " (smaller targets underflow: the bound cannot be certified)",
+                    "target");
 }
 
 int truncation_order(double gamma, double norm2_hi, double target) {
-    if (!(target > 0))
-        throw Error(ExitCode::DataError, "truncation target = " + num(target) + " must be > 0",
-                    "target");
+    check_truncation_target(target);
     const double q = gamma * norm2_hi;
     if (!(q < 1)) return -1;
     if (q == 0) return 0;
-    int K = std::max(0, int(std::ceil(std::log(target * (1 - q)) / std::log(q))) - 2);
-    while (truncation_bound(gamma, norm2_hi, K) > target) ++K;
+    // Least real K with q^{K+1} / (1 - q) <= target, in floating point (log1p keeps 1 - q exact
+    // in the log near q = 1; nothing is formed that can underflow or overflow an int).
+    const double K_real = (std::log(target) + std::log1p(-q)) / std::log(q) - 1;
+    if (!(K_real <= double(kMaxTruncationOrder)))
+        throw Error(ExitCode::DataError,
+                    "truncation target = " + num(target) + " needs order K ~ " + num(K_real) +
+                        " (gamma ||A_hat||_2 <= " + num(q) + "), above the limit K <= " +
+                        std::to_string(kMaxTruncationOrder) + ": raise the target or lower gamma",
+                    "target");
+    // The estimate is within a few orders of the answer (rounding of the logs and the outward
+    // factor of truncation_bound); the search is bounded.
+    int K = std::max(0, int(std::floor(K_real)) - 2);
+    for (int steps = 0; truncation_bound(gamma, norm2_hi, K) > target; ++K, ++steps)
+        if (steps > 64 || K >= kMaxTruncationOrder)
+            throw Error(ExitCode::DataError,
+                        "truncation target = " + num(target) +
+                            " cannot be certified by the bound at any order K <= " +
+                            std::to_string(K) + " (gamma ||A_hat||_2 <= " + num(q) + ")",
+                        "target");
     return K;
 }
 

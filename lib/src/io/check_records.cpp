@@ -1,12 +1,13 @@
 // Check records, check runs and instance files (io/check_records.hpp; reports/SCHEMA.md).
 #include "attnspec/io/check_records.hpp"
 
-#include <sys/stat.h>
-
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/io/experiment_records.hpp"
 #include "attnspec/io/report_writer.hpp"
 
 namespace attnspec {
@@ -78,8 +79,14 @@ void write_check_result(H5Group& g, const CheckResult& r) {
     }
 }
 
-void write_check_run(H5Group& parent, const CheckRun& run) {
+void write_check_run(H5Group& parent, const CheckRun& run, const CounterexampleFiles* files) {
     H5Group g = parent.group(run.check);
+    g.attr("kind", run.kind);
+    if (files) {
+        g.attr("counterexample_files", static_cast<std::int64_t>(files->names.size()));
+        g.attr("counterexample_cap", static_cast<std::int64_t>(files->cap));
+        g.attr("counterexample_dir", files->dir);
+    }
     g.attr("check", run.check);
     g.attr("claim", run.claim);
     g.attr("verdict", to_string(run.verdict));
@@ -156,9 +163,16 @@ void write_check_run(H5Group& parent, const CheckRun& run) {
     }
 }
 
-void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs) {
+void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs,
+                      const std::vector<CounterexampleFiles>* files) {
+    if (files && files->size() != runs.size())
+        throw Error(ExitCode::Internal, "write_check_runs: one CounterexampleFiles per run");
     H5Group checks = root.group(kChecks);
-    for (const auto& run : runs) write_check_run(checks, run);
+    for (size_t i = 0; i < runs.size(); ++i)
+        if (runs[i].kind == "experiment")
+            write_experiment_run(checks, runs[i]);  // io/experiment_records.hpp
+        else
+            write_check_run(checks, runs[i], files ? &(*files)[i] : nullptr);
 }
 
 void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov) {
@@ -170,19 +184,22 @@ void write_instance_file(const std::string& path, const CheckResult& r, const Pr
     w.commit();
 }
 
-std::vector<std::string> write_counterexample_files(const CheckRun& run, const std::string& dir,
-                                                    const Provenance& prov, int max_files) {
-    std::vector<std::string> paths;
-    for (const auto& r : run.results) {
-        if (r.verdict != Verdict::violated || static_cast<int>(paths.size()) >= max_files) continue;
-        ::mkdir(dir.c_str(), 0755);
-        const std::string path = dir + "/" + run.check + "-" + std::to_string(r.seed) + ".h5";
+CounterexampleFiles write_counterexample_files(const CheckRun& run, const std::string& dir,
+                                               const Provenance& prov, int max_files) {
+    CounterexampleFiles out;
+    out.cap = max_files;
+    for (size_t i = 0; i < run.results.size(); ++i) {
+        const CheckResult& r = run.results[i];
+        if (r.verdict != Verdict::violated) continue;
+        ++out.violated;
+        if (static_cast<int>(out.names.size()) >= max_files) continue;
+        const std::string name = run.check + "-instance_" + std::to_string(i) + ".h5";
         Provenance p = prov;
         p.seed = r.seed;
-        write_instance_file(path, r, p);
-        paths.push_back(path);
+        write_instance_file(dir + "/" + name, r, p);
+        out.names.push_back(name);
     }
-    return paths;
+    return out;
 }
 
 // ---------------------------------------------------------------- reading
@@ -195,6 +212,17 @@ StoredRecord read_check_record(const H5Reader& r, const std::string& group) {
     s.check = optional("check");
     s.regime = optional("regime");
     s.seed = optional("seed");
+    if (!s.seed.empty()) {  // a decimal integer that fits 64 bits, nothing else
+        errno = 0;
+        char* end = nullptr;
+        const bool digits =
+            s.seed.size() <= 20 && s.seed.find_first_not_of("0123456789") == std::string::npos;
+        if (digits) std::strtoull(s.seed.c_str(), &end, 10);
+        if (!digits || errno == ERANGE || !end || *end != '\0')
+            fail_data(r.path() + ": attribute 'seed' of " + group + " is '" + s.seed.substr(0, 40) +
+                      (s.seed.size() > 40 ? "..." : "") +
+                      "', expected a decimal integer below 2^64");
+    }
     s.verdict = r.attr_string(group, "verdict");
     s.is_worst = r.has_attr(group, "is_worst");
     const std::string comparisons = under(group, "comparisons");
@@ -223,6 +251,7 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
     if (!r.exists(root)) return out;
     for (const auto& name : r.children(root)) {
         const std::string p = root + "/" + name;
+        if (is_experiment_group(r, p)) continue;  // read by read_experiment_runs
         CheckRunSummary c;
         c.name = name;
         c.claim = r.attr_string(p, "claim");

@@ -13,6 +13,7 @@
 #include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
+#include "attnspec/base/memory.hpp"
 #include "attnspec/base/rounding.hpp"
 
 namespace attnspec {
@@ -112,6 +113,36 @@ void weyl_enclosure(const Eigen::MatrixXd& M, SvdResult& out) {
     out.triplet_residual = Eigen::VectorXd::Constant(r, std::numeric_limits<double>::quiet_NaN());
 }
 
+// 2^e x for the magnitudes of an enclosure: exact unless the result leaves the normal range;
+// then one step outward (`up`: towards +inf, else towards 0) covers the rounding.
+double scale_outward(double x, int e, bool up) {
+    const double y = std::ldexp(x, e);
+    if (!std::isfinite(y) || std::abs(y) >= std::numeric_limits<double>::min()) return y;
+    return up ? std::nextafter(y, std::numeric_limits<double>::infinity())
+              : std::max(0.0, std::nextafter(y, 0.0));
+}
+
+// Undoes the scaling M -> 2^-e M of svd(): every quantity with the unit of sigma times 2^e.
+void unscale(SvdResult& s, int e) {
+    for (Eigen::Index i = 0; i < s.sigma.size(); ++i) {
+        s.sigma[i] = std::ldexp(s.sigma[i], e);
+        if (s.lo.size() > i) s.lo[i] = scale_outward(s.lo[i], e, false);
+        if (s.hi.size() > i) s.hi[i] = scale_outward(s.hi[i], e, true);
+        if (s.radius.size() > i) s.radius[i] = scale_outward(s.radius[i], e, true);
+        if (s.weyl_radius.size() > i) s.weyl_radius[i] = scale_outward(s.weyl_radius[i], e, true);
+        if (s.triplet_residual.size() > i)
+            s.triplet_residual[i] = scale_outward(s.triplet_residual[i], e, true);
+    }
+    s.residual = scale_outward(s.residual, e, true);
+    s.pad = scale_outward(s.pad, e, true);
+}
+
+// The largest |entry| lies outside [2^-kScaleExp, 2^kScaleExp]: svd() scales M by a power of two
+// first, so that no product, square or residual of the SVD and its enclosure over- or underflows.
+constexpr int kScaleExp = 256;
+
+SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt);
+
 }  // namespace
 
 SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
@@ -119,8 +150,37 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
     if (!M.allFinite()) fail_data("SVD input contains NaN or Inf");
     const Eigen::Index m = M.rows(), n = M.cols(), r = std::min(m, n);
     // Work space of the SVD + Weyl check: ~ copies of M, U, V and r x r Gram matrices.
-    check_allocation(8.0 * (3.0 * m * n + 2.0 * (m + n) * r + 2.0 * r * r), 16.0 * (1ull << 30),
-                     "dense SVD of a " + std::to_string(m) + "x" + std::to_string(n) + " matrix");
+    check_allocation(8.0 * (3.0 * m * n + 2.0 * (m + n) * r + 2.0 * r * r), memory_limit_bytes(),
+                     "dense SVD of a " + std::to_string(m) + "x" + std::to_string(n) + " matrix",
+                     "max_bytes");
+    const double amax = M.cwiseAbs().maxCoeff();
+    if (amax == 0 || (amax <= std::ldexp(1.0, kScaleExp) && amax >= std::ldexp(1.0, -kScaleExp)))
+        return svd_unscaled(M, opt);
+    // 2^-e M has its largest entry in [1, 2). Exact unless entries far below the largest fall
+    // under the normal range: then the scaled matrix is not M's, and the enclosures would not be.
+    const int e = std::ilogb(amax);
+    const Eigen::MatrixXd S = M.unaryExpr([e](double x) { return std::ldexp(x, -e); });
+    for (Eigen::Index j = 0; j < n; ++j)
+        for (Eigen::Index i = 0; i < m; ++i)
+            if (std::ldexp(S(i, j), e) != M(i, j))
+                fail_data("SVD input spans more than the double range (largest |entry| " +
+                          value_text(amax) + ", entry (" + std::to_string(i) + ", " +
+                          std::to_string(j) + ") = " + value_text(M(i, j)) +
+                          "): it cannot be scaled exactly");
+    SvdResult out = svd_unscaled(S, opt);
+    const double scaled_max = out.sigma[0];
+    unscale(out, e);
+    if (std::isinf(out.sigma[0]) || (out.hi.size() && std::isinf(out.hi[0])))
+        fail_data("sigma_max of the SVD input is about " + value_text(scaled_max) + " x 2^" +
+                  std::to_string(e) + ", above the largest double " +
+                  value_text(std::numeric_limits<double>::max()) + ": it cannot be represented");
+    return out;
+}
+
+namespace {
+
+SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt) {
+    const Eigen::Index m = M.rows(), n = M.cols(), r = std::min(m, n);
     SvdMethod method = opt.method;
     if (method == SvdMethod::auto_select)
         method =
@@ -162,6 +222,8 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
     if (opt.refine) refine_enclosures(M, out, opt);
     return out;
 }
+
+}  // namespace
 
 SvdResult svd(const Eigen::MatrixXd& M, SvdMethod method) {
     SvdOptions o;

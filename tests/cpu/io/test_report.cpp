@@ -180,15 +180,18 @@ TEST_CASE("counterexample files: violated instances only, replayable from their 
           "[report][records]") {
     const std::string dir = test::temp_dir();
     const CheckRun run = two_instance_run();
-    const auto paths = write_counterexample_files(run, dir + "/cx", Provenance{"t", 7, {}});
-    REQUIRE(paths.size() == 1);
-    CHECK(paths[0] == dir + "/cx/demo-101.h5");
-    H5Reader r(paths[0]);
+    const auto files = write_counterexample_files(run, dir, Provenance{"t", 7, {}});
+    CHECK(files.violated == 1);
+    REQUIRE(files.names.size() == 1);
+    CHECK(files.names[0] == "demo-instance_1.h5");  // the record's run index, as in the report
+    H5Reader r(dir + "/" + files.names[0]);
     CHECK(r.attr_string("/", "seed") == "101");  // provenance carries the instance seed
     const std::string g = find_replay_record(r, "demo");
     CHECK(g == "/record");
     CHECK(stored_matrix(r, g, "W")(0, 0) == 3.0);
     CHECK(code_of([&] { find_replay_record(r, "thm3.5"); }) == ExitCode::DataError);
-    CHECK(write_counterexample_files(run, dir + "/none", Provenance{}, 0).empty());
+    const auto none = write_counterexample_files(run, dir, Provenance{}, 0);
+    CHECK(none.names.empty());
+    CHECK(none.violated == 1);  // counted even when the cap writes nothing
     std::system(("rm -rf " + dir).c_str());
 }

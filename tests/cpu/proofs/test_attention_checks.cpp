@@ -1,9 +1,8 @@
-// thm3.3, thm3.4 and specA-sweep checks: agreement, not_applicable, planted violations, and an
+// thm3.3 and thm3.4 checks: agreement, not_applicable, planted violations, and an
 // independent confirmation of a thm3.4 counterexample.
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
-#include "attnspec/proofs/speca_sweep.hpp"
 #include "attnspec/proofs/thm_3_3.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
 #include "test_support.hpp"
@@ -89,22 +88,4 @@ TEST_CASE("thm3.4 counterexample confirmed by an independent route", "[thm3.4]")
         CHECK(k > bound);
         CHECK_THAT(k, Catch::Matchers::WithinRel(bad->value("kappa(J)"), 1e-4));
     }
-}
-
-TEST_CASE("specA-sweep records the sweep and reports saturation", "[specA]") {
-    Head h = small_head(4);
-    auto r = check_speca_sweep(h);
-    REQUIRE(r.instance.back().first == "sweep");
-    const Eigen::MatrixXd& sweep = r.instance.back().second;
-    CHECK(sweep.rows() == 11);
-    CHECK(sweep.cols() == 6);
-    CHECK(sweep(0, 0) == 0.0);
-    // Planted: token rows scaled by 30 saturate the softmax at lambda = 10 (logits ~ 1e5), where
-    // J_Q and J_K vanish: kappa(J) cannot fall and the claim must be reported violated or n/a.
-    Head big = h;
-    big.X *= 30;
-    auto s = check_speca_sweep(big);
-    CHECK(s.value("saturated_at_10") == 1.0);
-    CHECK(s.verdict != Verdict::holds);
-    CHECK_THROWS_AS(check_speca_sweep(h, {0.0, -1.0}), Error);
 }

@@ -32,7 +32,7 @@ struct Tolerance {
     std::string reason;  // "theorem -> bound -> measured worst ratio -> headroom"
 };
 
-enum class Relation { le, eq };
+enum class Relation { le, eq, lt };
 const char* to_string(Relation r);
 
 // One claim `lhs REL rhs` between enclosed quantities.
@@ -41,6 +41,8 @@ const char* to_string(Relation r);
 //      kappa = 2 for a rank-deficient W in Thm 3.5) an overlap counts as holds-within-enclosure.
 //  eq: equality can never be proved in floating point: holds iff the enclosures intersect
 //      (consistent), violated iff they are disjoint (proved unequal).
+//  lt: strict: holds iff lhs.hi < rhs.lo; violated iff lhs.lo >= rhs.hi (equality refutes it);
+//      inconclusive otherwise (`attainable` is ignored).
 struct Comparison {
     std::string name;
     std::string lhs_name, rhs_name;
@@ -85,6 +87,16 @@ struct CheckResult {
     const Comparison* comparison(const std::string& name) const;
 };
 
+// The result table of an experiment (CheckRun::kind == "experiment"): one row per cell of the
+// sweep; text columns name the cell (the axes), numeric columns hold what was measured there.
+struct ExperimentTable {
+    std::vector<std::string> axis_names;
+    std::vector<std::vector<std::string>> axes;  // axes[a][row]
+    std::vector<std::string> value_names;
+    std::vector<std::vector<double>> values;  // values[v][row]
+    std::size_t rows() const { return axes.empty() ? 0 : axes[0].size(); }
+};
+
 // A run of one check over many instances, with per-regime counts.
 struct RegimeSummary {
     std::string regime;
@@ -103,6 +115,9 @@ struct CheckRun {
     std::vector<RegimeSummary> regimes;
     double seconds = 0;
     std::string search_effort;  // how hard a counterexample search looked, if any
+    // "theorem" (verdicts, exit code) or "experiment" (a table, no verdict; reports/SCHEMA.md)
+    std::string kind = "theorem";
+    ExperimentTable table;  // kind "experiment" only
 
     void summarize();  // fills verdict and regimes from results
     int count(Verdict v) const;

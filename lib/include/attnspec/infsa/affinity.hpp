@@ -17,8 +17,8 @@ AffinityKind affinity_kind_from_string(const std::string& s);
 
 struct AffinityOptions {
     AffinityKind kind = AffinityKind::relu;
-    double eps = 1e-6;                      // the code's epsilon in the Frobenius normalisation
-    double max_bytes = 8.0 * (1ull << 30);  // refuse dense N x N beyond this (check_allocation)
+    double eps = 1e-6;     // the code's epsilon in the Frobenius normalisation
+    double max_bytes = 0;  // refuse dense N x N beyond this; 0: memory_limit_bytes() (the budget)
 };
 
 struct Affinity {
@@ -31,8 +31,8 @@ struct Affinity {
 void check_qk(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, const std::string& who);
 
 // Dense affinity of one (sample, head). Cost O(N^2 d_h) (one dgemm) and 8 N^2 bytes.
-// Throws DataError on bad shapes, NaN/Inf, eps < 0 (parameter "eps"), or N^2 beyond
-// opt.max_bytes.
+// Throws DataError on bad shapes, NaN/Inf, eps < 0 (parameter "eps"), or 8 N^2 bytes beyond
+// opt.max_bytes (parameter "max_bytes", option --max-memory).
 Affinity affinity(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
                   const AffinityOptions& opt = {});
 

@@ -51,8 +51,18 @@ Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
 Eigen::MatrixXd neumann_truncated(const Eigen::MatrixXd& A_hat, double gamma, int K);
 // (gamma s)^{K+1} / (1 - gamma s), s an upper bound of ||Â||_2; +inf when gamma s >= 1. O(1).
 double truncation_bound(double gamma, double norm2_hi, int K);
-// Smallest K with truncation_bound <= target; -1 when gamma s >= 1. DataError unless target > 0
-// (parameter "target").
+// The truncation orders truncation_order() answers with: K <= kMaxTruncationOrder (1e7; one
+// Horner step is an N^3 product, so larger orders are never evaluated), and targets >=
+// kMinTruncationTarget (1e-300; below, q^{K+1} reaches the subnormal range where the bound
+// cannot be rounded outward).
+inline constexpr int kMaxTruncationOrder = 10000000;
+inline constexpr double kMinTruncationTarget = 1e-300;
+// DataError (parameter "target") unless kMinTruncationTarget <= target < inf. O(1).
+void check_truncation_target(double target);
+// Smallest K with truncation_bound <= target; -1 when gamma s >= 1. Computed in floating point
+// from log(target (1 - q)) / log(q), q = gamma s, then a bounded search (O(1), at most 64 bound
+// evaluations). DataError (parameter "target") when the target is out of range
+// (check_truncation_target) or needs K > kMaxTruncationOrder (q too close to 1).
 int truncation_order(double gamma, double norm2_hi, double target);
 
 struct NeumannInvariants {

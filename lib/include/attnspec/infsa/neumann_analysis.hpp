@@ -41,10 +41,24 @@ struct NeumannAnalysis {
 // before building Â. O(orders). Throws DataError naming "gamma", "target" or "K".
 void check_neumann_options(const NeumannAnalysisOptions& opt);
 
+// Upper estimate of analyze_neumann's peak memory in bytes for Â of size n (12 n x n doubles),
+// plus the Q, K (n x d_h) it is built from and V (n x v_cols); d_h = 0 when Â is given. In double
+// so that sizes beyond any integer type are estimated too. O(1).
+double neumann_memory_bytes(double n, double d_h, double v_cols);
+// Operation count of analyze_neumann (flops, not a measurement): LU 2/3 n^3, kernel 2 n^3,
+// invariants 8 n^3, the truncated series 2 n^3 per order step (max order) and one SVD of about
+// 22 n^3 per order. O(orders).
+double neumann_flops(double n, const std::vector<int>& orders);
+// Refuses (DataError, parameter "max_bytes", the estimate in the message) when
+// neumann_memory_bytes exceeds memory_limit_bytes() (base/memory.hpp). Call it with the parsed
+// sizes before generating or reading anything. O(1).
+void check_neumann_memory(double n, double d_h, double v_cols = 0);
+
 // Cost O((max K + 6) N^3) (LU, kernel, invariants, one truncated series and one SVD per order)
 // plus Perron iterations. Throws DataError on gamma outside (0, 1) or gamma rho(Â) >= 1
-// (parameter "gamma"), target <= 0 ("target"), a negative order ("K"), a bad Â (square,
-// finite, >= 0) or V whose row count differs from N.
+// (parameter "gamma"), a target out of range or needing K > kMaxTruncationOrder ("target"; checked
+// before the LU), a negative order ("K"), a bad Â (square, finite, >= 0), V whose row count
+// differs from N, or an estimate above memory_limit_bytes() ("max_bytes").
 NeumannAnalysis analyze_neumann(const Eigen::MatrixXd& A_hat, const NeumannAnalysisOptions& opt,
                                 const Eigen::MatrixXd& V = Eigen::MatrixXd());
 

@@ -16,22 +16,41 @@ namespace attnspec {
 
 // ---- writing --------------------------------------------------------------------------------
 
+// The most instance files `verify` writes per check (every violated record up to this cap).
+constexpr int kCounterexampleCap = 64;
+
+// What write_counterexample_files wrote for one check run: the number of violated records and
+// the file names (inside the directory given), in run order.
+struct CounterexampleFiles {
+    long violated = 0;
+    int cap = kCounterexampleCap;
+    std::string dir;                 // the directory as the report names it (companion dir)
+    std::vector<std::string> names;  // "<check>-instance_<i>.h5", i = the record's run index
+};
+
 // Writes every run under `root`/checks/<check> (layout in reports/SCHEMA.md), at most 64 full
-// records per run. Cost: O(instances) small attribute and dataset writes. Errors: IoError.
-void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs);
+// records per run; with `files` (one per run, same order) also the counterexample attributes
+// counterexample_files / counterexample_cap / counterexample_dir. Cost: O(instances) small
+// attribute and dataset writes. Errors: IoError.
+void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs,
+                      const std::vector<CounterexampleFiles>* files = nullptr);
 // Write one check run as the group `parent`/<check>.
-void write_check_run(H5Group& parent, const CheckRun& run);
+void write_check_run(H5Group& parent, const CheckRun& run,
+                     const CounterexampleFiles* files = nullptr);
 void write_check_result(H5Group& g, const CheckResult& r);
 
 // A replayable instance file: root attributes kind = "attnspec-instance" and check, plus one
-// record (write_check_result) in the group /record, written atomically. `attnspec verify CHECK
-// --instance F` replays it. Errors: CantCreate / IoError (the target is left untouched).
+// record (write_check_result: its instance/* matrices and values/* are what replay reads) in the
+// group /record, written atomically. `attnspec verify CHECK --instance F` replays it. Errors:
+// CantCreate / IoError naming the cause (the target is left untouched, no temp is left).
 void write_instance_file(const std::string& path, const CheckResult& r, const Provenance& prov);
 
-// Violating instances of `run` as instance files <dir>/<check>-<seed>.h5 (dir created when
-// missing), at most `max_files`; returns the paths written, in run order. Errors as above.
-std::vector<std::string> write_counterexample_files(const CheckRun& run, const std::string& dir,
-                                                    const Provenance& prov, int max_files = 4);
+// Every violated record of `run`, up to `max_files`, as instance files
+// <dir>/<check>-instance_<i>.h5 (`dir` must exist: the report's companion staging directory,
+// ReportWriter::companion_staging()). Errors as above.
+CounterexampleFiles write_counterexample_files(const CheckRun& run, const std::string& dir,
+                                               const Provenance& prov,
+                                               int max_files = kCounterexampleCap);
 
 // ---- reading (the same names, read back) -----------------------------------------------------
 
@@ -42,8 +61,9 @@ struct StoredComparison {
 };
 
 // The identity and comparisons of a stored record (a report's records/instance_<i> or an
-// instance file's /record). `seed` is the decimal text as written; `regime`/`seed` are empty
-// when the record lacks them.
+// instance file's /record). `seed` is the decimal text as written, checked to be a decimal
+// integer that fits 64 bits (DataError naming the attribute otherwise); `regime`/`seed` are
+// empty when the record lacks them.
 struct StoredRecord {
     std::string group;  // full path of the record group
     std::string check, regime, seed, verdict;

@@ -28,7 +28,9 @@ struct CondAnalysis {
 
 // Cost O(m n min(m, n)) (the SVD) plus O(m n) per refined triplet; memory a few copies of M.
 // Throws DataError (parameter rtol) for rtol >= 1 or NaN, and DataError from svd() for an empty
-// or non-finite M, a LAPACK failure or work space above 16 GiB.
+// or non-finite M, a LAPACK failure, work space above memory_limit_bytes() (parameter
+// "max_bytes"), or a sigma_max above the largest double (svd() scales by a power of two first, so
+// entries near DBL_MAX or in the subnormal range are analysed exactly).
 CondAnalysis cond_analysis(const Eigen::MatrixXd& M, const CondOptions& opt = {});
 
 }  // namespace attnspec

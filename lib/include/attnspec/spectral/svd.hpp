@@ -53,7 +53,11 @@ struct SvdResult {
 
 // Cost: O(m n min(m,n)) for the SVD; the Weyl check adds ~3 GEMMs of the same order; refinement
 // O(m n) per refined triplet. Throws DataError on empty or non-finite input and on LAPACK failure;
-// refuses (DataError) matrices whose work space would exceed 16 GiB.
+// refuses (DataError, parameter "max_bytes") matrices whose work space would exceed the budget
+// memory_limit_bytes() (base/memory.hpp). A matrix whose largest |entry| is outside
+// [2^-256, 2^256] is scaled by a power of two first and the results scaled back (exact; entries
+// near DBL_MAX or subnormal are handled); DataError when that scaling is inexact (entries spanning
+// more than the double range) or sigma_max itself exceeds the largest double.
 // Widen every enclosure of `s` by `extra` >= 0 (Weyl: the exact matrix is within `extra`, in the
 // 2-norm, of the one that was decomposed, e.g. the error of forming it). Updates radius, lo, hi.
 void widen(SvdResult& s, double extra);

@@ -5,9 +5,9 @@
 //                                             instance) and run_<stem>(RunOptions) -> CheckRun
 //   proofs/include/attnspec/proofs/<stem>.hpp both, opening with what it checks and the .md
 // (thm_3_8.* also holds lemma3.7; infsa_checks.* holds infsa.neumann and infsa.perron;
-// attention_instances.* the regimes shared by thm3.3, thm3.4 and specA-sweep). A check is
+// attention_instances.* the regimes of thm3.3 and thm3.4 and the head storage). A check is
 // registered by one line in the explicit table of registry.cpp, which reads like the command
-// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>}.
+// table of cli/cli.cpp: {name, summary, statement file, run_<stem>, replay_<stem>, source, kind}.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -32,7 +32,9 @@ struct RunOptions {
     std::vector<std::string> regimes;  // optional filter on regime names (substring match)
     std::function<void(long done, long total)> progress;  // may be empty
     std::string kappa_lambda = "nz";  // thm3.4: convention for kappa(Lambda), "nz" or "strict"
-    double search_budget_s = -1;      // thm3.4 counterexample search; < 0: the check's default
+    long search_evals = -1;           // thm3.4 search evaluations; < 0: the check's default
+    double search_seconds = 0;        // thm3.4 search wall-clock cap; 0: none (reproducible)
+    double search_budget_s = -1;      // deprecated: 0 = search_evals 0, > 0 = search_seconds
     // Embedded input file (datasets/embedded/attention_heads.h5 layout): its heads are added to
     // the attention checks as regimes "embedded/<name>". Empty: none.
     std::string embedded_heads;
@@ -49,6 +51,8 @@ struct CheckInfo {
     // Re-runs the check on a stored instance: `group` holds instance/<matrices> and values/ attrs
     // (a record of a report, or the root of an instance file). Empty when not replayable.
     std::function<CheckResult(const H5Reader&, const std::string& group)> replay;
+    std::string source;            // where the statement comes from, e.g. "SC summary, Thm 3.8"
+    std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
@@ -61,7 +65,9 @@ const CheckInfo* find_check(const std::string& name);  // nullptr when unknown
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group);
 
 // Rejects options no check can run with: trials < 0, time_budget_s < 0, kappa_lambda other than
-// "nz" / "strict". Throws Error(Usage, message, parameter name).
+// "nz" / "strict". Throws Error(Usage, message, parameter name). With a fixed shape A x B, refuses
+// (DataError, parameter "max_bytes") when a lower bound of any check's memory at that shape,
+// 8 min(4 A B, A^2) bytes, exceeds memory_limit_bytes().
 void check_run_options(const RunOptions& opt);
 
 // The bookkeeping every runner shares: the run's header, the regime filter, the time budget,

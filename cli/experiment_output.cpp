@@ -1,0 +1,168 @@
+#include "experiment_output.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace attnspec::cli {
+
+namespace {
+std::string num(double x) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.4g", x);
+    return buf;
+}
+
+// Index of the column named `name` among the axes (-1 when absent).
+int axis(const ExperimentTable& t, const std::string& name) {
+    const auto it = std::find(t.axis_names.begin(), t.axis_names.end(), name);
+    return it == t.axis_names.end() ? -1 : int(it - t.axis_names.begin());
+}
+int column(const ExperimentTable& t, const std::string& name) {
+    const auto it = std::find(t.value_names.begin(), t.value_names.end(), name);
+    return it == t.value_names.end() ? -1 : int(it - t.value_names.begin());
+}
+
+// Rows shown by `verify` / `report show`: lambda = 10 when the table has a lambda axis.
+std::vector<size_t> rows_at_10(const ExperimentTable& t) {
+    std::vector<size_t> rows;
+    const int l = axis(t, "lambda");
+    for (size_t i = 0; i < t.rows(); ++i)
+        if (l < 0 || t.axes[size_t(l)][i] == "10") rows.push_back(i);
+    return rows;
+}
+
+// Fixed-width text table of `rows`: axes left-aligned, values right-aligned.
+std::string text_table(const ExperimentTable& t, const std::vector<size_t>& rows) {
+    std::vector<size_t> w;
+    for (size_t a = 0; a < t.axes.size(); ++a) {
+        size_t m = t.axis_names[a].size();
+        for (size_t i : rows) m = std::max(m, t.axes[a][i].size());
+        w.push_back(m);
+    }
+    std::ostringstream os;
+    os << " ";
+    for (size_t a = 0; a < t.axes.size(); ++a)
+        os << " " << t.axis_names[a] << std::string(w[a] - t.axis_names[a].size(), ' ');
+    for (const auto& v : t.value_names)
+        os << " " << std::string(v.size() < 10 ? 10 - v.size() : 0, ' ') << v;
+    os << "\n";
+    for (size_t i : rows) {
+        os << " ";
+        for (size_t a = 0; a < t.axes.size(); ++a)
+            os << " " << t.axes[a][i] << std::string(w[a] - t.axes[a][i].size(), ' ');
+        for (size_t v = 0; v < t.values.size(); ++v) {
+            const std::string x = num(t.values[v][i]);
+            const size_t width = std::max<size_t>(10, t.value_names[v].size());
+            os << " " << std::string(width > x.size() ? width - x.size() : 0, ' ') << x;
+        }
+        os << "\n";
+    }
+    return os.str();
+}
+
+// "lambda = 10 lowers kappa(J) in a of n instances (...); saturates the softmax in b of n".
+std::string finding(const ExperimentTable& t) {
+    const int n = column(t, "instances"), lo = column(t, "n_lowered"),
+              sat = column(t, "n_saturated");
+    if (n < 0 || lo < 0 || sat < 0) return "";
+    double total = 0, lowered = 0, saturated = 0;
+    std::string where;
+    for (size_t i : rows_at_10(t)) {
+        total += t.values[size_t(n)][i];
+        lowered += t.values[size_t(lo)][i];
+        saturated += t.values[size_t(sat)][i];
+        if (t.values[size_t(lo)][i] > 0) {
+            std::string cell;
+            for (size_t a = 0; a + 1 < t.axes.size(); ++a) cell += (a ? "/" : "") + t.axes[a][i];
+            where += (where.empty() ? "" : ", ") + cell + " (" + num(t.values[size_t(lo)][i]) +
+                     "/" + num(t.values[size_t(n)][i]) + ")";
+        }
+    }
+    return "lambda = 10 lowers kappa(J) (proved by enclosures) in " + num(lowered) + " of " +
+           num(total) + " curves" + (where.empty() ? "" : ": " + where) +
+           "; the softmax is saturated (max probability > 1 - 1e-6) in " + num(saturated) + " of " +
+           num(total);
+}
+}  // namespace
+
+void print_experiment_human(std::ostream& os, const CheckRun& run) {
+    os << run.check << ": experiment, no verdict  (" << run.claim << ")\n";
+    os << text_table(run.table, rows_at_10(run.table));
+    os << "  " << finding(run.table) << "\n";
+    os << "  rows at lambda = 10 of " << run.table.rows()
+       << " (every lambda: the report or --json); " << run.results.size() << " curves in "
+       << num(run.seconds) << " s, seed " << run.seed << "\n\n";
+}
+
+void json_experiment_run(JsonWriter& j, const CheckRun& run) {
+    const ExperimentTable& t = run.table;
+    j.begin_object();
+    j.kv("name", run.check).kv("kind", run.kind).kv("claim", run.claim);
+    j.kv("instances", static_cast<int>(run.results.size()));
+    j.kv("seed", run.seed).kv("seconds", run.seconds);
+    j.key("axes").begin_array();
+    for (const auto& a : t.axis_names) j.value(a);
+    j.end_array();
+    j.key("columns").begin_array();
+    for (const auto& v : t.value_names) j.value(v);
+    j.end_array();
+    j.key("rows").begin_array();
+    for (size_t i = 0; i < t.rows(); ++i) {
+        j.begin_object();
+        for (size_t a = 0; a < t.axes.size(); ++a) j.kv(t.axis_names[a], t.axes[a][i]);
+        for (size_t v = 0; v < t.values.size(); ++v) j.kv(t.value_names[v], t.values[v][i]);
+        j.end_object();
+    }
+    j.end_array();
+    j.kv("finding", finding(t));
+    j.end_object();
+}
+
+void print_experiment_record(std::ostream& os, const CheckResult& r) {
+    os << r.check << ": experiment record, no verdict  (" << r.claim << ")\n";
+    if (!r.regime.empty()) os << "  regime " << r.regime << ", seed " << r.seed << "\n";
+    for (const auto& [k, v] : r.values) os << "  " << k << " = " << num(v) << "\n";
+    for (const auto& [k, v] : r.conventions) os << "  convention " << k << ": " << v << "\n";
+    for (const auto& [name, m] : r.instance) {
+        if (name != "sweep") continue;
+        os << "  curve (rows of instance/sweep):\n";
+        for (Eigen::Index i = 0; i < m.rows(); ++i) {
+            os << "   ";
+            for (Eigen::Index c = 0; c < m.cols(); ++c) os << " " << num(m(i, c));
+            os << "\n";
+        }
+    }
+}
+
+std::string render_experiment_text(const StoredExperiment& e) {
+    std::ostringstream os;
+    os << e.name << ": experiment over " << e.instances << " curves in " << num(e.seconds)
+       << " s, no verdict\n  question: " << e.claim << "\n"
+       << text_table(e.table, rows_at_10(e.table)) << "  " << finding(e.table) << "\n";
+    return os.str();
+}
+
+std::string render_experiment_markdown(const StoredExperiment& e) {
+    const ExperimentTable& t = e.table;
+    std::ostringstream os;
+    os << "\n## " << e.name << " (experiment)\n\n"
+       << e.claim << "\n\nAn experiment has no verdict and does not affect the exit code. "
+       << e.instances << " curves, seed " << e.seed << ". " << finding(t) << ".\n\n|";
+    for (const auto& a : t.axis_names) os << " " << a << " |";
+    for (const auto& v : t.value_names) os << " " << v << " |";
+    os << "\n|";
+    for (size_t a = 0; a < t.axis_names.size(); ++a) os << "---|";
+    for (size_t v = 0; v < t.value_names.size(); ++v) os << "---:|";
+    os << "\n";
+    for (size_t i = 0; i < t.rows(); ++i) {
+        os << "|";
+        for (size_t a = 0; a < t.axes.size(); ++a) os << " " << t.axes[a][i] << " |";
+        for (size_t v = 0; v < t.values.size(); ++v) os << " " << num(t.values[v][i]) << " |";
+        os << "\n";
+    }
+    return os.str();
+}
+
+}  // namespace attnspec::cli

@@ -1,0 +1,26 @@
+// Printing of experiments (check runs of kind "experiment": a table, no verdict) for `verify`
+// (human and --json) and `report show` / `report render` (reports/SCHEMA.md, "Experiments").
+// CPU only.
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "attnspec/base/check.hpp"
+#include "attnspec/base/json.hpp"
+#include "attnspec/io/experiment_records.hpp"
+
+namespace attnspec::cli {
+
+// `verify`: the claim (the question), the rows of the table at lambda = 10 (all rows when the
+// table has no lambda axis), the finding line, instances and time.
+void print_experiment_human(std::ostream& os, const CheckRun& run);
+// `verify --json`: one object of the "checks" array (kind, table as columns + rows).
+void json_experiment_run(JsonWriter& j, const CheckRun& run);
+// `verify CHECK --instance F` on an experiment record: the values and the curve, no verdict.
+void print_experiment_record(std::ostream& os, const CheckResult& r);
+// `report show`: like print_experiment_human, from a stored experiment.
+std::string render_experiment_text(const StoredExperiment& e);
+// `report render`: a Markdown section with the finding line and the whole table.
+std::string render_experiment_markdown(const StoredExperiment& e);
+
+}  // namespace attnspec::cli

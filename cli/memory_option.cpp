@@ -1,0 +1,47 @@
+#include "memory_option.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "attnspec/base/memory.hpp"
+
+namespace attnspec::cli {
+
+double parse_size(const std::string& s, const std::string& option) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    const std::string unit = end ? end : "";
+    double mult = 0;
+    if (unit.empty() || unit == "B")
+        mult = 1;
+    else if (unit == "KiB" || unit == "K")
+        mult = 1024.0;
+    else if (unit == "MiB" || unit == "M")
+        mult = 1024.0 * 1024;
+    else if (unit == "GiB" || unit == "G")
+        mult = 1024.0 * 1024 * 1024;
+    else if (unit == "TiB" || unit == "T")
+        mult = 1024.0 * 1024 * 1024 * 1024;
+    if (end == s.c_str() || mult == 0 || !(v > 0) || !std::isfinite(v * mult))
+        fail_usage(option + " expects a positive size like 512MiB, 4GiB or a byte count, got '" +
+                   s + "'");
+    return v * mult;
+}
+
+void add_memory_option(po::options_description& desc, std::string& value) {
+    desc.add_options()("max-memory", po::value(&value),
+                       ("memory budget: refuse (exit 65, before allocating) a problem whose "
+                        "estimated memory exceeds SIZE (512MiB, 4GiB, bytes); default half of "
+                        "physical memory, " +
+                        human_bytes(default_memory_limit_bytes()) + " here")
+                           .c_str());
+}
+
+double apply_memory_option(const std::string& value) {
+    const double bytes =
+        value.empty() ? default_memory_limit_bytes() : parse_size(value, "--max-memory");
+    set_memory_limit_bytes(bytes);
+    return bytes;
+}
+
+}  // namespace attnspec::cli
