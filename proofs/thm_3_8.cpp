@@ -357,8 +357,7 @@ CheckRun run_thm_3_8_trained(const RunOptions& opt) {
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
-            for (long t = 0; t < per; ++t, ++i) {
-                if (loop.out_of_time()) continue;
+            for (long t = 0; t < per && !loop.out_of_time(); ++t, ++i) {
                 Rng rng(loop.seed(i));
                 const int pick = int(t % 3);  // lambda: 2, 10, or log-uniform in [2, 100]
                 const double lambda = pick == 0 ? 2.0 : pick == 1 ? 10.0 : rng.log_uniform(2, 100);
