@@ -3,13 +3,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
+#include "attnspec/base/format.hpp"
 #include "attnspec/gpu/base/device.hpp"
 #include "attnspec/version.hpp"
 #include "commands.hpp"
@@ -82,7 +89,7 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
 void add_common_options(po::options_description& desc, CommonOptions& o,
                         const std::string& default_report, unsigned which) {
     if (which & kSeed)
-        desc.add_options()("seed", po::value(&o.seed),
+        desc.add_options()("seed", seed_value(&o.seed, "--seed"),
                            ("master seed of every random draw, recorded in the report (default " +
                             std::to_string(o.seed) + ")")
                                .c_str());
@@ -135,7 +142,7 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"svd_method", "--method"},
     {"target", "--target"},
     {"time_budget_s", "--time-budget"},
-    {"token_dist", "--tokens"},
+    {"token_dist", "--token-dist"},
     {"trials", "--trials"},
     {"weight_scale", "--weight-scale"},
 };
@@ -153,7 +160,107 @@ std::string flag_for_parameter(const std::string& parameter) {
     return "";
 }
 
+namespace {
+[[noreturn]] void bad_number(const std::string& option, const std::string& what,
+                             const std::string& text) {
+    fail_usage(option + " expects " + what + ", got '" + text + "'");
+}
+std::string number_text(double x) {
+    std::ostringstream os;
+    os << x;
+    return os.str();
+}
+// "digits only" (an optional '-' first when negatives are allowed): no blanks, '+', hex.
+bool plain_integer(const std::string& t, bool allow_minus) {
+    const std::size_t first = allow_minus && !t.empty() && t[0] == '-' ? 1 : 0;
+    if (t.size() == first) return false;
+    for (std::size_t i = first; i < t.size(); ++i)
+        if (t[i] < '0' || t[i] > '9') return false;
+    return true;
+}
+}  // namespace
+
+std::uint64_t parse_seed(const std::string& text, const std::string& option) {
+    const std::string what = "a seed, an integer from 0 to 18446744073709551615";
+    if (!plain_integer(text, false)) bad_number(option, what, text);
+    errno = 0;
+    const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) bad_number(option, what, text);
+    return static_cast<std::uint64_t>(v);
+}
+
+long parse_count(const std::string& text, const std::string& option, long min, long max) {
+    const std::string what =
+        "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    if (!plain_integer(text, min < 0)) bad_number(option, what, text);
+    errno = 0;
+    const long long v = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == ERANGE || v < min || v > max) bad_number(option, what, text);
+    return static_cast<long>(v);
+}
+
+long parse_dim(const std::string& text, const std::string& option) {
+    return parse_count(text, option, 1, kMaxDim);
+}
+
+double parse_real(const std::string& text, const std::string& option, double min, double max,
+                  bool open_min) {
+    std::string what = "a finite number";  // bounds of magnitude >= 1e300 mean "none"
+    if (min > -1e300) what += std::string(open_min ? " > " : " >= ") + number_text(min);
+    if (max < 1e300) what += (min > -1e300 ? " and <= " : " <= ") + number_text(max);
+    char* end = nullptr;
+    const double v = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                         ? std::nan("")
+                         : std::strtod(text.c_str(), &end);
+    if (!end || *end != '\0' || !std::isfinite(v) || v < min || (open_min && v == min) || v > max)
+        bad_number(option, what, text);
+    return v;
+}
+
+po::typed_value<std::string>* seed_value(std::uint64_t* target, const std::string& option) {
+    return po::value<std::string>()->notifier(
+        [target, option](const std::string& t) { *target = parse_seed(t, option); });
+}
+
+po::typed_value<std::string>* count_value(long* target, const std::string& option, long min,
+                                          long max) {
+    return po::value<std::string>()->notifier([target, option, min, max](const std::string& t) {
+        *target = parse_count(t, option, min, max);
+    });
+}
+
+po::typed_value<std::string>* count_value(int* target, const std::string& option, long min,
+                                          long max) {
+    max = std::min<long>(max, std::numeric_limits<int>::max());
+    min = std::max<long>(min, std::numeric_limits<int>::min());
+    return po::value<std::string>()->notifier([target, option, min, max](const std::string& t) {
+        *target = static_cast<int>(parse_count(t, option, min, max));
+    });
+}
+
+po::typed_value<std::string>* real_value(double* target, const std::string& option, double min,
+                                         double max, bool open_min) {
+    return po::value<std::string>()->notifier(
+        [target, option, min, max, open_min](const std::string& t) {
+            *target = parse_real(t, option, min, max, open_min);
+        });
+}
+
+bool given(const po::variables_map& vm, const std::string& name) {
+    return vm.count(name) > 0 && !vm[name].defaulted();
+}
+
+void reject_given(const po::variables_map& vm, const std::string& command,
+                  const std::vector<std::string>& flags, const std::string& why) {
+    for (const auto& f : flags)
+        if (given(vm, f)) fail_usage(command + ": --" + f + " does not apply " + why);
+}
+
 std::vector<long> parse_dims(const std::string& s, size_t count, const std::string& option) {
+    static const char* kExamples[] = {"", "128", "128x64", "128x64x32"};
+    const std::string example = count < 4 ? kExamples[count] : "128x64x...";
+    const std::string what = std::to_string(count) + (count == 1 ? " dimension" : " dimensions") +
+                             " from 1 to " + std::to_string(kMaxDim) + " like " + example;
     std::string t = s;
     for (char& c : t)
         if (c == 'x' || c == 'X') c = ',';
@@ -161,15 +268,13 @@ std::vector<long> parse_dims(const std::string& s, size_t count, const std::stri
     std::stringstream ss(t);
     std::string part;
     while (std::getline(ss, part, ',')) {
-        char* end = nullptr;
-        long v = std::strtol(part.c_str(), &end, 10);
-        if (part.empty() || *end != '\0' || v <= 0)
-            fail_usage(option + " expects " + std::to_string(count) +
-                       " positive integers like 128x64, got '" + s + "'");
-        out.push_back(v);
+        if (!plain_integer(part, false)) bad_number(option, what, s);
+        errno = 0;
+        const long long v = std::strtoll(part.c_str(), nullptr, 10);
+        if (errno == ERANGE || v < 1 || v > kMaxDim) bad_number(option, what, s);
+        out.push_back(static_cast<long>(v));
     }
-    if (out.size() != count)
-        fail_usage(option + " expects " + std::to_string(count) + " dimensions, got '" + s + "'");
+    if (out.size() != count || t.empty() || t.back() == ',') bad_number(option, what, s);
     return out;
 }
 
@@ -178,6 +283,7 @@ Progress::Progress(std::string label, long total, bool enabled)
 
 void Progress::update(long done) {
     if (!enabled_ || total_ <= 0) return;
+    done = std::min(std::max(done, 0L), total_);  // the count never passes the total
     if (tty_) {
         std::fprintf(stderr, "\r[%s] %ld/%ld", label_.c_str(), done, total_);
         std::fflush(stderr);
@@ -192,6 +298,14 @@ void Progress::update(long done) {
 
 void Progress::done() {
     if (enabled_ && tty_) std::fprintf(stderr, "\n");
+}
+
+// cli.hpp: Kappa::describe with the digits its enclosure supports.
+std::string kappa_text(const Kappa& k) {
+    std::string t = std::string("kappa_") + to_string(k.convention) + " = " +
+                    format_enclosure(k.value, k.enclosure.lo, k.enclosure.hi) + " (" + k.method;
+    if (k.convention == KappaConvention::nz) t += ", rtol=" + format_number(k.rtol, 3);
+    return t + ")";
 }
 
 void log(const std::string& msg) { std::cerr << "attnspec: " << msg << "\n"; }

@@ -11,6 +11,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/json.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::cli {
 
@@ -66,7 +67,37 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
            const std::string& examples, po::options_description& desc, po::variables_map& vm,
            const po::positional_options_description* pos = nullptr);
 
-// "128x64" or "128,64" -> {128, 64}; throws Usage.
+// Strict numbers, one set for every command. Each throws Error(Usage) with a one-line message
+// naming `option` on anything but a plain decimal number in range: no sign where none is allowed,
+// no trailing text, no overflow, no NaN or infinity.
+//   parse_seed:  0 .. 2^64 - 1 (digits only; "-1" is refused, not wrapped)
+//   parse_count: an integer in [min, max]
+//   parse_dim:   a dimension, 1 .. kMaxDim (the BLAS/LAPACK backends index with 32-bit ints)
+//   parse_real:  a finite number >= min (> min when `open_min`) and <= max; a bound of magnitude
+//                1e300 or more is no bound
+constexpr long kMaxDim = 2147483647;
+std::uint64_t parse_seed(const std::string& text, const std::string& option);
+long parse_count(const std::string& text, const std::string& option, long min, long max);
+long parse_dim(const std::string& text, const std::string& option);
+double parse_real(const std::string& text, const std::string& option, double min, double max,
+                  bool open_min = false);
+// Boost option values that keep the text and convert it with the helpers above when the options
+// are stored (po::notify in parse()), so a malformed value is a usage error naming the option.
+po::typed_value<std::string>* seed_value(std::uint64_t* target, const std::string& option);
+po::typed_value<std::string>* count_value(long* target, const std::string& option, long min,
+                                          long max);
+po::typed_value<std::string>* count_value(int* target, const std::string& option, long min,
+                                          long max);
+po::typed_value<std::string>* real_value(double* target, const std::string& option, double min,
+                                         double max, bool open_min = false);
+// The options of `desc` the user gave on the command line (not defaulted).
+bool given(const po::variables_map& vm, const std::string& name);
+// Throws Usage "<command>: --flag does not apply <why>" for the first of `flags` given.
+void reject_given(const po::variables_map& vm, const std::string& command,
+                  const std::vector<std::string>& flags, const std::string& why);
+
+// "128x64" or "128,64" -> {128, 64} (each a dimension as parse_dim); throws Usage, with an example
+// of `count` dimensions.
 std::vector<long> parse_dims(const std::string& s, size_t count, const std::string& option);
 
 // Progress on stderr: "\r[thm3.5] 120/500" when stderr is a TTY, a line every ~10% otherwise
@@ -75,6 +106,8 @@ class Progress {
   public:
     Progress(std::string label, long total, bool enabled = true);
     void update(long done);
+    // A new total (instances dropped or added while running); the printed deciles carry on.
+    void set_total(long total) { total_ = total; }
     void done();
 
   private:
@@ -85,6 +118,10 @@ class Progress {
 };
 
 void log(const std::string& msg);  // "attnspec: msg" on stderr
+
+// "kappa_strict = v in [lo, hi] (method)" with the digits the enclosure supports
+// (base/format.hpp), the human form of Kappa::describe for every command.
+std::string kappa_text(const Kappa& k);
 
 // Default report path under reports/out/ (created when missing) or the given --out.
 std::string report_path(const std::string& out, const std::string& default_name);

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 
+#include "attnspec/base/format.hpp"
 #include "attnspec/io/cond_io.hpp"
 #include "attnspec/spectral/cond_analysis.hpp"
 #include "cli.hpp"
@@ -65,14 +66,17 @@ void print_text(const CondAnalysis& a, const std::string& input, const std::stri
     const Eigen::Index r = s.sigma.size();
     std::printf("%s:%s  %ld x %ld  (%s, %.3g s)\n", input.c_str(), dataset.c_str(),
                 static_cast<long>(a.rows), static_cast<long>(a.cols), s.method.c_str(), a.seconds);
-    std::printf("sigma_max = %.15g in [%.15g, %.15g] (%s)\n", s.sigma[0], s.lo[0], s.hi[0],
+    std::printf("sigma_max = %s (%s)\n", format_enclosure(s.sigma[0], s.lo[0], s.hi[0]).c_str(),
                 s.basis[0].c_str());
-    std::printf("sigma_min = %.15g in [%.15g, %.15g] (%s)\n", s.sigma[r - 1], s.lo[r - 1],
-                s.hi[r - 1], s.basis[r - 1].c_str());
+    std::printf("sigma_min = %s (%s)\n",
+                format_enclosure(s.sigma[r - 1], s.lo[r - 1], s.hi[r - 1]).c_str(),
+                s.basis[r - 1].c_str());
     std::printf("rank = %ld (rtol %.3g)\n%s\n%s\n", static_cast<long>(a.nz.rank), a.nz.rtol,
-                a.strict.describe().c_str(), a.nz.describe().c_str());
-    std::printf("headline (%s): kappa = %.10g\nreport: %s\n", to_string(a.headline),
-                a.headline_kappa().value, report.empty() ? "none (--no-report)" : report.c_str());
+                kappa_text(a.strict).c_str(), kappa_text(a.nz).c_str());
+    const Kappa& k = a.headline_kappa();
+    std::printf("headline (%s): kappa = %s\nreport: %s\n", to_string(a.headline),
+                format_number(k.value, enclosure_digits(k.enclosure.lo, k.enclosure.hi)).c_str(),
+                report.empty() ? "none (--no-report)" : report.c_str());
 }
 
 }  // namespace
@@ -88,7 +92,7 @@ int run_cond(const Invocation& inv) {
         "convention", po::value(&convention)->default_value("strict"),
         "kappa convention for the headline: strict (sigma_1/sigma_r, inf when rank-deficient) "
         "or nz (sigma_1 / smallest sigma above rtol*sigma_1); both are always reported")(
-        "rtol", po::value(&co.rtol)->default_value(-1),
+        "rtol", real_value(&co.rtol, "--rtol", -1e300, 1e300),
         "relative rank threshold in [0, 1); negative = max(m, n) * eps (numpy matrix_rank)")(
         "method", po::value(&method)->default_value("auto"),
         "SVD backend: auto (jacobi if min(m,n) <= 64, else gesdd), jacobi, bdc, gesdd, gejsv "

@@ -1,10 +1,12 @@
 // attnspec fidelity: how well Linear-InfSA's weights a approximate the Perron / Katz vectors of the
 // InfSA affinity, over data families, draws, heads and N (proofs/infsa_fidelity.md).
 // Options -> fidelity_table (generated, or io/qk_input blocks) -> io/infsa_io -> text or JSON.
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/infsa/fidelity_table.hpp"
 #include "attnspec/io/infsa_io.hpp"
@@ -42,24 +44,26 @@ void declare(po::options_description& desc, FidelityCli& o) {
     o.common.seed = s.seed;
     auto add = desc.add_options();
     add("tokens", po::value(&o.tokens)->default_value(o.tokens), "token counts N, comma separated");
-    add("dh", po::value(&s.d_h)->default_value(s.d_h), "head dimension d_h");
-    add("heads", po::value(&s.heads)->default_value(s.heads),
-        "heads per draw (independent (Q, K) each)");
+    add("dh", count_value(&s.d_h, "--dh", 1, kMaxDim), "head dimension d_h (default 64)");
+    add("heads", count_value(&s.heads, "--heads", 1, kMaxDim),
+        "heads per draw (independent (Q, K) each; default 1); with --input, the number of heads "
+        "the columns of Q and K split into");
     add("family", po::value(&o.families)->default_value(o.families),
         "data families: gaussian, shared-mean, independent-means (comma separated)");
-    add("mu", po::value(&s.mu)->default_value(s.mu),
-        "mean strength for shared-mean / independent-means");
-    add("draws", po::value(&s.draws)->default_value(s.draws), "draws per (family, N)");
+    add("mu", real_value(&s.mu, "--mu", -1e300, 1e300),
+        "mean strength for shared-mean / independent-means (default 1)");
+    add("draws", count_value(&s.draws, "--draws", 1, kMaxDim), "draws per (family, N) (default 3)");
     add_common_options(desc, o.common, "fidelity.h5", kSeed);
-    add("gamma", po::value(&s.gamma)->default_value(s.gamma), "gamma in (0, 1)");
-    add("eps", po::value(&s.eps)->default_value(s.eps, "1e-6"),
-        "epsilon of the Frobenius / L1 normalisations");
+    add("gamma", real_value(&s.gamma, "--gamma", 0, 1, true), "gamma in (0, 1) (default 0.95)");
+    add("eps", real_value(&s.eps, "--eps", 0, 1e300),
+        "epsilon of the Frobenius / L1 normalisations (default 1e-6)");
     add("matrix-free", po::bool_switch(&s.matrix_free),
         "tiled Perron iteration, never N x N (left vector only; Katz skipped)");
     add("right", po::bool_switch(&s.with_right),
         "with --matrix-free: also the right Perron vector");
     add("input", po::value(&o.input),
-        "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns");
+        "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns. Excludes the "
+        "options of generated data (--tokens, --dh, --family, --mu, --draws, --seed)");
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "fidelity.h5", kOut | kNoReport | kJson);
 }
@@ -74,12 +78,12 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 // Usage errors for the options (the library re-checks its spec in its own terms).
-void check_options(FidelityCli& o) {
+void check_options(FidelityCli& o, const po::variables_map& vm) {
+    if (!o.input.empty())
+        reject_given(vm, "fidelity", {"tokens", "dh", "family", "mu", "draws", "seed"},
+                     "to --input (it describes generated data)");
     FidelitySpec& s = o.spec;
-    if (!(s.gamma > 0 && s.gamma < 1)) fail_usage("fidelity: --gamma must lie in (0, 1)");
-    if (s.d_h <= 0 || s.heads <= 0 || s.draws <= 0)
-        fail_usage("fidelity: --dh, --heads and --draws must be positive");
-    if (!(s.eps >= 0)) fail_usage("fidelity: --eps must be >= 0");
+    if (!(s.gamma < 1)) fail_usage("fidelity: --gamma must lie in (0, 1)");
     s.Ns.clear();
     for (const auto& t : split(o.tokens)) s.Ns.push_back(parse_dims(t, 1, "--tokens")[0]);
     s.families = split(o.families);
@@ -94,7 +98,8 @@ void check_options(FidelityCli& o) {
 
 void print_text(const FidelityTable& t, const FidelitySpec& s) {
     std::cout << "Linear-InfSA fidelity (" << (s.matrix_free ? "matrix-free" : "dense")
-              << ", gamma " << s.gamma << ", d_h " << s.d_h << ", mu " << s.mu
+              << ", gamma " << format_number(s.gamma) << ", d_h " << s.d_h
+              << (std::isnan(s.mu) ? "" : ", mu " + format_number(s.mu))
               << "): cos(a, .) min / median / mean / max\n";
     std::cout << std::left << std::setw(18) << "family" << std::setw(8) << "N" << std::setw(6)
               << "n";
@@ -142,7 +147,7 @@ int run_fidelity(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "fidelity", kSynopsis, kHelp, desc, vm)) return 0;
     apply_memory_option(o.max_memory);
-    check_options(o);
+    check_options(o, vm);
     if (o.input.empty()) log_estimate(o.spec);  // refuses above --max-memory, before any draw
     const FidelitySpec& spec = o.spec;
     const bool json = o.common.json;
@@ -153,6 +158,7 @@ int run_fidelity(const Invocation& inv) {
         qo.heads = spec.heads;
         qo.read_gamma = false;
         const QKInput in = load_qk_input(o.input, qo);
+        o.spec.d_h = static_cast<long>(in.d_h), o.spec.mu = NAN;  // the data's; mu does not apply
         t = fidelity_table(in.Qs, in.Ks, spec);
     } else {
         Progress prog("fidelity", fidelity_instance_count(spec), !json);

@@ -2,6 +2,7 @@
 // the attention input schema or a seeded random instance; prints shape, norms and timing; writes
 // the inputs and J to a report. Computation: attention/jacobian_analysis.hpp; report section:
 // io/jacobian_io.hpp; input: io/attention_input.hpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "attnspec/attention/jacobian_analysis.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/io/attention_input.hpp"
 #include "attnspec/io/jacobian_io.hpp"
 #include "attnspec/io/spectrum_io.hpp"
@@ -22,7 +24,7 @@ namespace {
 struct Options {
     CommonOptions common;
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
-    std::string tokens = "gaussian", max_memory, store_limit = "256MiB", svd;
+    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd;
     long heads = 1;
     double weight_scale = 1.0;
 };
@@ -38,7 +40,7 @@ const char* kHelp =
     "and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or oversized problem,\n"
     "66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
     "examples:\n"
-    "  attnspec jacobian --random 128,384,32 --seed 1 --tokens layernorm\n"
+    "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
@@ -77,11 +79,11 @@ void declare_options(po::options_description& desc, Options& o) {
         "attribute s. datasets/embedded/attention_heads.h5 is one")(
         "random", po::value(&o.random),
         "generate a random instance of sizes N,D,d (e.g. 128,384,32)")(
-        "tokens", po::value(&o.tokens),
-        "token rows of the random X: gaussian (i.i.d. N(0,1), default) "
-        "or layernorm (each row centred, unit variance)")(
-        "weight-scale", po::value(&o.weight_scale),
-        "random weights are N(0, w^2/D) (default w = 1)")(
+        "token-dist", po::value(&o.token_dist),
+        "distribution of the token rows of the random X: gaussian (i.i.d. N(0,1), default) "
+        "or layernorm (each row centred, unit variance); --random only")(
+        "weight-scale", real_value(&o.weight_scale, "--weight-scale", 0, 1e300, true),
+        "random weights are N(0, w^2/D) (default w = 1); --random only")(
         "wrt", po::value(&o.wrt),
         "weights: J = [J_Q, J_K, J_V] (Nd x 3Dd, default); input: J_X (Nd x ND)")(
         "scale", po::value(&o.scale),
@@ -90,7 +92,7 @@ void declare_options(po::options_description& desc, Options& o) {
         "fixed SpecA correction C of every weight: none "
         "(default; uses C_* from --input if present), lambda:<l> (l I_{D x d}) or svd (Thm 3.5). "
         "J is evaluated at W + C")(
-        "heads", po::value(&o.heads),
+        "heads", count_value(&o.heads, "--heads", 1, kMaxDim),
         "number of heads H sharing X (default 1); per-head J blocks, "
         "the full-layer J is block diagonal (weights) or their stack (input)")(
         "store-limit", po::value(&o.store_limit),
@@ -118,10 +120,15 @@ AttentionHeads load(const Options& o, double max_bytes) {
     const auto dims = parse_dims(o.random, 3, "--random");
     RandomSpec rs;
     rs.N = dims[0], rs.D = dims[1], rs.d = dims[2], rs.H = o.heads, rs.seed = o.common.seed;
-    rs.token_dist = o.tokens, rs.weight_scale = o.weight_scale;
+    rs.token_dist = o.token_dist, rs.weight_scale = o.weight_scale;
     check_allocation(8.0 * rs.N * rs.D + 24.0 * rs.D * rs.d * rs.H, max_bytes, "the random input",
                      "max_bytes");
     return attention_heads(random_multihead(rs), "random input");
+}
+
+// Why J is not in the report, in terms of the options.
+std::string not_stored_cause(const JacobianPlan& p) {
+    return p.dense ? "above --store-limit" : "not formed, above --max-memory";
 }
 
 // "" when every head is described by the header line, else " (name; N, D, d = ...; s = ...)".
@@ -156,7 +163,9 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
     std::vector<double> frob, maxabs, secs;
     for (const auto& r : a.heads) frob.push_back(r.frobenius), maxabs.push_back(r.max_abs);
     for (const auto& r : a.heads) secs.push_back(r.seconds);
-    j.key("frobenius").values(frob).key("max_abs").values(maxabs).key("seconds").values(secs);
+    if (std::all_of(frob.begin(), frob.end(), [](double x) { return std::isfinite(x); }))
+        j.key("frobenius").values(frob);
+    if (a.plan.dense) j.key("max_abs").values(maxabs).key("seconds").values(secs);
     if (a.heads[0].has_spectrum) {
         j.key("spectrum").begin_array();
         for (const auto& r : a.heads) {
@@ -166,7 +175,8 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
         }
         j.end_array();
     }
-    a.shared_X ? j.kv("frobenius_layer", a.frobenius_layer) : j.key("frobenius_layer").null();
+    std::isfinite(a.frobenius_layer) ? j.kv("frobenius_layer", a.frobenius_layer)
+                                     : j.key("frobenius_layer").null();
     j.kv("stored", a.plan.store);
     report.empty() ? j.key("report").null() : j.kv("report", report);
     j.end_object();
@@ -187,28 +197,40 @@ void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::
     for (std::size_t h = 0; h < a.heads.size(); ++h) {
         const HeadJacobian& r = a.heads[h];
         std::cout << "head " << h << head_label(in, h) << ": " << what << " " << r.rows << " x "
-                  << r.cols << ", ||" << what << "||_F = " << r.frobenius
-                  << ", max |entry| = " << r.max_abs << ", " << r.seconds << " s\n";
+                  << r.cols << (a.plan.dense ? "" : " (not formed)");
+        if (std::isfinite(r.frobenius))
+            std::cout << ", ||" << what << "||_F = " << format_number(r.frobenius)
+                      << (a.plan.dense ? "" : " (from the Gram spectrum)");
+        if (a.plan.dense)
+            std::cout << ", max |entry| = " << format_number(r.max_abs) << ", "
+                      << format_number(r.seconds, 3) << " s";
+        std::cout << "\n";
     }
     for (std::size_t h = 0; h < a.heads.size() && a.heads[h].has_spectrum; ++h) {
         const auto& sp = a.heads[h].spectrum;
-        std::cout << "head " << h << " spectrum (" << sp.method << ", " << sp.seconds
-                  << " s): sigma_max = " << sp.max.sigma << " in [" << sp.max.enclosure.lo << ", "
-                  << sp.max.enclosure.hi << "], sigma_min = " << sp.min.sigma << " in ["
-                  << sp.min.enclosure.lo << ", " << sp.min.enclosure.hi << "], rank " << sp.rank
-                  << "\n  residuals ||Jv - s u||, ||J^T u - s v||: max " << sp.max.res_u << ", "
-                  << sp.max.res_v << "; min " << sp.min.res_u << ", " << sp.min.res_v << "\n  "
-                  << sp.strict.describe() << "\n  " << sp.nz.describe() << "\n";
+        std::cout << "head " << h << " spectrum (" << sp.method << ", "
+                  << format_number(sp.seconds, 3) << " s): sigma_max = "
+                  << format_enclosure(sp.max.sigma, sp.max.enclosure.lo, sp.max.enclosure.hi)
+                  << ", sigma_min = "
+                  << format_enclosure(sp.min.sigma, sp.min.enclosure.lo, sp.min.enclosure.hi)
+                  << ", rank " << sp.rank << "\n  residuals ||Jv - s u||, ||J^T u - s v||: max "
+                  << format_number(sp.max.res_u) << ", " << format_number(sp.max.res_v) << "; min "
+                  << format_number(sp.min.res_u) << ", " << format_number(sp.min.res_v) << "\n  "
+                  << kappa_text(sp.strict) << "\n  " << kappa_text(sp.nz) << "\n";
         for (const auto& n : sp.notes) std::cout << "  note: " << n << "\n";
     }
-    if (in.size() > 1 && a.shared_X)
-        std::cout << "layer: ||" << what << "||_F = " << a.frobenius_layer << " ("
+    if (in.size() > 1 && a.shared_X && std::isfinite(a.frobenius_layer))
+        std::cout << "layer: ||" << what << "||_F = " << format_number(a.frobenius_layer) << " ("
                   << (a.plan.wrt == JacobianWrt::weights ? "block diagonal" : "stacked") << ")\n";
+    else if (in.size() > 1 && a.shared_X)
+        std::cout << "layer: ||" << what << "||_F not known (" << what << " not formed)\n";
     else if (in.size() > 1)
         std::cout << "layer: not reported (each head has its own X; a layer needs a shared X)\n";
-    std::cout << "total " << a.seconds << " s; "
-              << (report.empty() ? "no report (--no-report)" : "report " + report)
-              << (a.plan.store ? "" : " (J not stored: above --store-limit)") << "\n";
+    if (a.plan.dense) std::cout << "total " << format_number(a.seconds, 3) << " s; ";
+    std::cout << (report.empty() ? "no report (--no-report)" : "report " + report)
+              << (a.plan.store ? ""
+                               : " (" + what + " not stored: " + not_stored_cause(a.plan) + ")")
+              << "\n";
 }
 
 }  // namespace
@@ -221,11 +243,13 @@ int run_jacobian(const Invocation& inv) {
     if (!parse(inv, "jacobian", kSynopsis, kHelp, desc, vm)) return 0;
     if (o.input.empty() == o.random.empty())
         fail_usage("jacobian: give exactly one of --input and --random");
+    if (!o.input.empty())
+        reject_given(vm, "jacobian", {"token-dist", "seed", "weight-scale"},
+                     "to --input (it sets how --random draws)");
     if (o.wrt != "weights" && o.wrt != "input")
         fail_usage("--wrt must be weights or input, got '" + o.wrt + "'");
     if (o.scale != "1" && o.scale != "invsqrt")
         fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
-    if (o.heads < 1) fail_usage("--heads must be >= 1");
     const CorrectionSpec corr = CorrectionSpec::parse(o.correction);
     JacobianOptions jo;
     jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
@@ -257,16 +281,16 @@ int run_jacobian(const Invocation& inv) {
     if (!target.empty()) {
         rep.emplace(target, provenance(inv, o.common.seed));
         sec.emplace(rep->root(), in, jo.wrt,
-                    o.input.empty() ? "random:" + o.random + ",tokens=" + o.tokens : o.input,
+                    o.input.empty() ? "random:" + o.random + ",tokens=" + o.token_dist : o.input,
                     corr_name);
     }
     const JacobianAnalysis a =
         analyse_jacobians(in.heads, in.shared_X, jo,
                           [&](std::size_t h, const HeadJacobian& r, const Eigen::MatrixXd& J) {
                               if (sec) sec->write_head(h, r, J);
-                              if (!o.common.json)
+                              if (!o.common.json && plan.dense)
                                   log("head " + std::to_string(h) + ": " + what + " computed in " +
-                                      std::to_string(r.seconds) + " s");
+                                      format_number(r.seconds, 3) + " s");
                           });
     if (rep) sec->finish(a), rep->commit();
     (o.common.json ? print_json : print_text)(in, a, corr_name, rep ? rep->target() : "");

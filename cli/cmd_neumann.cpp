@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "attnspec/base/format.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/infsa/neumann_analysis.hpp"
@@ -45,23 +46,26 @@ void declare(po::options_description& desc, NeumannCli& o) {
     auto add = desc.add_options();
     add("input", po::value(&o.input),
         "HDF5 with Q, K (N x d_h), optional V (N x d_v), optional A_hat (N x N, used as given), "
-        "optional root attribute gamma");
-    add("tokens", po::value(&o.tokens)->default_value(o.tokens), "N for generated Q, K");
-    add("dh", po::value(&o.dh)->default_value(o.dh), "d_h for generated Q, K");
+        "optional root attribute gamma. Excludes the options of generated data (--tokens, --dh, "
+        "--family, --mu, --seed)");
+    add("tokens", count_value(&o.tokens, "--tokens", 1, kMaxDim),
+        "N for generated Q, K (default 128)");
+    add("dh", count_value(&o.dh, "--dh", 1, kMaxDim), "d_h for generated Q, K (default 64)");
     add("family", po::value(&o.family)->default_value(o.family),
         "generated family: gaussian, shared-mean, independent-means");
-    add("mu", po::value(&o.mu)->default_value(o.mu), "mean strength of the family");
+    add("mu", real_value(&o.mu, "--mu", -1e300, 1e300), "mean strength of the family (default 1)");
     add_common_options(desc, o.common, "neumann.h5", kSeed);
-    add("gamma", po::value(&o.gamma), "gamma in (0, 1) (default: the file's attribute, else 0.95)");
-    add("eps", po::value(&o.eps)->default_value(o.eps, "1e-6"),
-        "epsilon of the Frobenius normalisation");
+    add("gamma", real_value(&o.gamma, "--gamma", -1e300, 1e300),
+        "gamma in (0, 1) (default: the file's attribute, else 0.95)");
+    add("eps", real_value(&o.eps, "--eps", 0, 1e300),
+        "epsilon of the Frobenius normalisation (default 1e-6)");
     add("affinity", po::value(&o.affinity_name)->default_value(o.affinity_name),
         "relu (the code's form) or softmax (row-stochastic)");
     add("orders", po::value(&o.orders)->default_value(o.orders),
         "truncation orders K for the table");
-    add("target", po::value(&o.target)->default_value(o.target, "1e-6"),
-        "truncation error target in [1e-300, inf): report the K that reaches it (refused when "
-        "K would exceed 1e7)");
+    add("target", real_value(&o.target, "--target", 0, 1e300, true),
+        "truncation error target in [1e-300, inf), default 1e-6: report the K that reaches it "
+        "(refused when K would exceed 1e7)");
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "neumann.h5", kOut | kNoReport | kJson);
 }
@@ -80,14 +84,19 @@ std::vector<int> parse_orders(const std::string& s) {
     return Ks;
 }
 
+// "[lo, hi]" with the digits the enclosure supports.
+std::string interval_text(const Interval& iv) {
+    const int p = enclosure_digits(iv.lo, iv.hi);
+    return "[" + format_number(iv.lo, p) + ", " + format_number(iv.hi, p) + "]";
+}
+
 void print_text(const NeumannAnalysis& a, const NeumannSource& src) {
     const NeumannInvariants& iv = a.invariants;
     const Centralities& c = a.centralities;
     std::cout << std::setprecision(6) << "InfSA Neumann kernel, N = " << a.n
               << ", gamma = " << a.gamma << " (" << src.source << ")\n"
-              << "  ||A||_F = " << a.norms.frob << "   ||A||_2 in [" << a.norms.norm2.lo << ", "
-              << a.norms.norm2.hi << "]   rho(A) in [" << c.left.rho_enc.lo << ", "
-              << c.left.rho_enc.hi << "]\n"
+              << "  ||A||_F = " << a.norms.frob << "   ||A||_2 in " << interval_text(a.norms.norm2)
+              << "   rho(A) in " << interval_text(c.left.rho_enc) << "\n"
               << "  residual ||(I - gA)N - I||_F = " << iv.residual << " (LU bound "
               << iv.residual_bound << ")\n"
               << "  min N_ij = " << iv.min_entry << ", min N_ii - 1 = " << iv.min_diag_minus_1
@@ -116,10 +125,11 @@ int run_neumann(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "neumann", kSynopsis, kHelp, desc, vm)) return 0;
     apply_memory_option(o.max_memory);
-    if (o.input.empty()) {  // the whole problem from the parsed sizes, before drawing anything
-        if (o.tokens <= 0 || o.dh <= 0) fail_usage("neumann: --tokens and --dh must be positive");
+    if (!o.input.empty())
+        reject_given(vm, "neumann", {"tokens", "dh", "family", "mu", "seed"},
+                     "to --input (it describes generated data)");
+    else  // the whole problem from the parsed sizes, before drawing anything
         check_neumann_memory(double(o.tokens), double(o.dh));
-    }
     const AffinityKind kind = affinity_kind_from_string(o.affinity_name);
     NeumannAnalysisOptions opt;
     opt.orders = parse_orders(o.orders);

@@ -65,16 +65,20 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("check", po::value(&o.names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&o.all), "run every registered check")
         ("list", po::bool_switch(&o.list), "list the registered checks and exit")
-        ("trials", po::value(&o.run.trials), "instances per check, spread over its regimes "
-         "(default: each check's own grid, 28 to 650)")
+        ("trials", count_value(&o.run.trials, "--trials", 1, 2147483647),
+         "exactly N instances per check (N >= 1), spread over the R regimes it runs (those "
+         "--regime keeps; the first N mod R draw one more); the attention checks add one "
+         "instance per embedded head, and a draw with nothing to check (infsa: all scores <= 0) "
+         "is skipped. Default: each check's own grid, 28 to 650")
         ("shape", po::value(&o.shape), "fix the shape instead of the shape grid, AxB: W is AxB "
          "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
          "checks); e.g. 64x16")
         ("regime", po::value(&o.run.regimes)->multitoken(),
          "only regimes whose name contains this text; matching no regime of a check is a usage "
          "error; thm3.4 search/* regimes run only when a text contains 'search'")
-        ("time-budget", po::value(&o.run.time_budget_s),
-         "seconds per check after which no new instance is drawn")
+        ("time-budget", real_value(&o.run.time_budget_s, "--time-budget", 0, 1e9, true),
+         "seconds (> 0) per check after which no new instance is drawn: a check ends within "
+         "one instance's time of it")
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),
@@ -88,13 +92,13 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("embedded", po::value(&o.run.embedded_heads),
          "input file whose heads join the attention checks as regimes embedded/<name> "
          "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
-        ("search-evals", po::value(&o.run.search_evals),
+        ("search-evals", count_value(&o.run.search_evals, "--search-evals", 0, kMaxDim),
          "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 7200; "
          "0: no search); a seed reproduces them")
-        ("search-seconds", po::value(&o.run.search_seconds),
+        ("search-seconds", real_value(&o.run.search_seconds, "--search-seconds", 0, 1e9, true),
          "thm3.4: wall-clock cap on the searches (default none); the report says whether it "
          "was reached (then the run is not reproducible)")
-        ("search-budget", po::value(&o.run.search_budget_s),
+        ("search-budget", real_value(&o.run.search_budget_s, "--search-budget", 0, 1e9),
          "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S");
     // clang-format on
     add_memory_option(desc, o.max_memory);
@@ -147,9 +151,8 @@ int replay(const VerifyOptions& o) {
 // Runs one check with a progress bar on stderr (unless quiet).
 CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet) {
     Progress bar(c.name, 1, !quiet);
-    long last_total = 0;
     opt.progress = [&](long done, long total) {
-        if (total != last_total) bar = Progress(c.name, total, !quiet), last_total = total;
+        bar.set_total(total);
         bar.update(done);
     };
     CheckRun run = proofs::run_check(c, opt);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnspec/base/format.hpp"
 #include "attnspec/io/provenance.hpp"
 #include "cli.hpp"
 #include "experiment_output.hpp"
@@ -56,8 +57,8 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
                << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
                << ": regime " << w->regime << ", seed " << w->seed << "\n";
             for (const auto& c : w->comparisons)
-                os << "    " << c.name << ": " << c.lhs_name << " = " << fmt("%.17g", c.lhs) << " "
-                   << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs)
+                os << "    " << c.name << ": " << c.lhs_name << " = " << format_exact(c.lhs) << " "
+                   << to_string(c.rel) << " " << c.rhs_name << " = " << format_exact(c.rhs)
                    << "  -> " << to_string(c.verdict) << " (" << c.basis << ", margin "
                    << fmt("%.3g", c.margin) << ")\n";
         }
@@ -73,13 +74,12 @@ void print_record_human(std::ostream& os, const CheckResult& r) {
         os << "  hypothesis " << h.name << ": " << (h.met ? "met" : "NOT met") << " (" << h.detail
            << ")\n";
     for (const auto& c : r.comparisons)
-        os << "  " << c.name << ": " << c.lhs_name << " = " << fmt("%.17g", c.lhs) << " in ["
-           << fmt("%.17g", c.lhs_enc.lo) << ", " << fmt("%.17g", c.lhs_enc.hi) << "] "
-           << to_string(c.rel) << " " << c.rhs_name << " = " << fmt("%.17g", c.rhs) << " in ["
-           << fmt("%.17g", c.rhs_enc.lo) << ", " << fmt("%.17g", c.rhs_enc.hi) << "] -> "
+        os << "  " << c.name << ": " << c.lhs_name << " = "
+           << format_enclosure(c.lhs, c.lhs_enc.lo, c.lhs_enc.hi) << " " << to_string(c.rel) << " "
+           << c.rhs_name << " = " << format_enclosure(c.rhs, c.rhs_enc.lo, c.rhs_enc.hi) << " -> "
            << to_string(c.verdict) << " (" << c.basis << ", margin " << fmt("%.3g", c.margin)
            << ")\n";
-    for (const auto& [k, v] : r.values) os << "  " << k << " = " << fmt("%.17g", v) << "\n";
+    for (const auto& [k, v] : r.values) os << "  " << k << " = " << format_exact(v) << "\n";
     for (const auto& t : r.tolerances)
         os << "  tolerance " << t.name << " = " << fmt("%.3g", t.value) << " (" << t.reason
            << ")\n";

@@ -94,17 +94,23 @@ CheckRun run_attention_check(const RunOptions& opt, const std::string& name,
                              long per_default, const std::function<CheckResult(const Head&)>& fn) {
     RunLoop loop(opt, name, claim, headline);
     const auto regimes = attention_regimes(opt);
-    const long per = loop.per_regime(long(regimes.size()), per_default, 4 * per_default);
+    std::vector<std::string> names;
+    for (const auto& reg : regimes) names.push_back(reg.name());
+    const long per = loop.per_regime(names, per_default, 4 * per_default);
+    std::vector<std::pair<std::string, Head>> embedded;  // the --regime filter applied
+    if (!opt.embedded_heads.empty())
+        for (auto& nh : load_heads(opt.embedded_heads))
+            if (loop.selected("embedded/" + nh.first)) embedded.push_back(std::move(nh));
+    loop.expect(long(embedded.size()));
     std::uint64_t i = 0;
     for (const auto& reg : regimes) {
         const std::string rname = reg.name();
-        for (long t = 0; t < per; ++t, ++i)
-            if (loop.selected(rname) && !loop.out_of_time())
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i)
+            if (!loop.skip(i, rname))
                 loop.add(fn(draw_head(reg, loop.seed(i))), rname, loop.seed(i));
     }
-    if (!opt.embedded_heads.empty())
-        for (const auto& [name, h] : load_heads(opt.embedded_heads))
-            if (loop.selected("embedded/" + name)) loop.add(fn(h), "embedded/" + name, 0);
+    for (const auto& [name, h] : embedded)
+        if (!loop.stopped() && !loop.out_of_time()) loop.add(fn(h), "embedded/" + name, 0);
     return loop.finish();
 }
 

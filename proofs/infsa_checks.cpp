@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
@@ -43,9 +44,9 @@ CheckResult check_infsa_neumann(const Eigen::MatrixXd& A_hat, double gamma,
         {"norm2", "CW enclosure of rho(A^T A) (A >= 0), upper end used in the bound"},
         {"residual", "Frobenius, ||(I - gamma A) N - I||_F"}};
     res.hypotheses.push_back(
-        {"A_nonnegative", A_hat.minCoeff() >= 0, "min entry " + std::to_string(A_hat.minCoeff())});
+        {"A_nonnegative", A_hat.minCoeff() >= 0, "min entry " + format_number(A_hat.minCoeff())});
     res.hypotheses.push_back({"gamma_rho_lt_1", gamma * nk.rho().hi < 1,
-                              "gamma * rho_hi = " + std::to_string(gamma * nk.rho().hi)});
+                              "gamma * rho_hi = " + format_number(gamma * nk.rho().hi)});
 
     res.tolerances.push_back(
         {"residual_bound", inv.residual_bound,
@@ -172,13 +173,16 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
     if (opt.thorough) Ns.push_back(200);
     if (!opt.shape.empty()) Ns = {opt.shape[0]};
     const std::vector<std::string> fams = {"gaussian/relu", "shared-mean/relu", "gaussian/softmax"};
-    const long per = loop.per_regime(long(Ns.size() * fams.size()), 2, 20);
+    std::vector<std::string> names;
+    for (long N : Ns)
+        for (const auto& fam : fams) names.push_back("N=" + std::to_string(N) + "/" + fam);
+    const long per = loop.per_regime(names, 2, 20);
     std::uint64_t i = 0;
     for (long N : Ns)
         for (const auto& fam : fams) {
             const std::string regime = "N=" + std::to_string(N) + "/" + fam;
-            for (long t = 0; t < per; ++t, ++i) {
-                if (!loop.selected(regime) || loop.out_of_time()) continue;
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
+                if (loop.skip(i, regime)) continue;
                 const std::uint64_t seed = loop.seed(i);
                 Eigen::MatrixXd Q, K;
                 const bool shared = fam.rfind("shared", 0) == 0;
@@ -187,7 +191,10 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
                 ao.kind = fam.find("softmax") != std::string::npos ? AffinityKind::softmax
                                                                    : AffinityKind::relu;
                 const Affinity A = affinity(Q, K, ao);
-                if (A.A_hat.maxCoeff() == 0) continue;  // all scores <= 0: nothing to certify
+                if (A.A_hat.maxCoeff() == 0) {  // all scores <= 0: nothing to certify
+                    loop.drop();
+                    continue;
+                }
                 loop.add(one(A.A_hat), regime, seed);
             }
         }

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 
@@ -133,12 +136,25 @@ const CheckInfo* find_check(const std::string& name) {
     return nullptr;
 }
 
+namespace {
+// A record's seed attribute: decimal digits only, at most 2^64 - 1 (DataError otherwise).
+std::uint64_t stored_seed(const std::string& text, const std::string& group) {
+    const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
+    errno = 0;
+    const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE)
+        fail_data(group + ": seed '" + text.substr(0, 40) +
+                  "' is not an integer from 0 to 18446744073709551615");
+    return v;
+}
+}  // namespace
+
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group) {
     if (!c.replay)
         throw Error(ExitCode::Usage, "check '" + c.name + "' cannot replay stored instances");
     CheckResult res = c.replay(r, group);
     const StoredRecord id = read_check_record(r, group);
-    if (!id.seed.empty()) res.seed = std::stoull(id.seed);
+    if (!id.seed.empty()) res.seed = stored_seed(id.seed, group);
     if (!id.regime.empty()) res.regime = id.regime;
     return res;
 }
@@ -155,7 +171,7 @@ void check_run_options(const RunOptions& opt) {
     if (opt.trials < 0)
         throw Error(ExitCode::Usage, "trials = " + std::to_string(opt.trials) + " must be >= 0",
                     "trials");
-    if (opt.time_budget_s < 0)
+    if (!(opt.time_budget_s >= 0) || !std::isfinite(opt.time_budget_s))
         throw Error(ExitCode::Usage,
                     "time_budget_s = " + text(opt.time_budget_s) + " s must be >= 0",
                     "time_budget_s");
@@ -200,10 +216,31 @@ RunLoop::RunLoop(const RunOptions& opt, const std::string& check, const std::str
 }
 
 long RunLoop::per_regime(long regimes, long quick, long thorough) {
-    const long per = opt_.trials > 0 ? std::max<long>(1, opt_.trials / std::max<long>(1, regimes))
-                                     : (opt_.thorough ? thorough : quick);
-    total_ = per * regimes;
-    return per;
+    regimes_ = std::max<long>(1, regimes);
+    if (opt_.trials > 0) {
+        per_ = (opt_.trials + regimes_ - 1) / regimes_;
+        total_ = opt_.trials;
+    } else {
+        per_ = opt_.thorough ? thorough : quick;
+        total_ = per_ * regimes_;
+    }
+    return per_;
+}
+
+long RunLoop::per_regime(const std::vector<std::string>& regimes, long quick, long thorough) {
+    long kept = 0;
+    for (const auto& r : regimes) kept += selected(r) ? 1 : 0;
+    const long n = opt_.trials > 0 ? opt_.trials : (opt_.thorough ? thorough : quick) * kept;
+    per_ = kept == 0         ? 0  // nothing to draw: the loops do not run
+           : opt_.trials > 0 ? (n + kept - 1) / kept
+                             : (opt_.thorough ? thorough : quick);
+    share_.assign(regimes.size(), 0);
+    long k = 0;  // the k-th kept regime draws n / kept, one more while k < n mod kept
+    for (std::size_t r = 0; r < regimes.size(); ++r)
+        if (selected(regimes[r])) share_[r] = n / kept + (k++ < n % kept ? 1 : 0);
+    regimes_ = std::max<long>(1, static_cast<long>(regimes.size()));
+    total_ = kept ? n : 0;
+    return per_;
 }
 
 bool RunLoop::selected(const std::string& regime) const {
@@ -216,8 +253,36 @@ bool RunLoop::selected(const std::string& regime) const {
 }
 
 bool RunLoop::out_of_time() const {
-    return opt_.time_budget_s > 0 && elapsed() > opt_.time_budget_s;
+    return opt_.time_budget_s > 0 && elapsed() >= opt_.time_budget_s;
 }
+
+bool RunLoop::skip(std::uint64_t i, const std::string& regime) {
+    if (stopped_) return true;
+    if (!share_.empty()) {  // named regimes: shares and the filter are known
+        if (per_ <= 0) return true;
+        const auto r = static_cast<std::size_t>(i / static_cast<std::uint64_t>(per_));
+        const auto t = static_cast<long>(i % static_cast<std::uint64_t>(per_));
+        if (r >= share_.size() || t >= share_[r]) return true;
+    } else if (opt_.trials >
+               0) {  // regime r draws trials / regimes, one more for r < trials % regimes
+        const auto r = static_cast<long>(i / static_cast<std::uint64_t>(per_));
+        const auto t = static_cast<long>(i % static_cast<std::uint64_t>(per_));
+        if (t >= opt_.trials / regimes_ + (r < opt_.trials % regimes_ ? 1 : 0)) return true;
+    }
+    if (share_.empty() && !selected(regime)) {
+        drop();
+        return true;
+    }
+    stopped_ = out_of_time();
+    return stopped_;
+}
+
+void RunLoop::drop() {
+    total_ = std::max(done_, total_ - 1);
+    if (opt_.progress) opt_.progress(done_, total_);
+}
+
+void RunLoop::expect(long extra) { total_ += extra; }
 
 std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.seed, i); }
 
@@ -228,7 +293,8 @@ void RunLoop::add(CheckResult r, const std::string& regime, std::uint64_t seed) 
     r.seed = seed;
     run_.results.push_back(std::move(r));
     ++done_;
-    if (opt_.progress) opt_.progress(done_, std::max(total_, done_));
+    total_ = std::max(total_, done_);
+    if (opt_.progress) opt_.progress(done_, total_);
 }
 
 CheckRun RunLoop::finish() {

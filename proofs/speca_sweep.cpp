@@ -193,8 +193,7 @@ CheckRun run_speca_sweep(const RunOptions& opt) {
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const char* tok : tokens)
-            for (long t = 0; t < per; ++t, ++i) {
-                if (loop.out_of_time()) continue;
+            for (long t = 0; t < per && !loop.out_of_time(); ++t, ++i) {
                 Head h = base_head(sh, tok, loop.seed(i));
                 for (const bool q_only : {false, true})
                     for (const bool inv : {true, false}) {

@@ -6,6 +6,7 @@
 
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/svd.hpp"
@@ -34,7 +35,7 @@ CheckResult check_thm_3_5(const Eigen::MatrixXd& W, const CorrectionFn& correcti
         {"kappa", "strict: sigma_1/sigma_r, r = min(D, d)"},
         {"svd", sW.method + " thin SVD, a-posteriori enclosure (proofs/spectral_enclosure.md)"},
         {"correction", correction ? "supplied" : "sigma_1 U_r V_r^T from the same SVD"}};
-    res.hypotheses.push_back({"W_nonzero", true, "sigma_1(W) = " + std::to_string(s1)});
+    res.hypotheses.push_back({"W_nonzero", true, "sigma_1(W) = " + format_number(s1)});
 
     // delta: distance from (W, C) to an exact pair (W', C') for which the theorem is an identity
     // (W' = Q_U Sigma Q_V^T with the orthonormal polar factors of the computed U, V; see the .md).
@@ -119,14 +120,20 @@ CheckRun run_thm_3_5(const RunOptions& opt) {
     const auto shapes = weight_shapes(opt, {"large", 200, 64});
     const std::vector<std::string> families = {"gaussian", "kappa-1e12", "rank-deficient",
                                                "near-zero-sigma_r"};
-    const long per = loop.per_regime(long(shapes.size() * families.size()), 40, 200);
+    std::vector<std::string> names;
+    for (const auto& sh : shapes)
+        for (const auto& fam : families) names.push_back(sh.name + "/" + fam);
+    const long per = loop.per_regime(names, 40, 200);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : families) {
             const std::string regime = sh.name + "/" + fam;
-            for (long t = 0; t < per; ++t, ++i) {
-                if (!loop.selected(regime) || loop.out_of_time()) continue;
-                if (fam == "rank-deficient" && std::min(sh.D, sh.d) < 2) continue;
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
+                if (loop.skip(i, regime)) continue;
+                if (fam == "rank-deficient" && std::min(sh.D, sh.d) < 2) {
+                    loop.drop();
+                    continue;
+                }
                 loop.add(check_thm_3_5(draw(fam, sh.D, sh.d, loop.seed(i))), regime, loop.seed(i));
             }
         }

@@ -249,13 +249,16 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
     RunLoop loop(opt, name, claim, headline);
     const auto shapes = weight_shapes(opt, {"large", 256, 64});
     const std::vector<std::string> fams = {"gaussian", "spectrum", "anti-aligned"};
-    const long per = loop.per_regime(long(shapes.size() * fams.size()), 32, 120);
+    std::vector<std::string> names;
+    for (const auto& sh : shapes)
+        for (const auto& fam : fams) names.push_back(sh.name + "/" + fam);
+    const long per = loop.per_regime(names, 32, 120);
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
-            for (long t = 0; t < per; ++t, ++i) {
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 const std::string regime = sh.name + "/" + fam;
-                if (!loop.selected(regime) || loop.out_of_time()) continue;
+                if (loop.skip(i, regime)) continue;
                 Rng rng(loop.seed(i));
                 // lambda: the paper's 10, the threshold 2, or log-uniform in [0.1, 100]
                 const int pick = int(t % 3);
@@ -354,8 +357,7 @@ CheckRun run_thm_3_8_trained(const RunOptions& opt) {
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
-            for (long t = 0; t < per; ++t, ++i) {
-                if (loop.out_of_time()) continue;
+            for (long t = 0; t < per && !loop.out_of_time(); ++t, ++i) {
                 Rng rng(loop.seed(i));
                 const int pick = int(t % 3);  // lambda: 2, 10, or log-uniform in [2, 100]
                 const double lambda = pick == 0 ? 2.0 : pick == 1 ? 10.0 : rng.log_uniform(2, 100);

@@ -65,9 +65,9 @@ int python(const std::string& script, const std::string& args) {
 TEST_CASE("jacobian --help teaches every option with examples", "[cli][jacobian]") {
     const auto r = run_cli("jacobian --help");
     CHECK(r.code == 0);
-    for (const char* opt : {"--input", "--random", "--seed", "--tokens", "--weight-scale", "--wrt",
-                            "--scale", "--correction", "--heads", "--max-memory", "--store-limit",
-                            "--out", "--json", "examples:"})
+    for (const char* opt : {"--input", "--random", "--seed", "--token-dist", "--weight-scale",
+                            "--wrt", "--scale", "--correction", "--heads", "--max-memory",
+                            "--store-limit", "--out", "--json", "examples:"})
         CHECK(r.out.find(opt) != std::string::npos);
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("jacobian: random instance, JSON, report matches numpy complex step", 
     CHECK(python(kCheck, dir + "/w.h5") == 0);
     r = run_cli(
         "jacobian --random 3,6,2 --heads 2 --wrt input --scale invsqrt --correction svd "
-        "--tokens layernorm --out " +
+        "--token-dist layernorm --out " +
         dir + "/x.h5");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("layer: ||J_X||_F") != std::string::npos);

@@ -90,6 +90,10 @@ JacobianAnalysis analyse_jacobians(const std::vector<Head>& heads, bool shared_X
                 r.spectrum = operator_spectrum(op, &G, opt.svd);
             }
             r.has_spectrum = true;
+            // J not formed: ||J||_F^2 = trace(J J^T) = sum of all Gram eigenvalues, known from a
+            // full spectrum (extremal mode has only the ends: then it stays NaN, not reported).
+            if (!dense && r.spectrum.gram_sigma.size() == r.rows)
+                r.frobenius = r.spectrum.gram_sigma.norm();
         }
         if (wrt_w && dense) {
             r.has_blocks = true;

@@ -1,6 +1,7 @@
 // The /jacobian report section (io/jacobian_io.hpp).
 #include "attnspec/io/jacobian_io.hpp"
 
+#include <cmath>
 #include <cstdint>
 
 #include "attnspec/io/spectrum_io.hpp"
@@ -48,7 +49,8 @@ void JacobianSection::write_head(std::size_t h, const HeadJacobian& r, const Eig
     gh.attr("name", in_.names.at(h));
     gh.attr("N", i64(hd.N())), gh.attr("D", i64(hd.D())), gh.attr("d", i64(hd.d()));
     gh.attr("s", hd.s);
-    gh.attr("frobenius", r.frobenius), gh.attr("max_abs", r.max_abs), gh.attr("seconds", r.seconds);
+    if (std::isfinite(r.frobenius)) gh.attr("frobenius", r.frobenius);
+    if (std::isfinite(r.max_abs)) gh.attr("max_abs", r.max_abs), gh.attr("seconds", r.seconds);
     if (r.has_blocks)
         for (int b = 0; b < 3; ++b)
             gh.attr(std::string("frobenius_J_") + "QKV"[b], r.frobenius_blocks[b]);
@@ -56,11 +58,13 @@ void JacobianSection::write_head(std::size_t h, const HeadJacobian& r, const Eig
 }
 
 void JacobianSection::finish(const JacobianAnalysis& a) {
-    if (a.shared_X)
+    if (a.shared_X && std::isfinite(a.frobenius_layer))
         g_.attr("frobenius_layer", a.frobenius_layer);
-    else
+    else if (!a.shared_X)
         g_.attr("layer", "not reported: each head has its own X (a layer needs a shared X)");
-    g_.attr("stored", a.plan.store ? "yes" : "no (above --store-limit)");
+    g_.attr("stored", a.plan.store   ? "yes"
+                      : a.plan.dense ? "no (above --store-limit)"
+                                     : "no (not formed: above --max-memory)");
 }
 
 }  // namespace attnspec

@@ -108,9 +108,17 @@ TEST_CASE("jacobian analysis: limits name their parameter, spectrum without dens
     CHECK_FALSE(a.plan.store);
     CHECK_FALSE(a.plan.why_not_dense.empty());
     CHECK_FALSE(a.plan.why_not_stored.empty());
-    CHECK(std::isnan(a.heads[0].frobenius));
+    CHECK(std::isnan(a.heads[0].max_abs));
     CHECK_FALSE(a.heads[0].has_blocks);
     REQUIRE(a.heads[0].has_spectrum);
+    // ||J||_F without J: from the full Gram spectrum, equal to the dense J's norm.
+    JacobianOptions dense_opt;
+    const JacobianAnalysis d = analyse_jacobians(heads, true, dense_opt);
+    CHECK(std::abs(a.heads[0].frobenius - d.heads[0].frobenius) <= 1e-12 * d.heads[0].frobenius);
+    CHECK(std::abs(a.frobenius_layer - d.frobenius_layer) <= 1e-12 * d.frobenius_layer);
+    // Extremal mode knows only the ends of the spectrum: ||J||_F stays unknown (NaN).
+    opt.svd.mode = LargeSvdMode::extremal;
+    CHECK(std::isnan(analyse_jacobians(heads, true, opt).heads[0].frobenius));
     CHECK(a.heads[0].spectrum.rows == 10);
     CHECK(a.heads[0].spectrum.max.sigma > 0);
     opt.store_bytes = -1;

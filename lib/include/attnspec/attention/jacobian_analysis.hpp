@@ -39,8 +39,10 @@ struct JacobianPlan {
 };
 
 struct HeadJacobian {
-    Eigen::Index rows = 0, cols = 0;                              // shape of J (formed or not)
-    double frobenius = std::numeric_limits<double>::quiet_NaN();  // NaN when J is not formed
+    Eigen::Index rows = 0, cols = 0;  // shape of J (formed or not)
+    // ||J||_F: from J, or when J is not formed from a full Gram spectrum (sqrt of the sum of its
+    // eigenvalues); NaN when neither is available (then it is not printed nor reported).
+    double frobenius = std::numeric_limits<double>::quiet_NaN();
     double max_abs = std::numeric_limits<double>::quiet_NaN();
     double seconds = 0;                        // forming J
     bool has_blocks = false;                   // wrt weights and J formed

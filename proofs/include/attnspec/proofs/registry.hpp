@@ -84,12 +84,23 @@ class RunLoop {
   public:
     RunLoop(const RunOptions& opt, const std::string& check, const std::string& claim,
             const std::string& headline);
-    // Instances per regime: --trials spread over `regimes`, else the check's default (quick or
-    // thorough). Also sets the progress total.
+    // Instances per regime: the check's default (quick or thorough), or with --trials N the
+    // largest share of N spread over `regimes` (the first N mod regimes get one more; skip()
+    // enforces each share, so the run draws exactly N). Also sets the progress total.
     long per_regime(long regimes, long quick, long thorough);
+    // The same over named regimes, in loop order: --trials N is spread over those --regime keeps
+    // (all N go to them) and the progress total counts only them from the start.
+    long per_regime(const std::vector<std::string>& regimes, long quick, long thorough);
     // --regime filter (substring); remembers the regimes offered for the no-match error.
     bool selected(const std::string& regime) const;
-    bool out_of_time() const;                   // --time-budget spent
+    bool out_of_time() const;  // --time-budget spent
+    // Whether instance `i` (= regime index * per_regime + t) is not drawn: beyond its regime's
+    // share of --trials, its regime filtered out (the progress total drops it), or the time budget
+    // spent (then stopped() holds: loops end at once, nothing else is drawn).
+    bool skip(std::uint64_t i, const std::string& regime);
+    bool stopped() const { return stopped_; }
+    void drop();              // a planned instance that is not drawn (progress total - 1)
+    void expect(long extra);  // instances beyond the regime grid (progress total + extra)
     std::uint64_t seed(std::uint64_t i) const;  // instance_seed(master, i)
     void add(CheckResult r, const std::string& regime, std::uint64_t seed);
     CheckRun& run() { return run_; }
@@ -101,7 +112,9 @@ class RunLoop {
   private:
     const RunOptions& opt_;
     CheckRun run_;
-    long total_ = 0, done_ = 0;
+    long total_ = 0, done_ = 0, per_ = 1, regimes_ = 1;
+    bool stopped_ = false;
+    std::vector<long> share_;  // per named regime: instances to draw (0 when filtered out)
     mutable std::vector<std::string> offered_;  // regimes seen by selected(), in order
     mutable bool any_selected_ = false;
     double t0_ = 0;

@@ -1,0 +1,88 @@
+// proofs::RunLoop: --trials N draws exactly N over the kept regimes, the progress total is right
+// from the start and never passed, the time budget stops the loops at once.
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnspec/proofs/registry.hpp"
+#include "test_support.hpp"
+
+using namespace attnspec;
+using namespace attnspec::proofs;
+
+namespace {
+// The loop shape every runner uses: instance i = regime index * per + t.
+struct Drive {
+    long drawn = 0, iterations = 0, last_done = 0, last_total = -1, max_over = 0;
+    std::vector<long> per_regime_count;
+};
+Drive drive(RunOptions opt, const std::vector<std::string>& names, long quick) {
+    Drive d;
+    opt.progress = [&](long done, long total) {
+        d.last_done = done, d.last_total = total;
+        d.max_over = std::max(d.max_over, done - total);
+    };
+    RunLoop loop(opt, "t", "claim", "h");
+    const long per = loop.per_regime(names, quick, 4 * quick);
+    d.per_regime_count.assign(names.size(), 0);
+    std::uint64_t i = 0;
+    for (std::size_t r = 0; r < names.size(); ++r)
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
+            ++d.iterations;
+            if (loop.skip(i, names[r])) continue;
+            loop.add(CheckResult{}, names[r], loop.seed(i));
+            ++d.per_regime_count[r], ++d.drawn;
+        }
+    return d;
+}
+}  // namespace
+
+TEST_CASE("RunLoop: --trials N draws exactly N, spread over the kept regimes", "[check]") {
+    const std::vector<std::string> names = {"a/x", "a/y", "b/x", "b/y", "c/x"};
+    for (int n : {1, 2, 4, 5, 6, 13, 100}) {
+        RunOptions opt;
+        opt.trials = n;
+        const Drive d = drive(opt, names, 7);
+        INFO("trials " << n);
+        CHECK(d.drawn == n);
+        CHECK(d.last_done == n);
+        CHECK(d.last_total == n);
+        CHECK(d.max_over == 0);
+        for (long c : d.per_regime_count) CHECK((c == n / 5 || c == n / 5 + 1));
+        opt.regimes = {"/x"};  // 3 regimes kept: all N go to them
+        const Drive f = drive(opt, names, 7);
+        CHECK(f.drawn == n);
+        CHECK(f.last_total == n);
+        CHECK(f.per_regime_count[1] == 0);
+        CHECK(f.per_regime_count[3] == 0);
+    }
+    RunOptions def;  // no --trials: the check's default per kept regime
+    def.regimes = {"b/"};
+    const Drive d = drive(def, names, 7);
+    CHECK(d.drawn == 14);
+    CHECK(d.last_total == 14);
+}
+
+TEST_CASE("RunLoop: the time budget ends the loops within one instance", "[check]") {
+    RunOptions opt;
+    opt.trials = 2147483647;
+    opt.time_budget_s = 0.05;
+    opt.progress = {};
+    RunLoop loop(opt, "t", "claim", "h");
+    const std::vector<std::string> names = {"a", "b", "c"};
+    const long per = loop.per_regime(names, 1, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    long iterations = 0;
+    std::uint64_t i = 0;
+    for (std::size_t r = 0; r < names.size(); ++r)
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i, ++iterations) {
+            if (loop.skip(i, names[r])) continue;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));  // one "instance"
+            loop.add(CheckResult{}, names[r], 0);
+        }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(loop.stopped());
+    CHECK(s < 0.05 + 0.5);
+    CHECK(iterations < 100);
+}
