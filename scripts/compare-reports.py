@@ -12,9 +12,10 @@ reference may come from a CPU whose BLAS kernels round differently.
 
 Exit 0 when the reports agree, 1 when they differ (the first differences are printed), 2 on a
 usage or read error. Needs h5py and numpy (Debian: python3-h5py, python3-numpy).
-Used to show that a refactoring changed no verdict and no number: run `attnspec verify --all
---search-budget 0` (the thm3.4 search is bounded by wall-clock time, so it is switched off) on
-both builds and compare the two reports.
+Used to show that a refactoring changed no verdict and no number (run `attnspec verify --all`
+with one seed on both builds: the thm3.4 search is bounded by evaluations, so a seed reproduces
+the report unless a wall-clock cap, --time-budget or --search-seconds, cut it short), and by
+scripts/check-reference.sh.
 """
 import argparse
 import sys
@@ -28,7 +29,7 @@ except ImportError as e:  # pragma: no cover - environment problem
 
 # Attributes that describe the run or the build rather than the result.
 RUN_ATTRIBUTES = {
-    "seconds", "created_utc", "command_line", "host", "search_effort",
+    "seconds", "created_utc", "command_line", "host", "counterexample_dir",
     "git_sha", "git_dirty", "tool_version", "build_type", "compiler", "blas", "cuda",
 }
 
