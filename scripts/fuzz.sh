@@ -62,6 +62,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # Leaks inside libhdf5 itself on corrupt files (fuzz_report_raw) are HDF5's, not ours.
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0}
+# Every file the targets write goes under one temp dir per fuzz.sh run (a target that aborts,
+# times out or is a killed fork-mode child cannot remove its own), removed on exit.
+shm=/tmp
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=/dev/shm; fi
+TMPDIR=$(mktemp -d "$shm/attnspec-fuzz-run.XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 status=0
 summary=()
 for t in "${targets[@]}"; do

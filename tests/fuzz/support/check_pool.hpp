@@ -1,6 +1,7 @@
 // Real check runs for the instance-file and report targets: every registered check run once at
-// start-up with one trial and a short budget; their results become the base files (a valid
-// instance file per replayable result, a valid report) that the fuzz input then mutates.
+// start-up with one trial, no time budget and no counterexample search (deterministic); their
+// results become the base files (a valid instance file per replayable result, a valid report) that
+// the fuzz input then mutates.
 #pragma once
 #include <string>
 #include <vector>
