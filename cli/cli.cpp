@@ -64,6 +64,22 @@ void print_help(std::ostream& os) {
           "start with:  attnspec verify --all        (every check, report in reports/out/)\n";
 }
 
+namespace {
+// Boost 1.74 fills the "%value%"-style placeholders of an option error in a loop that never ends
+// when the text it substitutes holds the placeholder itself (`--seed %value%` hung). When an
+// argument holds a '%', the message is built without substitution.
+std::string option_error_text(const po::error& e, const std::vector<std::string>& args) {
+    const bool percent = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a.find('%') != std::string::npos;
+    });
+    if (percent)
+        if (const auto* named = dynamic_cast<const po::error_with_option_name*>(&e))
+            return "the option '" + named->get_option_name() +
+                   "' or its value is not valid (an argument holds '%': shown without its value)";
+    return e.what();
+}
+}  // namespace
+
 bool parse(const Invocation& inv, const std::string& command, const std::string& synopsis,
            const std::string& examples, po::options_description& desc, po::variables_map& vm,
            const po::positional_options_description* pos) {
@@ -80,8 +96,8 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
         }
         po::notify(vm);
     } catch (const po::error& e) {
-        throw Error(ExitCode::Usage,
-                    command + ": " + e.what() + " (see 'attnspec " + command + " --help')");
+        throw Error(ExitCode::Usage, command + ": " + option_error_text(e, inv.args) +
+                                         " (see 'attnspec " + command + " --help')");
     }
     return true;
 }

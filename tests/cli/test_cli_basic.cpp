@@ -201,7 +201,8 @@ TEST_CASE("every registered check replays its stored records", "[cli]") {
     std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("--help lists every command of the table, info and report take --json", "[cli]") {
+TEST_CASE("the top-level --help lists every command of the table, info and report take --json",
+          "[cli]") {
     auto h = run_cli("--help");
     REQUIRE(h.code == 0);
     size_t last = 0;

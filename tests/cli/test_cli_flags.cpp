@@ -1,6 +1,8 @@
 // Issue 14, "validate before computing" and "what a run prints": strict numbers, flags that do
 // not apply, one meaning per flag name, --trials / --time-budget semantics, progress totals, the
 // digits of enclosures and the skipped dense J.
+#include <sys/wait.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -174,7 +176,7 @@ TEST_CASE("flags: options that do not apply to --input are refused", "[cli][flag
                  "sys.exit(0 if f.attrs['d_h'] == 12 else 1)\n") == 0);
 }
 
-TEST_CASE("flags: --tokens is a count everywhere; jacobian's distribution is --token-dist",
+TEST_CASE("flags: --tokens is a count everywhere, and jacobian's distribution is --token-dist",
           "[cli][flags]") {
     const auto old = run_cli("jacobian --no-report --random 4,3,2 --tokens layernorm");
     CHECK(old.code == 64);
@@ -267,4 +269,21 @@ TEST_CASE("flags: a skipped dense J prints no NaN and names --max-memory", "[cli
                  "ok = ok and 'max_abs' not in h.attrs and 'J' not in h\n"
                  "ok = ok and 'max-memory' in b.attrs['stored']\n"
                  "sys.exit(0 if ok else 1)\n") == 0);
+}
+
+// Found by the option fuzzer (tests/fuzz/fuzz_options.cpp): Boost's placeholder substitution
+// looped forever on `--seed %value%`. Run under timeout(1) so a regression fails instead of
+// hanging.
+TEST_CASE("flags: a value holding a Boost placeholder is a usage error, not a hang",
+          "[cli][flags]") {
+    for (const std::string args :
+         {"verify thm3.5 --seed '%value%'", "verify thm3.5 --trials '%canonical_option%'",
+          "neumann --tokens '%original_token%'"}) {
+        INFO(args);
+        const std::string cmd = std::string("timeout 20 ") + ATTNSPEC_CLI_PATH + " " + args +
+                                " --no-report > /dev/null 2>&1";
+        const int rc = std::system(cmd.c_str());
+        REQUIRE(WIFEXITED(rc));
+        CHECK(WEXITSTATUS(rc) == 64);
+    }
 }

@@ -30,7 +30,7 @@ TEST_CASE("verify thm3.4: two runs of one seed give reports that compare equal",
     std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("verify thm3.4: --search-seconds is a cap the output records; bad values are usage",
+TEST_CASE("verify thm3.4: --search-seconds is a cap the output records, and bad values are usage",
           "[cli]") {
     auto r = run_cli(kSmall + "--no-report --search-evals 100000 --search-seconds 0.001");
     REQUIRE(r.code == 0);

@@ -63,7 +63,7 @@ TEST_CASE("thm3.8-sufficient: decrease on an ill-conditioned W, and its planted 
     CHECK(check_thm_3_8_sufficient(diag2(5, 1e-3), 3.0).verdict == Verdict::not_applicable);
 }
 
-TEST_CASE("thm3.8-trained: ||W|| <= 1, lambda >= 2; fails only where kappa(W) is small",
+TEST_CASE("thm3.8-trained: ||W|| <= 1, lambda >= 2 fails only where kappa(W) is small",
           "[thm3.8][planted]") {
     // kappa(W) = 1: W + 2I = diag(2.99, 1.01), kappa 2.96 > 1 (decrease fails), <= 3 (bound holds)
     auto f = check_thm_3_8_trained(diag2(0.99, -0.99), 2.0);
@@ -139,7 +139,7 @@ TEST_CASE("thm3.8-above-sigma1 is refuted, and only where the sufficient conditi
     CHECK(anti > 0);
 }
 
-TEST_CASE("thm3.8-trained: the bound always holds; decreases fail only for kappa(W) < 3",
+TEST_CASE("thm3.8-trained: the bound always holds, decreases fail only for kappa(W) < 3",
           "[thm3.8]") {
     RunOptions opt;
     opt.seed = 77;
