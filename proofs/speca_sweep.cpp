@@ -189,22 +189,35 @@ CheckRun run_speca_sweep(const RunOptions& opt) {
     if (opt.thorough) shapes.push_back({"N>D-large", 32, 16, 8});
     if (opt.shape.size() == 2) shapes = {{"given", 2 * opt.shape[0], opt.shape[0], opt.shape[1]}};
     const char* tokens[] = {"layernorm", "unit-norm", "raw"};
-    const long per = loop.per_regime(long(shapes.size()) * 3 * 4, 3, 12);
-    std::uint64_t i = 0;
+    // Each head drawn in a shape x tokens cell gives 4 curves (placement x logit scale). By
+    // default `per` heads per cell; --trials N means N curves: N / cells per cell (one more for the
+    // first N mod cells), from as many heads as that takes. Head t of cell c has instance index
+    // c * stride + t (stride = per by default: the seeds of the default grid).
+    const long cells = long(shapes.size()) * 3;
+    const long per = loop.per_regime(cells * 4, 3, 12);
+    const long stride = opt.trials > 0 ? ((opt.trials + cells - 1) / cells + 3) / 4 : per;
+    long c = 0;
     for (const auto& sh : shapes)
-        for (const char* tok : tokens)
-            for (long t = 0; t < per && !loop.out_of_time(); ++t, ++i) {
+        for (const char* tok : tokens) {
+            const long want =
+                opt.trials > 0 ? opt.trials / cells + (c < opt.trials % cells ? 1 : 0) : 4 * per;
+            long got = 0;
+            for (long t = 0; t < stride && got < want && !loop.out_of_time(); ++t) {
+                const auto i = static_cast<std::uint64_t>(c * stride + t);
                 Head h = base_head(sh, tok, loop.seed(i));
                 for (const bool q_only : {false, true})
                     for (const bool inv : {true, false}) {
                         const std::string regime = std::string(sh.name) + "/" + tok + "/" +
                                                    (q_only ? "Q" : "QKV") + "/" +
                                                    (inv ? "s=1/sqrt(d)" : "s=1");
-                        if (!loop.selected(regime)) continue;
+                        if (got >= want || !loop.selected(regime)) continue;
                         h.s = logit_scale(inv ? LogitScale::inv_sqrt_d : LogitScale::one, sh.d);
                         loop.add(sweep_speca(h, q_only), regime, loop.seed(i));
+                        ++got;
                     }
             }
+            ++c;
+        }
     CheckRun run = loop.finish();
     run.kind = "experiment";
     run.table = speca_table(run.results);

@@ -353,11 +353,17 @@ CheckRun run_thm_3_8_trained(const RunOptions& opt) {
                  "||W||_2 <= 1 and lambda >= 2 => kappa(W+lambda I) < kappa(W)", "decrease");
     const auto shapes = weight_shapes(opt, {"large", 256, 64});
     const std::vector<std::string> fams = {"spectrum", "well-conditioned", "anti-aligned"};
-    const long per = loop.per_regime(long(shapes.size() * fams.size()), 32, 120);
-    std::uint64_t i = 0;
+    const long cells = long(shapes.size() * fams.size());
+    const long per = loop.per_regime(cells, 32, 120);
+    long c = 0;  // the regimes (kappa(W) x lambda bands) are known only after the draw: --trials N
+                 // is spread over the shape x family cells, N / cells each, one more for the first
+                 // N mod cells; instance i = c * per + t keeps the seeds of the default grid
     for (const auto& sh : shapes)
-        for (const auto& fam : fams)
-            for (long t = 0; t < per && !loop.out_of_time(); ++t, ++i) {
+        for (const auto& fam : fams) {
+            const long n =
+                opt.trials > 0 ? opt.trials / cells + (c < opt.trials % cells ? 1 : 0) : per;
+            for (long t = 0; t < n && !loop.out_of_time(); ++t) {
+                const auto i = static_cast<std::uint64_t>(c * per + t);
                 Rng rng(loop.seed(i));
                 const int pick = int(t % 3);  // lambda: 2, 10, or log-uniform in [2, 100]
                 const double lambda = pick == 0 ? 2.0 : pick == 1 ? 10.0 : rng.log_uniform(2, 100);
@@ -366,6 +372,8 @@ CheckRun run_thm_3_8_trained(const RunOptions& opt) {
                 if (loop.selected(regime) || loop.selected(sh.name + "/" + fam))
                     loop.add(std::move(r), regime, loop.seed(i));
             }
+            ++c;
+        }
     CheckRun run = loop.finish();
     // the map reads in band order (kappa(W) bands, then lambda bands), not in order of appearance
     auto rank = [](const std::string& reg) {

@@ -91,8 +91,9 @@ TEST_CASE("flags: numbers are parsed strictly, naming the option", "[cli][flags]
 }
 
 TEST_CASE("flags: verify --trials N runs exactly N instances per check", "[cli][flags]") {
-    // thm3.5 has 12 regimes, lemma3.7 9, thm3.3 its attention grid (embedded heads off).
-    for (const char* c : {"thm3.5", "lemma3.7", "thm3.3"})
+    // thm3.5 has 12 regimes, lemma3.7 9, thm3.3 its attention grid (embedded heads off);
+    // thm3.8-trained learns its regimes after the draw; specA-sweep counts curves (4 per head).
+    for (const char* c : {"thm3.5", "lemma3.7", "thm3.3", "thm3.8-trained", "specA-sweep"})
         for (int n : {1, 4, 13}) {
             const auto r = run_cli(std::string("verify ") + c + " --embedded '' --no-report " +
                                    "--json --fail-on never --trials " + std::to_string(n));
