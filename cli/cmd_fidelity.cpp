@@ -153,11 +153,13 @@ int run_fidelity(const Invocation& inv) {
     const bool json = o.common.json;
     const std::string report = report_target(o.common, "fidelity.h5", {o.input});
     FidelityTable t;
+    std::string input_dtype;
     if (!o.input.empty()) {
         QKInputOptions qo;
         qo.heads = spec.heads;
         qo.read_gamma = false;
         const QKInput in = load_qk_input(o.input, qo);
+        input_dtype = in.dtype;
         o.spec.d_h = static_cast<long>(in.d_h), o.spec.mu = NAN;  // the data's; mu does not apply
         t = fidelity_table(in.Qs, in.Ks, spec);
     } else {
@@ -168,7 +170,7 @@ int run_fidelity(const Invocation& inv) {
     }
     if (!report.empty()) {
         ReportWriter w(report, provenance(inv, spec.seed));
-        write_fidelity_section(w.root(), t, spec);
+        write_fidelity_section(w.root(), t, spec, input_dtype);
         w.commit();
         if (!json) log("report written to " + w.target());
     }

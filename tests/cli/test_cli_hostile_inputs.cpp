@@ -215,6 +215,9 @@ TEST_CASE("hostile cli: float32 inputs are recorded, integer inputs refused", "[
     r = run_timed("neumann --input " + dir + "/qk.h5 --gamma 0.5 --out " + dir + "/n.h5", 60);
     REQUIRE(r.code == 0);
     CHECK(python(kDtype, dir + "/n.h5 neumann float32") == 0);
+    r = run_timed("fidelity --input " + dir + "/qk.h5 --out " + dir + "/fi.h5", 60);
+    REQUIRE(r.code == 0);
+    CHECK(python(kDtype, dir + "/fi.h5 fidelity float32") == 0);
 
     REQUIRE(python(kAttention, dir + "/i32.h5 i4 plain") == 0);
     r = run_timed("jacobian --input " + dir + "/i32.h5 --out " + dir + "/j.h5", 60);

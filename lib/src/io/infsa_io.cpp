@@ -79,8 +79,10 @@ void write_neumann_json(JsonWriter& j, const NeumannAnalysis& a, const NeumannSo
     if (a.closure_times_V.size()) j.kv("closure_times_V_norm", a.closure_times_V.norm());
 }
 
-void write_fidelity_section(H5Group& root, const FidelityTable& t, const FidelitySpec& spec) {
+void write_fidelity_section(H5Group& root, const FidelityTable& t, const FidelitySpec& spec,
+                            const std::string& input_dtype) {
     H5Group G = root.group("fidelity");
+    if (!input_dtype.empty()) G.attr("input_dtype", input_dtype);
     G.attr("gamma", spec.gamma), G.attr("eps", spec.eps), G.attr("mu", spec.mu);
     G.attr("d_h", std::int64_t(spec.d_h));
     G.attr("mode", spec.matrix_free ? "matrix-free" : "dense");

@@ -30,7 +30,10 @@ void write_neumann_json(JsonWriter& j, const NeumannAnalysis& a, const NeumannSo
 
 // Creates group `fidelity` under `root`: the spec's attributes and one row per record. Cost
 // O(records); Error(IoError) on an HDF5 failure.
-void write_fidelity_section(H5Group& root, const FidelityTable& t, const FidelitySpec& spec);
+// `input_dtype`: the stored type of the --input arrays ("float32", "float64"), written as the
+// attribute input_dtype; empty for generated families (no attribute).
+void write_fidelity_section(H5Group& root, const FidelityTable& t, const FidelitySpec& spec,
+                            const std::string& input_dtype = {});
 // `mode`, the spec, `summary` (per group) and `records` as members of an open JSON object.
 void write_fidelity_json(JsonWriter& j, const FidelityTable& t, const FidelitySpec& spec);
 
