@@ -88,7 +88,8 @@ int run_cond(const Invocation& inv) {
     CommonOptions common;
     desc.add_options()("input,i", po::value(&input)->required(), "HDF5 file holding the matrix")(
         "dataset,d", po::value(&dataset)->required(),
-        "path of a rank-2 (or rank-1: a column) float64 or float32 dataset, e.g. /jacobian/head_0/J")(
+        "path of a rank-2 (or rank-1: a column) float64 or float32 dataset, e.g. "
+        "/jacobian/head_0/J")(
         "convention", po::value(&convention)->default_value("strict"),
         "kappa convention for the headline: strict (sigma_1/sigma_r, inf when rank-deficient) "
         "or nz (sigma_1 / smallest sigma above rtol*sigma_1); both are always reported")(
