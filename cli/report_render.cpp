@@ -186,7 +186,9 @@ std::string render_markdown(const ReportSummary& s) {
         os << "\n## " << c.name << "\n\n" << c.claim << "\n\n";
         if (!c.source.empty()) os << "Reconstructed statement; source: " << c.source << ". ";
         os << "Headline comparison: `" << c.headline << "`.";
-        if (!c.search_effort.empty()) os << " Search effort: " << c.search_effort << ".";
+        if (!c.search_effort.empty())
+            os << " Search effort: " << c.search_effort
+               << (c.search_effort.back() == '.' ? "" : ".");
         os << "\n\n| regime | holds | violated | inconclusive | n/a | worst ratio | median ratio "
               "|\n"
               "|---|---:|---:|---:|---:|---:|---:|\n";
