@@ -158,8 +158,8 @@ std::string render_experiment_markdown(const StoredExperiment& e) {
     os << "\n";
     for (size_t i = 0; i < t.rows(); ++i) {
         os << "|";
-        for (size_t a = 0; a < t.axes.size(); ++a) os << " " << t.axes[a][i] << " |";
-        for (size_t v = 0; v < t.values.size(); ++v) os << " " << num(t.values[v][i]) << " |";
+        for (const auto& axis : t.axes) os << " " << axis[i] << " |";
+        for (const auto& column : t.values) os << " " << num(column[i]) << " |";
         os << "\n";
     }
     return os.str();

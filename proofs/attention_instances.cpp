@@ -95,6 +95,7 @@ CheckRun run_attention_check(const RunOptions& opt, const std::string& name,
     RunLoop loop(opt, name, claim, headline);
     const auto regimes = attention_regimes(opt);
     std::vector<std::string> names;
+    names.reserve(regimes.size());
     for (const auto& reg : regimes) names.push_back(reg.name());
     const long per = loop.per_regime(names, per_default, 4 * per_default);
     std::vector<std::pair<std::string, Head>> embedded;  // the --regime filter applied

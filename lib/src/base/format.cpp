@@ -18,7 +18,7 @@ std::string format_number(double x, int digits) {
 std::string format_exact(double x) {
     if (!std::isfinite(x)) return format_number(x);
     for (int p = 1; p < 17; ++p) {
-        const std::string t = format_number(x, p);
+        std::string t = format_number(x, p);
         if (std::strtod(t.c_str(), nullptr) == x) return t;
     }
     return format_number(x, 17);

@@ -43,7 +43,7 @@ std::vector<std::string> ordered_heads(const H5Reader& r) {
 std::vector<std::string> input_datasets(const H5Reader& r, const std::vector<std::string>& names,
                                         bool grouped, bool shared_X) {
     std::vector<std::string> out;
-    if (shared_X) out.push_back("/X");
+    if (shared_X) out.emplace_back("/X");
     for (const std::string& name : names) {
         const std::string group = grouped ? "/heads/" + name : "/";
         for (const char* d : {"X", "W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V"}) {

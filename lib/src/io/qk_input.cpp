@@ -46,7 +46,7 @@ QKInput load_qk_input(const std::string& path, const QKInputOptions& opt) {
     {  // refuse before reading anything: every declared array, and the per-head copies
         std::vector<std::string> sets =
             given ? std::vector<std::string>{"A_hat"} : std::vector<std::string>{"Q", "K"};
-        if (opt.read_v && rd.exists("V")) sets.push_back("V");
+        if (opt.read_v && rd.exists("V")) sets.emplace_back("V");
         double bytes = 0;
         for (const auto& d : sets) bytes += rd.declared_bytes(d);
         rd.check_fits(opt.heads > 1 ? 2 * bytes : bytes, "reading the input arrays");
