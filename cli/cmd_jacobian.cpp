@@ -50,26 +50,6 @@ const char* kHelp =
     "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
     "      kappa(J) from J J^T and matrix-free refinement; dense J, 15 GB, is skipped)\n";
 
-double parse_bytes(const std::string& s, const std::string& option) {
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    const std::string unit = end ? end : "";
-    double mult = 0;
-    if (unit.empty() || unit == "B")
-        mult = 1;
-    else if (unit == "KiB")
-        mult = 1024.0;
-    else if (unit == "MiB")
-        mult = 1024.0 * 1024;
-    else if (unit == "GiB")
-        mult = 1024.0 * 1024 * 1024;
-    else if (unit == "TiB")
-        mult = 1024.0 * 1024 * 1024 * 1024;
-    if (mult == 0 || !(v >= 0) || !std::isfinite(v))
-        fail_usage(option + " expects a size like 512MiB, 4GiB or a byte count, got '" + s + "'");
-    return v * mult;
-}
-
 void declare_options(po::options_description& desc, Options& o) {
     desc.add_options()(
         "input", po::value(&o.input),
@@ -254,7 +234,7 @@ int run_jacobian(const Invocation& inv) {
     JacobianOptions jo;
     jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
     jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
-    jo.store_bytes = parse_bytes(o.store_limit, "--store-limit");
+    jo.store_bytes = parse_size(o.store_limit, "--store-limit", true);
     const std::string target = report_target(o.common, "jacobian.h5", {o.input});
     AttentionHeads in = load(o, jo.max_bytes);
     if (in.corrections && corr.kind != CorrectionKind::none)

@@ -7,7 +7,7 @@
 
 namespace attnspec::cli {
 
-double parse_size(const std::string& s, const std::string& option) {
+double parse_size(const std::string& s, const std::string& option, bool allow_zero) {
     char* end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
     const std::string unit = end ? end : "";
@@ -22,9 +22,9 @@ double parse_size(const std::string& s, const std::string& option) {
         mult = 1024.0 * 1024 * 1024;
     else if (unit == "TiB" || unit == "T")
         mult = 1024.0 * 1024 * 1024 * 1024;
-    if (end == s.c_str() || mult == 0 || !(v > 0) || !std::isfinite(v * mult))
-        fail_usage(option + " expects a positive size like 512MiB, 4GiB or a byte count, got '" +
-                   s + "'");
+    if (end == s.c_str() || mult == 0 || !(allow_zero ? v >= 0 : v > 0) || !std::isfinite(v * mult))
+        fail_usage(option + " expects " + (allow_zero ? "a size" : "a positive size") +
+                   " like 512MiB, 4GiB or a byte count, got '" + s + "'");
     return v * mult;
 }
 

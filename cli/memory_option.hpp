@@ -11,8 +11,9 @@
 namespace attnspec::cli {
 
 // "512MiB", "4GiB", "1.5TiB", "1000000" or "1000000B" (KiB/MiB/GiB/TiB, also K/M/G/T, are powers
-// of 1024) -> bytes. Throws Error(Usage) naming `option` unless the size is positive and finite.
-double parse_size(const std::string& s, const std::string& option);
+// of 1024) -> bytes. Throws Error(Usage) naming `option` unless the size is finite and positive
+// (or zero, with `allow_zero`: e.g. jacobian's --store-limit 0).
+double parse_size(const std::string& s, const std::string& option, bool allow_zero = false);
 
 // Declares --max-memory SIZE bound to `value` ("" = the default, shown in --help with its value
 // on this machine).
