@@ -31,16 +31,20 @@ struct CorrectionSpec {
 
 // One attention head on its input. Tokens are rows. W_* are the trainable weights (D x d);
 // C_* the frozen corrections (D x d, or empty = zero). s is the logit scale (1 or 1/sqrt(d)).
+// b_* are optional biases (length d, or empty = none, the paper's bias-free form): a real head
+// computes Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T, V = X W_V + 1 b_V^T (issue 11).
 struct Head {
     Eigen::MatrixXd X;              // N x D
     Eigen::MatrixXd W_Q, W_K, W_V;  // D x d
     Eigen::MatrixXd C_Q, C_K, C_V;  // D x d or empty
+    Eigen::VectorXd b_Q, b_K, b_V;  // d or empty (no bias)
     double s = 1.0;
 
     Eigen::Index N() const { return X.rows(); }
     Eigen::Index D() const { return X.cols(); }
     Eigen::Index d() const { return W_Q.cols(); }
     bool corrected() const { return C_Q.size() + C_K.size() + C_V.size() > 0; }
+    bool biased() const { return b_Q.size() + b_K.size() + b_V.size() > 0; }
     // The weights the block actually uses: W + C (C frozen). Every Jacobian in jacobian.hpp is
     // the Jacobian of plain attention evaluated at these weights; since C does not depend on W,
     // d(SpecA)/dW = J(W + C).
@@ -58,6 +62,7 @@ void apply_correction(Head& h, const CorrectionSpec& spec);
 // Per-head weights for a multi-head layer; X and s are shared.
 struct HeadWeights {
     Eigen::MatrixXd W_Q, W_K, W_V, C_Q, C_K, C_V;
+    Eigen::VectorXd b_Q, b_K, b_V;  // d or empty (no bias)
 };
 struct MultiHead {
     Eigen::MatrixXd X;  // N x D, shared by every head
