@@ -99,7 +99,8 @@ MultiHead AttentionHeads::multihead() const {
     MultiHead m;
     m.X = heads[0].X;
     m.s = heads[0].s;
-    for (const Head& h : heads) m.heads.push_back({h.W_Q, h.W_K, h.W_V, h.C_Q, h.C_K, h.C_V});
+    for (const Head& h : heads)
+        m.heads.push_back({h.W_Q, h.W_K, h.W_V, h.C_Q, h.C_K, h.C_V, h.b_Q, h.b_K, h.b_V});
     return m;
 }
 
