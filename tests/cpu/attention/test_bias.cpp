@@ -13,6 +13,11 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/io/check_records.hpp"
+#include "attnspec/io/h5.hpp"
+#include "attnspec/proofs/attention_instances.hpp"
+#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/thm_3_3.hpp"
 #include "attnspec/spectral/svd.hpp"
 #include "test_support.hpp"
 
@@ -286,4 +291,27 @@ TEST_CASE("biases: sigma and kappa of the spectral engine equal a dense SVD of J
         CHECK(std::fabs(k0.value - dk.value) / dk.value > 1e3 * tol.value);
         CHECK_FALSE(overlaps(k0.enclosure, dk.enclosure));
     }
+}
+
+TEST_CASE("biases: a check record stores them with shape (d,) and replays with them", "[bias]") {
+    // A head with biases reaches the checks from an input file (verify's embedded heads); its
+    // record must replay the same head, biases included.
+    const Head h = biased_head(5, 4, 2, 60, 2.0);
+    const CheckResult res = proofs::check_thm_3_3(h);
+    CHECK(res.verdict == Verdict::holds);
+    const std::string path = attnspec::test::temp_dir() + "/bias_record.h5";
+    write_instance_file(path, res, Provenance{});
+    const H5Reader file(path);
+    const std::string group = find_replay_record(file, "thm3.3");
+    CHECK(file.shape(group + "/instance/b_Q") == std::vector<hsize_t>{2});
+    const Head back = proofs::stored_head(file, group);
+    CHECK(back.b_Q == h.b_Q);
+    CHECK(back.b_K == h.b_K);
+    CHECK(back.b_V == h.b_V);
+    CHECK(jacobian_weights(back) == jacobian_weights(h));
+    const CheckResult again = proofs::replay_record(*proofs::find_check("thm3.3"), file, group);
+    CHECK(again.value("worst_ratio") == res.value("worst_ratio"));
+    // Planted: a replay without the biases is a different head (J_Q, J_K move).
+    CHECK((jacobian_weights(without_biases(back)) - jacobian_weights(h)).norm() >
+          1e-3 * jacobian_weights(h).norm());
 }
