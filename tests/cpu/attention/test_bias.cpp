@@ -1,8 +1,9 @@
 // Biases b_Q, b_K, b_V (docs/MATH.md §2, "Biases"): the forward pass adds 1 b^T to Q, K, V; every
 // Jacobian route (closed forms, forward mode, operators, Gram matrices, the spectral engine)
 // agrees with complex-step and central-difference derivatives of the biased forward pass; b_V
-// moves A but no Jacobian; dropping the biases (the planted wrong implementation) is caught.
-// Tolerances as in test_jacobian.cpp with n = N + D + d + 1 (the bias is one more term of each
+// moves A but no Jacobian, b_K moves nothing, b_Q moves J; dropping the biases (the planted wrong
+// implementation) is caught.
+// Tolerances: jacobian_tolerances.hpp with n = N + D + d + 1 (the bias is one more term of each
 // entry of Q, K, V; proofs/jacobian_routes.md, "Tolerances and why").
 #include <cmath>
 #include <tuple>
@@ -19,21 +20,19 @@
 #include "attnspec/proofs/registry.hpp"
 #include "attnspec/proofs/thm_3_3.hpp"
 #include "attnspec/spectral/svd.hpp"
+#include "jacobian_tolerances.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using attnspec::test::kU;
+using attnspec::test::tol_complex_step;
+using attnspec::test::tol_fd;
+using attnspec::test::tol_routes;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 namespace {
-
-// The same bounds as test_jacobian.cpp (reasons there): two routes 4 n u |M|, complex step
-// 8 n u |M|, central differences 16 (3u)^(2/3) |M| (unsaturated heads only).
-double tol_routes(double n) { return 4 * n * kU; }
-double tol_complex_step(double n) { return 8 * n * kU; }
-double tol_fd() { return 16 * std::pow(3 * kU, 2.0 / 3.0); }
 
 // A random head with biases of the given scale (entries N(0, bias_scale^2)); s = 1/sqrt(d) keeps
 // the logits of order one so that the softmax is not saturated (central differences apply).
