@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Figures of an attnspec HDF5 report: an SVG and a PNG per figure, figures.tsv, figures.json.
 
 The contract with `attnspec report render` and the manifest layout are in reports/SCHEMA.md
@@ -8,6 +8,7 @@ deterministic files: two runs on one report give byte-identical SVG and PNG.
 
 import argparse
 import errno
+import importlib
 import json
 import math
 import os
@@ -74,17 +75,18 @@ def parse_args(argv):
 def import_deps():
     """Imports numpy, h5py and matplotlib (Agg) into globals; exit 69 when one is missing."""
     global np, h5py, plt, mcolors
-    try:
-        import numpy as np
-        import h5py
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import matplotlib.colors as mcolors
-    except ImportError as e:  # also a broken install of one of them
-        raise Failure(EXIT_NO_DEPS, "render_figures.py: cannot import %s (%s): install "
-                      "python3-matplotlib, python3-h5py and python3-numpy "
-                      "(scripts/install-deps.sh)" % (e.name or "a module", e)) from None
+    modules = {}
+    for name in ("numpy", "h5py", "matplotlib", "matplotlib.pyplot", "matplotlib.colors"):
+        try:
+            modules[name] = importlib.import_module(name)
+        except ImportError as e:  # also a broken install
+            raise Failure(EXIT_NO_DEPS, "render_figures.py: cannot import %s (%s): install "
+                          "python3-matplotlib, python3-h5py and python3-numpy "
+                          "(scripts/install-deps.sh)" % (name, first_line(e))) from None
+        if name == "matplotlib":
+            modules[name].use("Agg")
+    np, h5py = modules["numpy"], modules["h5py"]
+    plt, mcolors = modules["matplotlib.pyplot"], modules["matplotlib.colors"]
     plt.rcParams.update({
         "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "xtick.labelsize": 9,
         "ytick.labelsize": 9, "legend.fontsize": 9, "figure.titlesize": 10,
@@ -687,16 +689,21 @@ def chosen_heads(kappas):
 def figs_jacobian(rep):
     heads = sorted((h for h in rep.children("/jacobian") if h.startswith("head_")),
                    key=lambda h: int(h[5:]) if h[5:].isdigit() else h)
-    spectra, names, kappas = [], [], []
+    spectra, names, kappas, extremes = [], [], [], []
     for h in heads:
         base = "/jacobian/%s/spectrum" % h
-        if not rep.has(base) or rep.attr(base, "mode", str) != "full":
+        if not rep.has(base):
             continue
-        spectra.append(rep.numbers(base + "/gram_sigma"))
-        names.append(rep.attr("/jacobian/" + h, "name", str, h[5:]))
-        kappas.append(rep.attr(base + "/kappa_strict", "value", float, math.nan))
+        name = rep.attr("/jacobian/" + h, "name", str, h[5:])
+        kappa = rep.attr(base + "/kappa_strict", "value", float, math.nan)
+        extremes.append((name, rep.attr(base + "/sigma_max", "sigma", float),
+                         rep.attr(base + "/sigma_min", "sigma", float), kappa))
+        if rep.attr(base, "mode", str) == "full":
+            spectra.append(rep.numbers(base + "/gram_sigma"))
+            names.append(name)
+            kappas.append(kappa)
     if not spectra:
-        return []
+        return [fig_jacobian_extremes(rep, extremes)] if extremes else []
     pick = chosen_heads(kappas)
     fig, axes = new_figure(height=3.4)
     ax = axes[0][0]
@@ -707,6 +714,7 @@ def figs_jacobian(rep):
         ax.plot(idx[ok], s[ok], marker=MARKERS[k % 8], markersize=3, color=PALETTE[k % 8],
                 linewidth=1.0, label="head %s (κ = %s)" % (names[i], fmt(kappas[i])))
     ax.set_yscale("log")
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel("singular value index i")
     ax.set_ylabel(r"$\sigma_i(J)$ (units of J)")
     ax.set_title("Singular values of J (wrt %s)" % rep.attr("/jacobian", "wrt", str, "weights"))
@@ -718,6 +726,33 @@ def figs_jacobian(rep):
     data = {"heads": [names[i] for i in pick], "sigma": [as_list(spectra[i]) for i in pick],
             "kappa_strict": as_list([kappas[i] for i in pick])}
     return [Figure("jacobian-spectra", "jacobian", caption, data, fig)]
+
+
+def fig_jacobian_extremes(rep, extremes):
+    """Extremal spectra (--svd extremal): σ_max and σ_min of J per head."""
+    names, smax, smin, kappa = (list(x) for x in zip(*extremes))
+    fig, axes = new_figure(height=3.2)
+    ax = axes[0][0]
+    x = np.arange(len(names))
+    ax.scatter(x, smax, marker="^", color=PALETTE[0], label=r"$\sigma_{\max}(J)$", zorder=3)
+    ax.scatter(x, smin, marker="v", color=PALETTE[3], label=r"$\sigma_{\min}(J)$", zorder=3)
+    ax.vlines(x, np.minimum(smin, smax), smax, color="#999999", linewidth=0.8)
+    ax.set_yscale("log")
+    step = max(1, (len(names) + 11) // 12)
+    long_names = max(len(n) for n in names) > 4
+    ax.set_xticks(x[::step], names[::step], rotation=25 if long_names else 0,
+                  ha="right" if long_names else "center")
+    ax.set_xlabel("head")
+    ax.set_ylabel("singular value (units of J)")
+    ax.set_title("Extreme singular values of J (wrt %s)"
+                 % rep.attr("/jacobian", "wrt", str, "weights"))
+    ax.legend()
+    caption = ("Largest and smallest singular value of the Jacobian per head (extremal mode); "
+               "their ratio is κ(J) (strict): %s." % ", ".join(
+                   "%s: %s" % (n, fmt(k)) for n, k in zip(names, kappa)))
+    data = {"heads": names, "sigma_max": as_list(smax), "sigma_min": as_list(smin),
+            "kappa_strict": as_list(kappa)}
+    return Figure("jacobian-extremes", "jacobian", caption, data, fig)
 
 
 def figs_cond(rep):
@@ -735,6 +770,7 @@ def figs_cond(rep):
     ax.fill_between(idx[band], lo[band], hi[band], color=PALETTE[0], alpha=0.25, linewidth=0,
                     label="certified enclosure")
     ax.set_yscale("log")
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel("singular value index i")
     ax.set_ylabel(r"$\sigma_i$ (units of the matrix)")
     ax.set_title("Singular values of %s" % rep.attr("/cond", "dataset", str, "the matrix"))
