@@ -255,7 +255,7 @@ def fmt(x):
 
 
 def positive_finite(*arrays):
-    mask = np.ones(len(arrays[0]), dtype=bool)
+    mask = np.ones(np.shape(arrays[0]), dtype=bool)
     for a in arrays:
         mask &= np.isfinite(a) & (a > 0)
     return mask
@@ -499,16 +499,17 @@ def correction_title(c):
 
 
 def kappa_grid(t, matrix, correction, layers, heads):
-    """(layers × heads) grids of κ after the correction and of 'helped' (NaN where no row)."""
-    kappa = np.full((len(layers), len(heads)), np.nan)
-    helped = np.full_like(kappa, np.nan)
+    """(layers × heads) grids of κ before, κ after the correction and 'helped' (NaN: no row)."""
+    grids = {k: np.full((len(layers), len(heads)), np.nan)
+             for k in ("kappa_before", "kappa_after", "helped")}
     li, hi = {x: i for i, x in enumerate(layers)}, {x: i for i, x in enumerate(heads)}
     for r in range(t["rows"]):
         if t["matrix"][r] == matrix and t["correction"][r] == correction:
-            cell = (li[t["layer"][r]], hi[t["head"][r]])
-            kappa[cell] = t["kappa_before" if correction == "none" else "kappa_after"][r]
-            helped[cell] = t["helped"][r]
-    return kappa, helped
+            for k, grid in grids.items():
+                grid[li[t["layer"][r]], hi[t["head"][r]]] = t[k][r]
+    if correction == "none":
+        grids["kappa_after"] = grids["kappa_before"]
+    return grids
 
 
 def figs_weights_kappa(rep, check):
@@ -518,7 +519,7 @@ def figs_weights_kappa(rep, check):
     corrections = list(dict.fromkeys(t["correction"]))
     grids = {m: {c: kappa_grid(t, m, c, layers, heads) for c in corrections}
              for m in order_of(t["matrix"])}
-    finite = np.concatenate([g[0][np.isfinite(g[0]) & (g[0] > 0)].ravel()
+    finite = np.concatenate([g["kappa_after"][positive_finite(g["kappa_after"])]
                              for per in grids.values() for g in per.values()] + [np.ones(0)])
     if finite.size == 0:
         return []
@@ -531,19 +532,20 @@ def fig_kappa_heatmap(check, matrix, grids, layers, heads, norm):
     rows = (len(grids) + cols - 1) // cols
     fig, axes = new_figure(rows, cols, height=0.6 + 2.1 * rows, sharex=True, sharey=True)
     cmap = plt.get_cmap("viridis").with_extremes(bad="#bbbbbb")
-    data = {"layers": layers, "heads": heads, "kappa": {}, "helped": {}}
-    for k, (c, (kappa, helped)) in enumerate(grids.items()):
+    data = {"layers": layers, "heads": heads, "kappa": {}, "helped": {}, "raised": {}}
+    for k, (c, g) in enumerate(grids.items()):
         ax = axes[k // cols][k % cols]
-        image = ax.imshow(np.ma.masked_invalid(kappa), norm=norm, cmap=cmap, aspect="auto",
-                          interpolation="nearest")
-        hurt = np.argwhere(helped == 0) if c != "none" else np.zeros((0, 2), dtype=int)
+        image = ax.imshow(np.ma.masked_invalid(g["kappa_after"]), norm=norm, cmap=cmap,
+                          aspect="auto", interpolation="nearest")
+        hurt = np.argwhere(g["kappa_after"] > g["kappa_before"])
         if hurt.size:
             ax.scatter(hurt[:, 1], hurt[:, 0], s=12, marker="o", facecolors="white",
                        edgecolors="black", linewidths=0.6, label="κ raised")
         ax.set_title(correction_title(c))
         ax.grid(False)
-        data["kappa"][c] = [as_list(row) for row in kappa]
-        data["helped"][c] = [as_list(row) for row in helped]
+        data["kappa"][c] = [as_list(row) for row in g["kappa_after"]]
+        data["helped"][c] = [as_list(row) for row in g["helped"]]
+        data["raised"][c] = len(hurt)
     for k in range(len(grids), rows * cols):
         axes[k // cols][k % cols].set_visible(False)
     step = max(1, (len(heads) + 5) // 6)
@@ -556,7 +558,8 @@ def fig_kappa_heatmap(check, matrix, grids, layers, heads, norm):
     bar = fig.colorbar(image, ax=axes, shrink=0.9)
     bar.set_label("κ(W_%s) (strict, dimensionless, log scale)" % matrix)
     caption = ("κ(W_%s) per layer and head before and after each correction (one colour scale "
-               "for Q, K and V); white dots: the correction raised κ." % matrix)
+               "for Q, K and V); white dots: the correction raised κ (%s)." % (matrix, ", ".join(
+                   "%s: %d" % (c, n) for c, n in data["raised"].items() if c != "none")))
     return Figure("verify-%s-W_%s" % (check, matrix), "verify/" + check, caption, data, fig)
 
 
@@ -696,12 +699,13 @@ def figs_jacobian(rep):
             continue
         name = rep.attr("/jacobian/" + h, "name", str, h[5:])
         kappa = rep.attr(base + "/kappa_strict", "value", float, math.nan)
-        extremes.append((name, rep.attr(base + "/sigma_max", "sigma", float),
-                         rep.attr(base + "/sigma_min", "sigma", float), kappa))
         if rep.attr(base, "mode", str) == "full":
             spectra.append(rep.numbers(base + "/gram_sigma"))
             names.append(name)
             kappas.append(kappa)
+        else:
+            extremes.append((name, rep.attr(base + "/sigma_max", "sigma", float),
+                             rep.attr(base + "/sigma_min", "sigma", float), kappa))
     if not spectra:
         return [fig_jacobian_extremes(rep, extremes)] if extremes else []
     pick = chosen_heads(kappas)

@@ -137,6 +137,8 @@ def write_tool_groups(f, rng):
         s.attrs["mode"] = "full"
         s.create_group("kappa_strict").attrs["value"] = kappa
         s["gram_sigma"] = np.geomspace(kappa, 1, 24)
+        s.create_group("sigma_max").attrs["sigma"] = kappa
+        s.create_group("sigma_min").attrs["sigma"] = 1.0
     f["jacobian"].attrs["wrt"] = "weights"
     c = f.create_group("cond")
     c.attrs.update({"dataset": "/W", "method": "eigen-jacobi"})
@@ -226,6 +228,12 @@ class ModelReport(Fixture):
             self.assertEqual(fig["helped"][c][cell[0]][cell[1]], t["helped"][r])
         self.assertEqual(figs["verify-model-weights-kappa-W_K"]["data"]["layers"],
                          [str(x) for x in range(LAYERS)])
+        for m in "QKV":  # the dotted cells: κ after > κ before, counted from the table
+            raised = figs["verify-model-weights-kappa-W_" + m]["data"]["raised"]
+            for c in CORRECTIONS:
+                sel = (np.array(t["matrix"]) == m) & (np.array(t["correction"]) == c)
+                self.assertEqual(raised[c], int(np.sum(t["kappa_after"][sel] >
+                                                       t["kappa_before"][sel])), (m, c))
 
     def test_kappa_bound_points_and_the_planted_violation(self):
         data = self.manifest()["figures"]["verify-model-kappa-J-kappa-bound"]["data"]
