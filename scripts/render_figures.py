@@ -556,7 +556,10 @@ def fig_kappa_heatmap(check, matrix, grids, layers, heads, norm):
         row[0].set_yticks(range(len(layers)), layers)
         row[0].set_ylabel("layer")
     bar = fig.colorbar(image, ax=axes, shrink=0.9)
-    bar.set_label("κ(W_%s) (strict, dimensionless, log scale)" % matrix)
+    bar.set_label("κ($W_%s$) (strict, dimensionless, log scale)" % matrix)
+    dot = plt.Line2D([], [], marker="o", linestyle="none", markerfacecolor="white",
+                     markeredgecolor="black", label="κ raised by the correction")
+    legend_below(fig, [dot], 1)
     caption = ("κ(W_%s) per layer and head before and after each correction (one colour scale "
                "for Q, K and V); white dots: the correction raised κ (%s)." % (matrix, ", ".join(
                    "%s: %d" % (c, n) for c, n in data["raised"].items() if c != "none")))
@@ -588,20 +591,25 @@ def figs_model_infsa(rep, check):
             if v.size:
                 box = ax.boxplot(v, positions=[i + (k - 0.5) * 0.36], widths=0.3,
                                  patch_artist=True, manage_ticks=False,
-                                 flierprops=dict(marker=MARKERS[k], markersize=3))
+                                 flierprops=dict(marker=MARKERS[k], markersize=3),
+                                 medianprops=dict(color="black"))
                 box["boxes"][0].set(facecolor=colour, alpha=0.6)
-        ax_n.scatter(t["N"][sel], t["cos_left"][sel], s=14, marker=MARKERS[i % 8],
+        dodge = (i - (len(layers) - 1) / 2) * 0.015 * (np.ptp(t["N"]) if t["rows"] else 0)
+        ax_n.scatter(t["N"][sel] + dodge, t["cos_left"][sel], s=14, marker=MARKERS[i % 8],
                      color=PALETTE[i % 8], label="layer " + layer, linewidths=0)
         per_layer[layer] = entry
     ax.set_xticks(range(len(layers)), layers)
     ax.set_xlabel("layer")
     ax.set_ylabel("cos(a, Perron vector) (dimensionless)")
-    ax.set_title("By layer (blue: left, orange: right)")
+    ax.set_title("By layer")
     ax_n.set_xlabel("N (tokens)")
     ax_n.set_title("Left vector, by sentence length")
+    ax_n.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     for a in (ax, ax_n):
         claim_line(a)
-    legend_below(fig, ax_n.get_legend_handles_labels()[0], 4)
+    boxes = [plt.Rectangle((0, 0), 1, 1, facecolor=c, alpha=0.6, edgecolor="black", label=l)
+             for c, l in ((PALETTE[0], "left vector"), (PALETTE[1], "right vector"))]
+    legend_below(fig, boxes + ax_n.get_legend_handles_labels()[0], 5)
     share = float(np.mean(t["cos_left"] >= FIDELITY_CLAIM)) if t["rows"] else math.nan
     caption = ("Linear-InfSA fidelity on the model's Q, K over %d (layer, head, sentence) rows: "
                "cos against the left and right Perron vectors; %s of the left cosines reach "
