@@ -270,10 +270,10 @@ def order_of(labels):
         return seen
 
 
-def symlog_lambda(ax):
+def symlog_lambda(ax, lambdas):
     """λ axis: linear near 0 (λ = 0 is a point of every sweep), logarithmic from 0.1 on."""
     ax.set_xscale("symlog", linthresh=0.1, linscale=0.4)
-    ax.set_xlim(left=-0.04)
+    ax.set_xlim(-0.04, max(0.2, 1.4 * float(np.nanmax(lambdas))) if len(lambdas) else 1.0)
     ax.set_xlabel("λ (dimensionless)")
 
 
@@ -421,20 +421,26 @@ def figs_speca_sweep(rep, check):
                              linestyle="-" if pi == 0 else "--", linewidth=1.2)
                 for i, c in enumerate(cols):
                     curve[c] = as_list(t[c][rows])
-                    axes[i][j].plot(lam[rows], t[c][rows], label="%s, W%s" % (tok, place), **style)
+                    axes[i][j].plot(lam[rows], t[c][rows], label="%s, C on %s" % (
+                        tok, placement_text(place)), **style)
                 curves.append(curve)
-        axes[0][j].set_title(scale)
+        axes[0][j].set_title("logit scale " + scale.replace("sqrt(d)", "√d").replace("=", " = "))
         axes[0][j].set_yscale("log")
         axes[0][j].axhline(1.0, color="black", linewidth=0.8, linestyle=":")
-        symlog_lambda(axes[1][j])
+        symlog_lambda(axes[1][j], lam)
         axes[1][j].set_ylim(0, 1.05)
     axes[0][0].set_ylabel("median κ(J)/κ(J at λ=0)\n(strict, dimensionless)")
     axes[1][0].set_ylabel("median max attention\nprobability (dimensionless)")
     legend_below(fig, axes[0][0].get_legend_handles_labels()[0], 3)
-    caption = ("SpecA (C = λI on %s): median ratio κ(J at λ)/κ(J at 0) (top; gaps: rank-deficient J) "
+    caption = ("SpecA (C = λI): median ratio κ(J at λ)/κ(J at 0) (top; gaps: rank-deficient J) "
                "and median largest attention probability (bottom), per token distribution and "
-               "placement." % "/".join("W" + p for p in places))
+               "the weights corrected (%s)." % " or ".join("W_" + p for p in places))
     return [Figure("verify-%s-lambda" % check, "verify/" + check, caption, {"curves": curves}, fig)]
+
+
+def placement_text(place):
+    """'QKV' -> $W_{Q,K,V}$, 'Q' -> $W_Q$ (the weights the correction is added to)."""
+    return "$W_{%s}$" % ",".join(place) if place.isalpha() else place
 
 
 def float_or_fail(rep, check, column, text):
@@ -477,7 +483,7 @@ def figs_model_speca(rep, check):
     axes[0][1].set_ylabel("max attention probability\n(dimensionless)")
     axes[0][1].set_ylim(0, 1.05)
     for ax in axes[0]:
-        symlog_lambda(ax)
+        symlog_lambda(ax, lambdas)
     axes[0][0].set_title("κ(J) of SpecA, trained heads")
     axes[0][1].set_title("Softmax saturation")
     legend_below(fig, axes[0][0].get_legend_handles_labels()[0], min(len(layers), 6))
