@@ -480,7 +480,7 @@ def figs_model_speca(rep, check):
                             "max_prob_median": as_list(p), "kappa_J_infinite": n_inf}
     axes[0][0].set_yscale("log")
     axes[0][0].set_ylabel("κ(J) " + KAPPA_LABEL[2:])
-    axes[0][1].set_ylabel("max attention probability\n(dimensionless)")
+    axes[0][1].set_ylabel("median max attention\nprobability (dimensionless)")
     axes[0][1].set_ylim(0, 1.05)
     for ax in axes[0]:
         symlog_lambda(ax, lambdas)
