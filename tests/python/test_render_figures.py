@@ -442,7 +442,9 @@ class BadInput(Fixture):
         self.expect(path, 69, ["matplotlib", "python3-matplotlib"], env=env)
 
 
-class ExtremalJacobian(Fixture):
+class SmallReports(Fixture):
+    """Reports with one feature each: extremal spectra, a gpu-check group, a new experiment."""
+
     def test_extremal_spectra_give_sigma_max_and_min_per_head(self):
         path = os.path.join(self.tmp.name, "extremal.h5")
         with h5py.File(path, "w") as f:
@@ -459,6 +461,18 @@ class ExtremalJacobian(Fixture):
         self.assertEqual(data["heads"], ["0", "1", "2"])
         self.assertEqual(data["sigma_max"], [9.0, 4.0, 7.0])
         self.assertEqual(data["sigma_min"], [0.5, 1e-6, 0.01])
+
+    def test_gpu_check_and_unknown_experiments_are_noted_not_drawn(self):
+        path = os.path.join(self.tmp.name, "notes.h5")
+        minimal_report(path, edit=lambda f: (f.create_group("gpu_check"), write_experiment(
+            f, "new-experiment", {"cell": ["a"]}, {"value": [1.0]})))
+        rc, err = render(path, self.out)
+        self.assertEqual(rc, 0, err)
+        notes = self.manifest()["notes"]
+        self.assertEqual(len(notes), 2, notes)
+        self.assertIn("gpu-check", notes[1])
+        self.assertIn("new-experiment", notes[0])
+        self.assertEqual([r[0] for r in self.tsv()[1:]], ["verify-model-kappa-J-kappa-bound"])
 
 
 if __name__ == "__main__":
