@@ -13,6 +13,7 @@ import json
 import math
 import os
 import sys
+import warnings
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MISSING = 0, 64, 65, 66
 EXIT_NO_DEPS, EXIT_BUG, EXIT_CANNOT_CREATE, EXIT_IO = 69, 70, 73, 74
@@ -85,6 +86,7 @@ def import_deps():
                           "(scripts/install-deps.sh)" % (name, first_line(e))) from None
         if name == "matplotlib":
             modules[name].use("Agg")
+            warnings.simplefilter("ignore")  # stderr: one line (or none) per run
     np, h5py = modules["numpy"], modules["h5py"]
     plt, mcolors = modules["matplotlib.pyplot"], modules["matplotlib.colors"]
     plt.rcParams.update({
@@ -320,11 +322,14 @@ def fig_summary(rep, theorem_checks):
 # --- κ(J) against the Thm 3.4 bound ----------------------------------------------------------
 
 
-def fig_kappa_bound(fid, section, title, kappa, bound, verdicts, robust=None):
-    """Scatter of κ(J) against the bound, log-log, with y = x; violated points marked.
+def figs_kappa_bound(fid, section, title, kappa, bound, verdicts, robust=None):
+    """Scatter of κ(J) against the bound, log-log, with y = x; violated points marked (none
+    without a plottable point).
 
     robust: per row 1 (robust violation), 0 (fragile) or NaN (unclassified / not violated)."""
     keep = positive_finite(kappa, bound)
+    if not keep.any():
+        return []
     fig, axes = new_figure(height=4.2)
     ax = axes[0][0]
     for v, (colour, marker, label) in VERDICTS.items():
@@ -343,13 +348,11 @@ def fig_kappa_bound(fid, section, title, kappa, bound, verdicts, robust=None):
         ax.scatter(bound[m], kappa[m], s=14 if v == "holds" else 30, marker=marker, c=colour,
                    alpha=0.7 if v == "holds" else 1.0, label="%s (%d)" % (label, m.sum()),
                    linewidths=0)
-    if keep.any():
-        lo = min(kappa[keep].min(), bound[keep].min()) / 2
-        hi = max(kappa[keep].max(), bound[keep].max()) * 2
-        ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, linestyle="--",
-                label="κ(J) = bound")
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
+    lo = min(kappa[keep].min(), bound[keep].min()) / 2
+    hi = max(kappa[keep].max(), bound[keep].max()) * 2
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, linestyle="--", label="κ(J) = bound")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("Thm 3.4 bound on κ(J) (dimensionless)")
@@ -365,7 +368,7 @@ def fig_kappa_bound(fid, section, title, kappa, bound, verdicts, robust=None):
             "verdict": [v for v, k in zip(verdicts, keep) if k], "not_plotted": int((~keep).sum())}
     if robust is not None:
         data["violation_robust"] = as_list(robust[keep])
-    return Figure(fid, section, caption, data, fig)
+    return [Figure(fid, section, caption, data, fig)]
 
 
 def thm34_robustness(rep, check, verdicts):
@@ -384,16 +387,16 @@ def figs_thm34(rep, check):
     n = len(verdicts)
     kappa, bound = rep.numbers(base + "/lhs", n), rep.numbers(base + "/rhs", n)
     robust = thm34_robustness(rep, check, verdicts)
-    return [fig_kappa_bound("verify-%s-kappa-bound" % check, "verify/" + check,
+    return figs_kappa_bound("verify-%s-kappa-bound" % check, "verify/" + check,
                             "κ(J) vs the Thm 3.4 bound (random and searched instances)",
-                            kappa, bound, verdicts, robust)]
+                            kappa, bound, verdicts, robust)
 
 
 def figs_model_kappa_j(rep, check):
     t = rep.table(check, ["layer", "head", "sentence", "verdict"], ["kappa_J", "bound"])
-    return [fig_kappa_bound("verify-%s-kappa-bound" % check, "verify/" + check,
+    return figs_kappa_bound("verify-%s-kappa-bound" % check, "verify/" + check,
                             "κ(J) vs the Thm 3.4 bound on the model's heads",
-                            t["kappa_J"], t["bound"], t["verdict"])]
+                            t["kappa_J"], t["bound"], t["verdict"])
 
 
 # --- λ sweeps ---------------------------------------------------------------------------------
@@ -403,6 +406,8 @@ def figs_speca_sweep(rep, check):
     """specA-sweep: median κ(J) ratio and median max probability against λ, per cell."""
     cols = ["median_kappa_ratio", "median_max_prob"]
     t = rep.table(check, ["tokens", "placement", "scale", "lambda"], cols)
+    if not t["rows"]:
+        return []
     lam = np.array([float_or_fail(rep, check, "lambda", s) for s in t["lambda"]])
     scales, tokens, places = (order_of(t[a]) for a in ("scale", "tokens", "placement"))
     fig, axes = new_figure(2, len(scales), height=5.6, sharex=True)
@@ -461,6 +466,8 @@ def quartiles(values):
 def figs_model_speca(rep, check):
     """κ(J) and max probability against λ on the model: median over heads and sentences."""
     t = rep.table(check, ["layer", "head", "sentence"], ["lambda", "kappa_J", "max_prob"])
+    if not t["rows"]:
+        return []
     layers, lambdas = order_of(t["layer"]), sorted(set(t["lambda"].tolist()))
     fig, axes = new_figure(1, 2, height=3.4)
     per_layer = {}
@@ -583,6 +590,8 @@ def claim_line(ax):
 def figs_model_infsa(rep, check):
     """Linear-InfSA fidelity on the model: cos against the Perron vectors per layer, and by N."""
     t = rep.table(check, ["layer", "head", "sentence"], ["N", "cos_left", "cos_right"])
+    if not t["rows"]:
+        return []
     layers = order_of(t["layer"])
     fig, axes = new_figure(1, 2, height=3.6)
     ax, ax_n = axes[0]
@@ -600,7 +609,7 @@ def figs_model_infsa(rep, check):
                                  flierprops=dict(marker=MARKERS[k], markersize=3),
                                  medianprops=dict(color="black"))
                 box["boxes"][0].set(facecolor=colour, alpha=0.6)
-        dodge = (i - (len(layers) - 1) / 2) * 0.015 * (np.ptp(t["N"]) if t["rows"] else 0)
+        dodge = (i - (len(layers) - 1) / 2) * 0.015 * np.ptp(t["N"])
         ax_n.scatter(t["N"][sel] + dodge, t["cos_left"][sel], s=14, marker=MARKERS[i % 8],
                      color=PALETTE[i % 8], label="layer " + layer, linewidths=0)
         per_layer[layer] = entry
@@ -616,11 +625,9 @@ def figs_model_infsa(rep, check):
     boxes = [plt.Rectangle((0, 0), 1, 1, facecolor=c, alpha=0.6, edgecolor="black", label=l)
              for c, l in ((PALETTE[0], "left vector"), (PALETTE[1], "right vector"))]
     legend_below(fig, boxes + ax_n.get_legend_handles_labels()[0], 5)
-    share = float(np.mean(t["cos_left"] >= FIDELITY_CLAIM)) if t["rows"] else math.nan
     caption = ("Linear-InfSA fidelity on the model's Q, K over %d (layer, head, sentence) rows: "
-               "cos against the left and right Perron vectors; %s of the left cosines reach "
-               "%g." % (t["rows"], "%.0f %%" % (100 * share) if t["rows"] else "none",
-                        FIDELITY_CLAIM))
+               "cos against the left and right Perron vectors; %.0f %% of the left cosines reach "
+               "%g." % (t["rows"], 100 * np.mean(t["cos_left"] >= FIDELITY_CLAIM), FIDELITY_CLAIM))
     return [Figure("verify-%s-fidelity" % check, "verify/" + check, caption,
                    {"layers": per_layer}, fig)]
 
@@ -827,7 +834,10 @@ def collect(rep, notes):
         else:
             theorems.append(c)
             handler = THEOREM_FIGURES.get(c)
-        figures += handler(rep, c) if handler else []
+        drawn = handler(rep, c) if handler else []
+        if handler and not drawn:
+            notes.append("check '%s': nothing to plot" % c)
+        figures += drawn
     if theorems:
         figures.insert(0, fig_summary(rep, theorems))
     for group, handler in GROUP_FIGURES:

@@ -474,6 +474,28 @@ class SmallReports(Fixture):
         self.assertIn("new-experiment", notes[0])
         self.assertEqual([r[0] for r in self.tsv()[1:]], ["verify-model-kappa-J-kappa-bound"])
 
+    def test_empty_tables_draw_nothing_and_say_so(self):
+        path = os.path.join(self.tmp.name, "empty-tables.h5")
+        with h5py.File(path, "w") as f:
+            f.attrs["schema_version"] = "1.0"
+            axes = {"layer": [], "head": [], "sentence": []}
+            write_experiment(f, "model-speca-lambda", axes,
+                             {"lambda": [], "kappa_J": [], "max_prob": []})
+            write_experiment(f, "model-infsa", axes, {"N": [], "cos_left": [], "cos_right": []})
+            write_experiment(f, "model-kappa-J", dict(axes, verdict=[]),
+                             {"kappa_J": [], "bound": []})
+            write_experiment(f, "specA-sweep", {k: [] for k in ("tokens", "placement", "scale",
+                                                                "lambda")},
+                             {"median_kappa_ratio": [], "median_max_prob": []})
+            write_experiment(f, "model-weights-kappa", {k: [] for k in ("layer", "head", "matrix",
+                                                                        "correction")},
+                             {"kappa_before": [], "kappa_after": [], "helped": []})
+        rc, err = render(path, self.out)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)  # the "0 figure(s)" line
+        self.assertEqual(self.tsv(), [["id", "section", "svg", "png", "caption"]])
+        self.assertEqual(len(self.manifest()["notes"]), 5)
+
 
 if __name__ == "__main__":
     unittest.main()
