@@ -179,6 +179,8 @@ class Report:
             self.fail(path, "is missing")
         if len(ds.shape) != 1 or (n is not None and ds.shape[0] != n):
             self.fail(path, "has shape %s, expected (%s,)" % (tuple(ds.shape), "n" if n is None else n))
+        if ds.is_virtual or ds.external:
+            self.fail(path, "stores its data outside the file (virtual or external storage)")
         if ds.shape[0] > MAX_VALUES:
             self.fail(path, "holds %d values, above the %d a figure reads" % (ds.shape[0], MAX_VALUES))
         return ds

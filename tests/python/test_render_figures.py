@@ -366,6 +366,15 @@ def replace_column(name, data):
     return edit
 
 
+def external_column(f):
+    """The 'bound' column with its raw data in another file (HDF5 external storage)."""
+    del f["checks/model-kappa-J/table/bound"]
+    raw = f.filename + ".raw"
+    np.array([1.0, 2.0]).tofile(raw)
+    f.create_dataset("checks/model-kappa-J/table/bound", shape=(2,), dtype="<f8",
+                     external=[(raw, 0, 16)])
+
+
 class BadInput(Fixture):
     """Malformed files, unknown schema versions, unusable outputs: a code and one line."""
 
@@ -388,6 +397,9 @@ class BadInput(Fixture):
             "2d-column": ("1.0", replace_column("kappa_J", np.ones((2, 2))), [t + "kappa_J"]),
             "text-column": ("1.0", replace_column("bound", np.array([b"a", b"b"])),
                             [t + "bound", "expected numbers"]),
+            "external-link": ("1.0", replace_column("bound", h5py.ExternalLink("x.h5", "/b")),
+                              [t + "bound", "external link"]),
+            "external-storage": ("1.0", external_column, [t + "bound", "outside the file"]),
             "rows-missing": ("1.0", lambda f: f["checks/model-kappa-J"].attrs.__delitem__("rows"),
                              ["'rows'"]),
         }
