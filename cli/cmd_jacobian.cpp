@@ -25,7 +25,7 @@ namespace {
 struct Options {
     CommonOptions common;
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
-    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd;
+    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd, bias = "keep";
     long heads = 1;
     double weight_scale = 1.0;
     std::string dataset;  // --dataset selector (sentence 0 unless given)
@@ -39,15 +39,18 @@ const char* kHelp =
     "m + N a for X). Prints shape, Frobenius and max norms and time per head; writes the\n"
     "inputs and J to the report. Input files follow the one attention input schema\n"
     "(reports/SCHEMA.md, \"Attention input files\"): heads at the root or /heads/<name>/,\n"
-    "X shared at the root or one per head (then no layer norm is reported), optional C_*\n"
-    "and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or oversized problem,\n"
-    "66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
+    "X shared at the root or one per head (then no layer norm is reported), optional C_*,\n"
+    "biases b_Q, b_K, b_V (J at Q = X W_Q + 1 b_Q^T, ...; --bias drop for the paper's\n"
+    "bias-free form) and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or\n"
+    "oversized problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
     "examples:\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
     "  attnspec jacobian --input datasets/embedded/attention_heads.h5 --no-report\n"
+    "  attnspec jacobian --input biased_heads.h5 --bias drop --svd full   (kappa(J) of the\n"
+    "      bias-free form of heads that carry biases; --bias keep, the default, uses them)\n"
     "  attnspec jacobian --dataset minilm-l6:0:0 --svd auto   (layer 0, head 0 of the real\n"
     "      model on sentence 0, s = 1/sqrt(d) from the file; NAME:l:h:* = every sentence,\n"
     "      one block of heads per sentence)\n"
@@ -61,8 +64,11 @@ void declare_options(po::options_description& desc, Options& o) {
         "input", po::value(&o.input),
         "HDF5 input in the attention input schema (reports/SCHEMA.md, \"Attention input files\"): "
         "W_Q, W_K, W_V (D x d) at the root or /heads/<name>/W_Q... for several heads (file "
-        "order); X (N x D) at the root (shared) or per head; optional C_Q, C_K, C_V and "
-        "attribute s. datasets/embedded/attention_heads.h5 is one")(
+        "order); X (N x D) at the root (shared) or per head; optional C_Q, C_K, C_V, biases "
+        "b_Q, b_K, b_V (d,) and attribute s. datasets/embedded/attention_heads.h5 is one")(
+        "bias", po::value(&o.bias),
+        "keep (default): J at the input's biases, Q = X W_Q + 1 b_Q^T, K, V likewise; drop: "
+        "the paper's bias-free form. The report's bias_form says which was used")(
         "random", po::value(&o.random),
         "generate a random instance of sizes N,D,d (e.g. 128,384,32)")(
         "dataset", po::value(&o.dataset),
@@ -151,7 +157,7 @@ std::string head_label(const AttentionHeads& in, std::size_t h) {
 }
 
 void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::string& corr,
-                const std::string& report) {
+                const std::string& bias_form, const std::string& report) {
     const bool u = in.uniform();
     const Head& h0 = in.heads[0];
     JsonWriter j(std::cout);
@@ -165,6 +171,7 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
     j.kv("H", static_cast<std::int64_t>(in.size()));
     u ? j.kv("s", h0.s) : j.key("s").null();
     j.kv("correction", corr);
+    j.kv("bias_form", bias_form);
     dim("rows", a.heads[0].rows), dim("cols", a.heads[0].cols);
     j.kv("shared_X", in.shared_X).key("names").begin_array();
     for (const auto& n : in.names) j.value(n);
@@ -193,7 +200,7 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
 }
 
 void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::string& corr,
-                const std::string& report) {
+                const std::string& bias_form, const std::string& report) {
     const std::string what = jacobian_symbol(a.plan.wrt);
     const Head& h0 = in.heads[0];
     std::cout << what << " of attention, H = " << in.size();
@@ -202,7 +209,7 @@ void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::
                   << "), s = " << h0.s;
     else
         std::cout << ", (N, D, d) and s per head";
-    std::cout << ", correction " << corr << "\n";
+    std::cout << ", correction " << corr << ", " << bias_form << "\n";
     for (std::size_t h = 0; h < a.heads.size(); ++h) {
         const HeadJacobian& r = a.heads[h];
         std::cout << "head " << h << head_label(in, h) << ": " << what << " " << r.rows << " x "
@@ -256,6 +263,7 @@ int run_jacobian(const Invocation& inv) {
     if (o.scale != "1" && o.scale != "invsqrt")
         fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
     const CorrectionSpec corr = CorrectionSpec::parse(o.correction);
+    const BiasForm bias = bias_form_from_string(o.bias);
     JacobianOptions jo;
     jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
     jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
@@ -265,6 +273,7 @@ int run_jacobian(const Invocation& inv) {
     if (in.corrections && corr.kind != CorrectionKind::none)
         fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " +
                    o.input);
+    const std::string bias_form = apply_bias_form(in.heads, bias);
     const bool set_scale = vm.count("scale") > 0 || (o.input.empty() && o.dataset.empty());
     for (Head& h : in.heads) {  // C from the spec; Head::effective() then uses W + C
         if (set_scale)
@@ -286,8 +295,8 @@ int run_jacobian(const Invocation& inv) {
     if (!target.empty()) {
         rep.emplace(target, provenance(inv, o.common.seed));
         if (!o.dataset.empty())
-            record_dataset(rep->root(), DatasetSelector::parse(in.source), in.names, "");
-        sec.emplace(rep->root(), in, jo.wrt, source_of(o, in), corr_name);
+            record_dataset(rep->root(), DatasetSelector::parse(in.source), in.names, bias_form);
+        sec.emplace(rep->root(), in, jo.wrt, source_of(o, in), corr_name, bias_form);
     }
     const JacobianAnalysis a =
         analyse_jacobians(in.heads, in.shared_X, jo,
@@ -298,7 +307,8 @@ int run_jacobian(const Invocation& inv) {
                                       format_number(r.seconds, 3) + " s");
                           });
     if (rep) sec->finish(a), rep->commit();
-    (o.common.json ? print_json : print_text)(in, a, corr_name, rep ? rep->target() : "");
+    (o.common.json ? print_json : print_text)(in, a, corr_name, bias_form,
+                                              rep ? rep->target() : "");
     return 0;
 }
 

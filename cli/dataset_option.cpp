@@ -44,7 +44,7 @@ void record_dataset(H5Group& root, const DatasetSelector& sel,
 std::string qk_bias_form(const std::vector<SelectedHead>& heads) {
     for (const SelectedHead& h : heads)
         if (h.head_input.b_Q.size() + h.head_input.b_K.size() > 0) return kBiasFormQK;
-    return "no biases (the dataset has none)";
+    return "bias-free (input has no biases)";
 }
 
 void json_dataset(JsonWriter& j, const DatasetSelector& sel, const std::string& bias_form) {

@@ -77,9 +77,7 @@ TEST_CASE("dataset list and show print the catalogue", "[cli][dataset]") {
 
 TEST_CASE("jacobian --dataset equals --input on the same head", "[cli][dataset]") {
     const Dir dd;
-    attnspec::test::ModelFixture f;
-    f.biases = false;  // the --input schema has no biases: compare like with like
-    dd.write("m", f);
+    dd.write("m");
     const std::string in = dd.dir + "/head.in";  // not *.h5: not a dataset itself
     {
         H5Group root = plain_file(in);
@@ -87,6 +85,9 @@ TEST_CASE("jacobian --dataset equals --input on the same head", "[cli][dataset]"
         root.write("W_Q", fixture_matrix(6, 4, fixture_seed(1, 2, 0)));
         root.write("W_K", fixture_matrix(6, 4, fixture_seed(1, 2, 1)));
         root.write("W_V", fixture_matrix(6, 4, fixture_seed(1, 2, 2)));
+        root.write("b_Q", attnspec::test::fixture_bias(1, 2, 0, 4));
+        root.write("b_K", attnspec::test::fixture_bias(1, 2, 1, 4));
+        root.write("b_V", attnspec::test::fixture_bias(1, 2, 2, 4));
         root.attr("s", 0.3);
     }
     const auto a = run_cli("jacobian --dataset m:1:2 --out " + dd.dir + "/j.rep");
@@ -105,6 +106,11 @@ TEST_CASE("jacobian --dataset equals --input on the same head", "[cli][dataset]"
     const H5Reader rep(dd.dir + "/j.rep");
     CHECK(rep.attr_string("/", "dataset") == "m:1:2:0");  // sentence 0 by default
     CHECK(rep.strings("/dataset_heads") == std::vector<std::string>{"m:L1:H2:S0"});
+    CHECK(rep.attr_string("/", "bias_form") == rep.attr_string("/jacobian", "bias_form"));
+    // the biases are used: dropping them changes J
+    const auto c = run_cli("jacobian --dataset m:1:2 --bias drop --no-report");
+    REQUIRE(c.code == 0);
+    CHECK(norms(c.out) != norms(a.out));
     // every sentence: one block per sentence, each head on its own X
     const auto all = run_cli("jacobian --dataset m:0:0:* --no-report");
     REQUIRE(all.code == 0);
