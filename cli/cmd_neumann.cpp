@@ -123,6 +123,18 @@ void print_text(const NeumannAnalysis& a, const NeumannSource& src) {
     if (a.closure_times_V.size()) std::cout << "  ||C V||_F = " << a.closure_times_V.norm() << "\n";
 }
 
+// Refuses the options that do not apply to the source (--dataset, --input or generated data);
+// for generated data, the whole problem from the parsed sizes, before drawing anything.
+void check_sources(const NeumannCli& o, const po::variables_map& vm) {
+    const std::vector<std::string> generated = {"tokens", "dh", "family", "mu", "seed"};
+    if (!o.dataset.empty())
+        reject_with_dataset(vm, "neumann", generated);
+    else if (!o.input.empty())
+        reject_given(vm, "neumann", generated, "to --input (it describes generated data)");
+    else
+        check_neumann_memory(double(o.tokens), double(o.dh));
+}
+
 // One selected head's analysis (its source names the head).
 struct HeadNeumann {
     NeumannSource src;
@@ -168,6 +180,7 @@ void output_dataset(const Invocation& inv, const NeumannCli& o, const DatasetSel
 int run_neumann_dataset(const Invocation& inv, const NeumannCli& o,
                         const NeumannAnalysisOptions& opt, AffinityKind kind,
                         const std::string& report) {
+    check_neumann_options(opt);  // gamma, target before reading
     const DatasetSelector sel = dataset_selector(o.dataset);
     const std::vector<SelectedHead> heads = load_selected_heads(sel);
     std::vector<Eigen::MatrixXd> Qs, Ks;
@@ -192,13 +205,7 @@ int run_neumann(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "neumann", kSynopsis, kHelp, desc, vm)) return 0;
     apply_memory_option(o.max_memory);
-    if (!o.dataset.empty())
-        reject_with_dataset(vm, "neumann", {"tokens", "dh", "family", "mu", "seed"});
-    else if (!o.input.empty())
-        reject_given(vm, "neumann", {"tokens", "dh", "family", "mu", "seed"},
-                     "to --input (it describes generated data)");
-    else  // the whole problem from the parsed sizes, before drawing anything
-        check_neumann_memory(double(o.tokens), double(o.dh));
+    check_sources(o, vm);
     const AffinityKind kind = affinity_kind_from_string(o.affinity_name);
     NeumannAnalysisOptions opt;
     opt.orders = parse_orders(o.orders);
@@ -206,10 +213,7 @@ int run_neumann(const Invocation& inv) {
     opt.target = o.target;
     opt.gamma = o.gamma;
     const std::string report = report_target(o.common, "neumann.h5", {o.input});
-    if (!o.dataset.empty()) {
-        check_neumann_options(opt);
-        return run_neumann_dataset(inv, o, opt, kind, report);
-    }
+    if (!o.dataset.empty()) return run_neumann_dataset(inv, o, opt, kind, report);
     const bool json = o.common.json;
     NeumannSource src{"", to_string(kind), o.eps, NAN};
     Eigen::MatrixXd A_hat, V, Q, K;
