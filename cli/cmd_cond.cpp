@@ -114,10 +114,11 @@ void print_dataset(const DatasetSelector& sel, const std::vector<DatasetCond>& r
         j.begin_object();
         json_header(j, "cond");
         json_dataset(j, sel, "");
+        const std::string path = find_dataset(sel.name).path;
         j.key("matrices").begin_array();
         for (const DatasetCond& r : rs) {
             j.begin_object().kv("label", r.head->label).kv("weight", r.weight);
-            json_members(j, r.a, find_dataset(sel.name).path, r.head->group + "/" + r.weight);
+            json_members(j, r.a, path, r.head->group + "/" + r.weight);
             j.end_object();
         }
         j.end_array();
