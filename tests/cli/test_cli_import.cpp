@@ -44,6 +44,7 @@ np.savez(d + '/orig.npz', **orig)
 states = {f'layer{l}_sentence{s}': rng.standard_normal((3 + 2 * s, D)) for l in range(L) for s in range(2)}
 np.savez_compressed(d + '/states.npz', **states)
 np.savez(d + '/shared.npz', X=rng.standard_normal((4, D)).astype(np.float32))
+np.savez(d + '/narrow.npz', X=np.ones((4, D - 1)))
 np.savez(d + '/plain.npz', **{'W_Q': orig['0_query_w'].T, 'W_K': orig['0_key_w'].T,
          'W_V': orig['0_value_w'].T, 'X': states['layer0_sentence1']})
 )PY";
@@ -191,6 +192,9 @@ TEST_CASE("import: what cannot be imported exits with the documented code", "[cl
     r = run_cli("import " + ck + " --inputs " + dir + "/orig.npz" + out);
     CHECK(r.code == 65);
     CHECK(has(r.err, "is neither X nor layer<l>_sentence<s>"));
+    r = run_cli("import " + ck + " --inputs " + dir + "/narrow.npz" + out);
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "narrow.npz: array 'X' has shape (4, 7), expected (N, 8) with N >= 1"));
     r = run_cli("import " + dir + "/orig.npz --heads 2" + out);
     CHECK(r.code == 65);
     CHECK(has(r.err, "no attention weights found among its 12 tensors (first: 0_query_w"));

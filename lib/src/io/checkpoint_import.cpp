@@ -12,6 +12,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/sha256.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "tensor_files_internal.hpp"
 
 namespace attnspec {
 namespace {
@@ -41,6 +42,17 @@ bool file_exists(const std::string& path) {
 // from its own [layer<l>/]X arrays.
 using Inputs = std::map<int, std::map<int, Eigen::MatrixXd>>;
 
+// One (N, D) array of hidden states, N >= 1 tokens.
+Eigen::MatrixXd hidden_states(const TensorFile& f, const std::string& name, Eigen::Index D) {
+    const Tensor t = f.read(name);
+    const std::string what = f.path() + ": array '" + name + "'";
+    if (t.shape.size() != 2 || t.shape[0] < 1 || t.shape[1] != D)
+        fail_data(what + " has shape " + detail::shape_text(t.shape) + ", expected (N, " +
+                  std::to_string(D) + ") with N >= 1 tokens (D = " + std::to_string(D) +
+                  " from the checkpoint)");
+    return t.matrix(what);
+}
+
 Inputs read_inputs(const std::string& path, const CheckpointMap& m) {
     Inputs in;
     const auto f = open_tensor_file(path);
@@ -65,12 +77,7 @@ Inputs read_inputs(const std::string& path, const CheckpointMap& m) {
         bool imported = false;
         for (const ImportedLayer& l : m.layers) imported = imported || l.source == key.first;
         if (!imported) continue;  // a layer not selected by --layers
-        Eigen::MatrixXd X = f->read(name).matrix(path + ":" + name);
-        if (X.cols() != m.D)
-            fail_data(path + ": array '" + name + "' is " + std::to_string(X.rows()) + "x" +
-                      std::to_string(X.cols()) + ", expected (N, " + std::to_string(m.D) +
-                      ") (D = " + std::to_string(m.D) + " from the checkpoint)");
-        in[key.first][key.second] = std::move(X);
+        in[key.first][key.second] = hidden_states(*f, name, m.D);
     }
     return in;
 }
@@ -80,11 +87,7 @@ Inputs inputs_in_checkpoint(const TensorFile& f, const CheckpointMap& m) {
     for (const auto& [layer, name] : m.inputs)
         for (const ImportedLayer& l : m.layers)
             if (l.source == layer) {
-                Eigen::MatrixXd X = f.read(name).matrix(f.path() + ":" + name);
-                if (X.cols() != m.D)
-                    fail_data(f.path() + ": '" + name + "' has " + std::to_string(X.cols()) +
-                              " columns, expected D = " + std::to_string(m.D));
-                in[layer][0] = std::move(X);
+                in[layer][0] = hidden_states(f, name, m.D);
             }
     return in;
 }
