@@ -194,6 +194,7 @@ void NpzFile::index() {
     if (count > cd_size / 46) bad("more members declared than the central directory holds");
     const std::string cd = file_.read(cd_offset_, cd_size);
     size_t p = 0;
+    bool pickle = false;
     for (std::uint64_t i = 0; i < count; ++i) {
         if (p + 46 > cd.size() || cd.compare(p, 4, "PK\x01\x02") != 0)
             bad("central directory entry " + std::to_string(i) + " is malformed");
@@ -227,12 +228,20 @@ void NpzFile::index() {
         if (m.local_offset > cd_offset_ || m.compressed > cd_offset_ - m.local_offset)
             bad("member '" + m.file_name + "' lies outside the archive data");
         const size_t dot = m.file_name.size() >= 4 ? m.file_name.size() - 4 : 0;
-        if (m.file_name.compare(dot, 4, ".npy") != 0) continue;  // not an array
+        if (m.file_name.compare(dot, 4, ".npy") != 0) {  // not an array
+            pickle = pickle || m.file_name.find("data.pkl") != std::string::npos;
+            continue;
+        }
         const std::string name = m.file_name.substr(0, dot);
         if (members_.count(name)) bad("member '" + m.file_name + "' appears twice");
         entries_.push_back({name, "", {}, m.size / 4});  // float32 is the smallest accepted
         members_.emplace(name, m);
     }
+    if (entries_.empty() && pickle)
+        fail_data("'" + path_ +
+                  "' is a PyTorch pickle checkpoint (.bin/.pt), which is not read "
+                  "(unpickling runs code): save it as safetensors (safetensors.torch.save_file) or "
+                  "as .npz");
 }
 
 std::string NpzFile::member_bytes(const Member& m) const {

@@ -378,6 +378,8 @@ TEST_CASE("npz: stored members read, CRC and archive structure checked", "[impor
     refused(zip_stored({{"a.npy", a}, {"a.npy", a}}), "appears twice", false);
     refused(zip_stored({{"a.npy", a}}, false, 0, 12), "compression method 12", false);
     refused(zip_stored({{"a.npy", "garbage"}}, false, 100, 8), "does not inflate", true);
+    refused(zip_stored({{"archive/data.pkl", "x"}, {"archive/data/0", "y"}}),
+            "is a PyTorch pickle checkpoint (.bin/.pt), which is not read", false);
     const std::string z = zip_stored({{"a.npy", a}});
     refused(z.substr(0, z.size() - 30), "no end-of-central-directory record", false);
     refused(z.substr(0, 4) + std::string(40, '\0'), "no end-of-central-directory record", false);
