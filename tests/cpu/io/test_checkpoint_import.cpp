@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <tuple>
 
 #include "attnspec/base/memory.hpp"
 #include "attnspec/base/sha256.hpp"
@@ -267,32 +268,30 @@ TEST_CASE("safetensors: hostile headers refused before reading data", "[import]"
         std::filesystem::resize_file(p, (101ull << 20) + 8);
         CHECK(has(message_of([&] { open_tensor_file(p); }, ExitCode::DataError), "above 100 MiB"));
     }
-    refused(with_header("{\"w\": ", ""), "malformed JSON");
-    refused(with_header("[1]", ""), "not a JSON object");
-    refused(with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})",
-                        std::string(8, '\0')),
-            "exactly the keys dtype, shape and data_offsets");
-    refused(with_header(R"({"w":{"dtype":"F128","shape":[1],"data_offsets":[0,16]}})",
-                        std::string(16, '\0')),
-            "unknown dtype 'F128'");
-    refused(with_header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
-                        std::string(8, '\0')),
-            "needs 12 bytes, data_offsets span 8");
-    refused(with_header(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,8]}})",
-                        std::string(8, '\0')),
-            "not a non-negative integer");
-    refused(with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})",
-                        std::string(8, '\0')),
-            "lie outside the data buffer");
-    refused(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-                        std::string(12, '\0')),
-            "two tensors overlap (data offsets 0..8 and 4..12)");
-    // a shape whose element count overflows: refused from the header alone
-    refused(with_header(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],)"
-                        R"("data_offsets":[0,8]}})",
-                        std::string(8, '\0')),
-            "more than 2^53 elements");
+    // {header, bytes of data after it, what the message must say}
+    const std::tuple<const char*, size_t, const char*> headers[] = {
+        {R"({"w": )", 0, "malformed JSON"},
+        {"[1]", 0, "not a JSON object"},
+        {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", 8,
+         "exactly the keys dtype, shape and data_offsets"},
+        {R"({"w":{"dtype":"F128","shape":[1],"data_offsets":[0,16]}})", 16, "unknown dtype 'F128'"},
+        {R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8,
+         "needs 12 bytes, data_offsets span 8"},
+        {R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,8]}})", 8,
+         "not a non-negative integer"},
+        {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8,
+         "lie outside the data buffer"},
+        {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+         R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+         12, "two tensors overlap (data offsets 0..8 and 4..12)"},
+        // a shape whose element count overflows: refused from the header alone
+        {R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8,
+         "more than 2^53 elements"},
+    };
+    for (const auto& [header, data, expect] : headers) {
+        INFO(header);
+        refused(with_header(header, std::string(data, '\0')), expect);
+    }
     refused(with_header(R"({"__metadata__":{"a":1}})", ""), "__metadata__ value 'a'");
     std::system(("rm -rf " + dir).c_str());
 }
