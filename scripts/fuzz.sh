@@ -11,8 +11,8 @@
 #                  them; exit 0 even when a target crashed (CI, until the known loader bugs are
 #                  fixed). Crash inputs are left in build-fuzz/artifacts/<target>/
 #   --crashes      do not fuzz: replay tests/fuzz/crashes/<target>/* and say which still fail
-#   TARGET         attention_input, qk_input, instance, report, report_raw, options (default:
-#                  every tests/fuzz/fuzz_*.cpp)
+#   TARGET         attention_input, qk_input, safetensors, instance, report, report_raw, options
+#                  (default: every tests/fuzz/fuzz_*.cpp)
 #
 # Each target starts from its committed seed corpus tests/fuzz/corpus/<target>/ (copied into
 # build-fuzz/corpus/<target>/, which grows; the committed one does not). Limits per target:

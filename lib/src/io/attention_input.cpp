@@ -11,6 +11,9 @@ namespace attnspec {
 namespace {
 
 const char* kSchemaHint = "(see reports/SCHEMA.md, attention input files)";
+const char* kTransposeHint =
+    " (looks like PyTorch's (out, in) layout: transpose it, or convert the "
+    "checkpoint with `attnspec import`)";
 
 // "/W_Q" for the root group, "/heads/a/W_Q" below it.
 std::string join(const std::string& group, const std::string& name) {
@@ -150,7 +153,8 @@ Head read_attention_head(const H5Reader& r, const std::string& group, Eigen::Mat
                       "x" + (path == d_from ? "d" : std::to_string(d)) +
                       " (D = " + std::to_string(D) + " from " + x_path +
                       (path == d_from ? "" : ", d = " + std::to_string(d) + " from " + d_from) +
-                      ")");
+                      ")" +
+                      (M.cols() == D && (path == d_from || M.rows() == d) ? kTransposeHint : ""));
         Eigen::MatrixXd* slot[] = {&h.W_Q, &h.W_K, &h.W_V, &h.C_Q, &h.C_K, &h.C_V};
         const int k = (correction ? 3 : 0) + (name[2] == 'Q' ? 0 : name[2] == 'K' ? 1 : 2);
         *slot[k] = std::move(M);

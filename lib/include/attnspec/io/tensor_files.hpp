@@ -1,0 +1,61 @@
+// Readers for the tensor containers a user's checkpoint comes in: safetensors (an 8-byte
+// little-endian header length, a JSON header {name: {dtype, shape, data_offsets}}, raw
+// little-endian data) and NumPy .npz (a zip of .npy members, stored or deflate-compressed; .npy
+// format versions 1, 2 and 3). Hostile-input parsers: every declared length, offset and shape is
+// checked against the file and against memory_limit_bytes() (base/memory.hpp) before anything is
+// allocated; a malformed container is refused with DataError (65) naming the file and the entry;
+// a missing file is NoInput (66). CPU only.
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnspec {
+
+// A tensor read as float64, row-major (C order) whatever its stored order.
+struct Tensor {
+    std::vector<std::int64_t> shape;
+    std::vector<double> values;
+    std::string dtype;  // as stored: "F32", "BF16", "<f8", ...
+    // Rank 2 -> shape[0] x shape[1]; rank 1 -> a column. DataError naming `what` otherwise.
+    Eigen::MatrixXd matrix(const std::string& what) const;
+};
+
+// One entry of a container, as its index declares it (nothing read yet).
+struct TensorEntry {
+    std::string name;   // safetensors: the key; npz: the member name without ".npy"
+    std::string dtype;  // safetensors dtype; npz: "" until read (the .npy header is inside)
+    std::vector<std::int64_t> shape;  // safetensors only; npz: empty until read
+    std::uint64_t max_elements = 0;   // upper bound on the elements (exact for safetensors)
+};
+
+class TensorFile {
+  public:
+    virtual ~TensorFile() = default;
+    virtual const std::vector<TensorEntry>& entries() const = 0;
+    // Reads one entry as float64 (exact for F16, BF16, F32, F64 and <f4, <f8). Refuses other
+    // dtypes, non-finite values, and a size above memory_limit_bytes() before reading.
+    virtual Tensor read(const std::string& name) const = 0;
+    virtual std::string format() const = 0;  // "safetensors" or "npz"
+    const std::string& path() const { return path_; }
+
+  protected:
+    explicit TensorFile(std::string path) : path_(std::move(path)) {}
+    std::string path_;
+};
+
+std::unique_ptr<TensorFile> open_safetensors(const std::string& path);
+std::unique_ptr<TensorFile> open_npz(const std::string& path);
+// By content: a zip signature -> npz; otherwise safetensors. NoInput (66) when unreadable.
+std::unique_ptr<TensorFile> open_tensor_file(const std::string& path);
+
+// Decodes one .npy image (the bytes of a .npy file); `what` names it in errors.
+Tensor parse_npy(const std::string& bytes, const std::string& what);
+
+// IEEE 754 binary16 and bfloat16 bit patterns to double (exact, subnormals, inf and NaN kept).
+double half_to_double(std::uint16_t bits);
+double bfloat16_to_double(std::uint16_t bits);
+
+}  // namespace attnspec
