@@ -144,25 +144,6 @@ std::string render_experiment_text(const StoredExperiment& e) {
     return os.str();
 }
 
-std::string render_experiment_markdown(const StoredExperiment& e) {
-    const ExperimentTable& t = e.table;
-    std::ostringstream os;
-    os << "\n## " << e.name << " (experiment)\n\n"
-       << e.claim << "\n\nAn experiment has no verdict and does not affect the exit code. "
-       << e.instances << " curves, seed " << e.seed << ". " << finding(t) << ".\n\n|";
-    for (const auto& a : t.axis_names) os << " " << a << " |";
-    for (const auto& v : t.value_names) os << " " << v << " |";
-    os << "\n|";
-    for (size_t a = 0; a < t.axis_names.size(); ++a) os << "---|";
-    for (size_t v = 0; v < t.value_names.size(); ++v) os << "---:|";
-    os << "\n";
-    for (size_t i = 0; i < t.rows(); ++i) {
-        os << "|";
-        for (const auto& axis : t.axes) os << " " << axis[i] << " |";
-        for (const auto& column : t.values) os << " " << num(column[i]) << " |";
-        os << "\n";
-    }
-    return os.str();
-}
+std::string experiment_finding(const ExperimentTable& t) { return finding(t); }
 
 }  // namespace attnspec::cli
