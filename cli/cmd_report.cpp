@@ -27,10 +27,12 @@ const char* kExamples =
     "                a report.md is replaced only after success.\n\n"
     "examples:\n"
     "  attnspec report show reports/out/verify-all.h5\n"
-    "  attnspec report show reports/out/neumann.h5 --tree\n"
+    "  attnspec report show reports/out/verify-all.h5 --tree\n"
+    "  attnspec neumann --tokens 64        # writes reports/out/neumann.h5 (the default --out)\n"
+    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann\n"
     "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all\n"
     "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all --no-figures\n"
-    "  attnspec report render reports/out/cond.h5 --out reports/out/cond.md\n";
+    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann.md\n";
 
 struct ReportOptions {
     CommonOptions common;  // --json only

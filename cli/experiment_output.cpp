@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attnspec/base/format.hpp"
+
 namespace attnspec::cli {
 
 namespace {
@@ -93,7 +95,7 @@ void print_experiment_human(std::ostream& os, const CheckRun& run) {
     os << "  " << finding(run.table) << "\n";
     os << "  rows at lambda = 10 of " << run.table.rows()
        << " (every lambda: the report or --json); " << run.results.size() << " curves in "
-       << num(run.seconds) << " s, seed " << run.seed << "\n\n";
+       << format_duration(run.seconds) << ", seed " << run.seed << "\n\n";
 }
 
 void json_experiment_run(JsonWriter& j, const CheckRun& run) {
@@ -138,8 +140,8 @@ void print_experiment_record(std::ostream& os, const CheckResult& r) {
 
 std::string render_experiment_text(const StoredExperiment& e) {
     std::ostringstream os;
-    os << e.name << ": experiment over " << e.instances << " curves in " << num(e.seconds)
-       << " s, no verdict\n  question: " << e.claim << "\n"
+    os << e.name << ": experiment over " << e.instances << " curves in "
+       << format_duration(e.seconds) << ", no verdict\n  question: " << e.claim << "\n"
        << text_table(e.table, rows_at_10(e.table)) << "  " << finding(e.table) << "\n";
     return os.str();
 }

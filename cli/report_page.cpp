@@ -84,12 +84,21 @@ void markdown_table(std::ostream& os, const PageTable& t) {
     os << "\n";
 }
 
+// A caption as Markdown text: brackets and asterisks would end the alt text or the emphasis.
+std::string escaped(const std::string& t) {
+    std::string out;
+    for (char c : t)
+        out += c == '[' || c == ']' || c == '*' ? std::string("\\") + c : std::string(1, c);
+    return out;
+}
+
 void markdown_figures(std::ostream& os, const std::vector<PageFigure>& figs,
                       const std::string& section, const std::string& dir) {
     for (const auto& f : figs)
         if (f.section == section)
-            os << "![" << f.caption << "](" << dir << "/" << f.png << ")\n\n*Figure " << f.id
-               << ": " << f.caption << "* ([SVG](" << dir << "/" << f.svg << "))\n\n";
+            os << "![" << escaped(f.caption) << "](" << dir << "/" << f.png << ")\n\n*Figure "
+               << f.id << ": " << escaped(f.caption) << "* ([SVG](" << dir << "/" << f.svg
+               << "))\n\n";
 }
 
 // Display width of UTF-8 text (continuation bytes do not count).
