@@ -41,7 +41,7 @@ PageTable kappa_table(const H5Reader& r, const std::string& g) {
     for (const char* c : {"strict", "nz"}) {
         const std::string k = g + "/kappa_" + c;
         if (!r.exists(k)) continue;
-        conv.push_back(c);
+        conv.emplace_back(c);
         v.push_back(r.attr_double(k, "value")), lo.push_back(r.attr_double(k, "enclosure_lo"));
         hi.push_back(r.attr_double(k, "enclosure_hi")), rank.push_back(r.attr_double(k, "rank"));
         smin.push_back(r.attr_double(k, "sigma_min_used")),
@@ -136,7 +136,7 @@ Page jacobian_page(const H5Reader& r) {
                             ": the largest kappa(J) (strict) = " +
                             format_enclosure(kv[size_t(w)], klo[size_t(w)], khi[size_t(w)]) + ".");
     } else {
-        p.summary.push_back("No spectrum stored (run `attnspec jacobian --svd` for kappa(J)).");
+        p.summary.emplace_back("No spectrum stored (run `attnspec jacobian --svd` for kappa(J)).");
     }
     PageSection sec{"jacobian", "Jacobian per head", {}};
     PageTable t;
@@ -219,7 +219,7 @@ Page neumann_page(const H5Reader& r) {
     std::vector<std::string> ok;
     std::string broken;
     for (std::size_t i = 0; i < k; ++i) {
-        ok.push_back(err[i] <= bound[i] ? "yes" : "NO");
+        ok.emplace_back(err[i] <= bound[i] ? "yes" : "NO");
         if (err[i] > bound[i] && broken.empty()) broken = fmt(K[i]);
     }
     const double kt = r.attr_double(g + "/truncation", "K_for_target");
@@ -257,7 +257,7 @@ Page neumann_page(const H5Reader& r) {
     inv.text("invariant", names);
     inv.cols.emplace_back();
     for (double v : vals) inv.cols.back().push_back(fmt(v, 4));
-    inv.names.push_back("value"), inv.right.push_back(true);
+    inv.names.emplace_back("value"), inv.right.push_back(true);
     sec.para("Invariants of the computed kernel.").table(inv);
     p.sections.push_back(sec);
     return p;

@@ -43,6 +43,7 @@ PageTable& PageTable::intervals(const std::string& name, const std::vector<doubl
 
 PageTable& PageTable::durations(const std::string& name, const std::vector<double>& seconds) {
     std::vector<std::string> cells;
+    cells.reserve(seconds.size());
     for (double s : seconds) cells.push_back(format_duration(s));
     names.push_back(name), right.push_back(true), cols.push_back(std::move(cells));
     return *this;

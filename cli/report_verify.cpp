@@ -118,7 +118,7 @@ Page verify_page(const ReportSummary& s, const std::string& file) {
     p.provenance = s.provenance;
     for (const auto& [k, v] : s.provenance)
         if (k == "statements") p.header.push_back("Statements: " + v + ".");
-    p.header.push_back(
+    p.header.emplace_back(
         "Every verdict is decided by enclosures (reports/SCHEMA.md): `holds` and `violated` are "
         "proved, `inconclusive` means the enclosures overlap.");
     p.summary = summary(s, file.substr(file.find_last_of('/') + 1));

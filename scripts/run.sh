@@ -2,7 +2,8 @@
 # README quick-start command (1): install what is missing, build (Release), run the main job:
 # `attnspec verify --all`, writing reports/out/verify-all.h5 and its rendered page
 # reports/out/verify-all/ (report.md plus figures/, made with matplotlib by
-# scripts/render_figures.py; without matplotlib the page is rendered with --no-figures).
+# scripts/render_figures.py; without matplotlib or the script the page is rendered with
+# --no-figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,7 +19,8 @@ if [ -f reports/out/verify-all.h5 ]; then
   ./build/cli/attnspec report render reports/out/verify-all.h5 --out "$page"
   render_rc=$?
   set -e
-  if [ $render_rc -eq 69 ]; then  # matplotlib or h5py missing: the page without figures
+  if [ $render_rc -eq 66 ] || [ $render_rc -eq 69 ]; then  # no figures script, or no matplotlib
+    echo "run.sh: rendering the page without figures" >&2
     ./build/cli/attnspec report render reports/out/verify-all.h5 --out "$page" --no-figures
   elif [ $render_rc -ne 0 ]; then
     exit $render_rc
