@@ -70,8 +70,17 @@ std::string cell(const std::string& t) {
     return out;
 }
 
+// Text inside emphasis or alt text (captions, conventions): brackets and asterisks would end the
+// alt text or the emphasis.
+std::string escaped(const std::string& t) {
+    std::string out;
+    for (char c : t)
+        out += c == '[' || c == ']' || c == '*' ? std::string("\\") + c : std::string(1, c);
+    return out;
+}
+
 void markdown_table(std::ostream& os, const PageTable& t) {
-    if (!t.convention.empty()) os << "*Convention: " << t.convention << ".*\n\n";
+    if (!t.convention.empty()) os << "*Convention: " << escaped(t.convention) << ".*\n\n";
     os << "|";
     for (const auto& n : t.names) os << " " << cell(n) << " |";
     os << "\n|";
@@ -83,14 +92,6 @@ void markdown_table(std::ostream& os, const PageTable& t) {
         os << "\n";
     }
     os << "\n";
-}
-
-// A caption as Markdown text: brackets and asterisks would end the alt text or the emphasis.
-std::string escaped(const std::string& t) {
-    std::string out;
-    for (char c : t)
-        out += c == '[' || c == ']' || c == '*' ? std::string("\\") + c : std::string(1, c);
-    return out;
 }
 
 void markdown_figures(std::ostream& os, const std::vector<PageFigure>& figs,

@@ -60,6 +60,30 @@ void check_regime_tables(const H5Reader& r) {
 }
 }  // namespace
 
+namespace {
+// The `convention:<name>` attributes of the stored records of every run under /checks.
+std::map<std::string, std::vector<std::pair<std::string, std::string>>> read_conventions(
+    const H5Reader& r) {
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> out;
+    const std::string root = std::string("/") + check_runs_group(), prefix = "convention:";
+    if (!r.exists(root)) return out;
+    for (const auto& run : r.children(root)) {
+        const std::string recs = root + "/" + run + "/records";
+        if (!r.exists(recs) || !r.is_group(recs)) continue;
+        std::map<std::string, std::string> seen;
+        for (const auto& rec : r.children(recs))
+            for (const auto& a : r.attr_names(recs + "/" + rec)) {
+                if (a.rfind(prefix, 0) != 0) continue;
+                const std::string v = r.attr_as_text(recs + "/" + rec, a);
+                auto [it, fresh] = seen.emplace(a.substr(prefix.size()), v);
+                if (!fresh && it->second != v) it->second = "varies by record";
+            }
+        out[run].assign(seen.begin(), seen.end());
+    }
+    return out;
+}
+}  // namespace
+
 ReportSummary read_report_summary(const H5Reader& r) {
     check_regime_tables(r);
     ReportSummary s;
@@ -68,6 +92,7 @@ ReportSummary read_report_summary(const H5Reader& r) {
         if (g != check_runs_group()) s.other_groups.push_back(g);
     s.checks = read_check_runs(r);
     s.experiments = read_experiment_runs(r);
+    s.conventions = read_conventions(r);
     return s;
 }
 

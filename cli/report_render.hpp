@@ -2,6 +2,7 @@
 // the Markdown page of every kind is report_kinds.hpp + report_page.hpp. Reading goes through
 // io/check_records.hpp. CPU only.
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ struct ReportSummary {
     std::vector<CheckRunSummary> checks;
     std::vector<StoredExperiment> experiments;  // runs of kind "experiment" (a table, no verdict)
     std::vector<std::string> other_groups;      // top-level groups other than /checks
+    // Per run name: the `convention:<name>` attributes of its stored records (a value that
+    // differs between records is "varies by record"), in name order.
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> conventions;
 };
 
 // Errors: DataError when a check run lacks an attribute the schema requires, or a regime-table

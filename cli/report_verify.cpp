@@ -67,7 +67,16 @@ std::vector<std::string> summary(const ReportSummary& s, const std::string& file
     return out;
 }
 
-PageSection check_section(const CheckRunSummary& c) {
+// The conventions the run's records state ("; kappa: strict, ...; svd: eigen-jacobi").
+std::string conventions_of(const ReportSummary& s, const std::string& run) {
+    std::string out;
+    const auto it = s.conventions.find(run);
+    if (it == s.conventions.end()) return out;
+    for (const auto& [k, v] : it->second) out += "; " + k + ": " + v;
+    return out;
+}
+
+PageSection check_section(const CheckRunSummary& c, const std::string& conventions) {
     PageSection sec{"verify/" + c.name, c.name, {}};
     sec.para(c.claim);
     std::string p;
@@ -87,8 +96,7 @@ PageSection check_section(const CheckRunSummary& c) {
     }
     PageTable t;
     t.convention = "ratio = lhs/rhs of the headline comparison `" + c.headline +
-                   "` (for a bound, how close the instance came to it); regime names carry the "
-                   "scale s and the input form";
+                   "` (for a bound, how close the instance came to it)" + conventions;
     t.text("regime", regime).numbers("holds", h).numbers("violated", v);
     t.numbers("inconclusive", i).numbers("n/a", na).numbers("worst ratio", worst);
     sec.table(t.numbers("median ratio", median));
@@ -97,7 +105,7 @@ PageSection check_section(const CheckRunSummary& c) {
     return sec;
 }
 
-PageSection experiment_section(const StoredExperiment& e) {
+PageSection experiment_section(const StoredExperiment& e, const std::string& conventions) {
     const ExperimentTable& t = e.table;
     PageSection sec{"verify/" + e.name, e.name + " (experiment)", {}};
     sec.para(e.claim);
@@ -105,7 +113,8 @@ PageSection experiment_section(const StoredExperiment& e) {
              std::to_string(e.instances) + " curves, seed " + e.seed + ", " +
              format_duration(e.seconds) + ". " + experiment_finding(t) + ".");
     PageTable pt;
-    pt.convention = "one row per cell of the sweep; counts are curves, ratios are medians";
+    pt.convention =
+        "one row per cell of the sweep; counts are curves, ratios are medians" + conventions;
     for (std::size_t a = 0; a < t.axes.size(); ++a) pt.text(t.axis_names[a], t.axes[a]);
     for (std::size_t v = 0; v < t.values.size(); ++v) pt.numbers(t.value_names[v], t.values[v]);
     return sec.table(pt);
@@ -140,8 +149,10 @@ Page verify_page(const ReportSummary& s, const std::string& file) {
     t.numbers("holds", h).numbers("violated", v).numbers("inconclusive", i).numbers("n/a", na);
     all.table(t.durations("time", secs));
     p.sections.push_back(all);
-    for (const auto& c : s.checks) p.sections.push_back(check_section(c));
-    for (const auto& e : s.experiments) p.sections.push_back(experiment_section(e));
+    for (const auto& c : s.checks)
+        p.sections.push_back(check_section(c, conventions_of(s, c.name)));
+    for (const auto& e : s.experiments)
+        p.sections.push_back(experiment_section(e, conventions_of(s, e.name)));
     return p;
 }
 

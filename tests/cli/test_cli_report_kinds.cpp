@@ -143,6 +143,11 @@ TEST_CASE(
         const auto viol = md_column(md, "## Checks", "violated");
         for (std::size_t i = 0; i < names.size(); ++i)
             CHECK(std::stod(viol[i]) == h.attr_double("/checks/" + names[i], "n_violated"));
+        // the table's convention line carries the conventions the records state
+        const std::string conv =
+            h.attr_as_text("/checks/thm3.5/records/" + h.children("/checks/thm3.5/records").at(0),
+                           "convention:kappa");
+        CHECK(md.find("; kappa: " + conv) != std::string::npos);
         if (h.attr_double("/checks/thm3.8-trained", "n_violated") > 0) {
             CHECK(md.find("- Strongest violation: thm3.8-trained") != std::string::npos);
             CHECK(md.find("- Look first at thm3.8-trained") != std::string::npos);
