@@ -1,6 +1,7 @@
 #include "report_figures.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -104,6 +105,21 @@ void commit_dir(const std::string& tmp, const std::string& dir) {
                     "cannot rename into '" + dir + "': " + std::strerror(errno));
 }
 
+// Removes the temps `.<name>.tmp.<pid>.<random>` in `parent` left by renders that were killed
+// (their pid is gone); a live render's temp is never touched.
+void remove_stale_page_temps(const std::string& parent, const std::string& name) {
+    const std::string prefix = "." + name + ".tmp.";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+        const std::string n = e.path().filename().string();
+        if (n.rfind(prefix, 0) != 0) continue;
+        char* end = nullptr;
+        const long pid = std::strtol(n.c_str() + prefix.size(), &end, 10);
+        if (pid <= 0 || *end != '.' || pid == ::getpid()) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    }
+}
+
 std::string parent_of(const std::string& dir) {
     const fs::path p = fs::path(dir).lexically_normal();
     const fs::path parent = (p.has_filename() ? p : p.parent_path()).parent_path();
@@ -159,6 +175,7 @@ std::size_t write_page_dir(const std::string& report, const std::string& dir, co
     const fs::path target = fs::path(dir).lexically_normal();
     const std::string name =
         (target.has_filename() ? target : target.parent_path()).filename().string();
+    remove_stale_page_temps(parent_of(dir), name);
     std::string tmp =
         parent_of(dir) + "/." + name + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
     if (!::mkdtemp(tmp.data()))

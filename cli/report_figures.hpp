@@ -25,7 +25,8 @@ std::vector<PageFigure> read_figures_manifest(const std::string& dir);
 // not exist.
 void check_page_dir_target(const std::string& dir, const std::string& input);
 
-// Builds DIR under a temp name beside it: with `figures`, runs the script on `report` into
+// Removes temps of killed renders of DIR (`.<name>.tmp.<pid>.*` whose process is gone), then
+// builds DIR under a temp name beside it: with `figures`, runs the script on `report` into
 // figures/ (its output and progress go to stderr) and reads the manifest; then report.md
 // (page_markdown of `page` with the figures); then swaps it in for DIR (an existing DIR is
 // replaced only now). On any failure the temp is removed and DIR is untouched. Errors: the

@@ -103,6 +103,9 @@ TEST_CASE("report render --out DIR writes report.md with the figures in their se
     CHECK(exists(out + "/figures/figures.json"));
     CHECK(exists(out + "/figures/a.png"));
     CHECK(temps_in(f.d) == 0);
+    // The temp of a killed render (a pid above any pid_max: gone) is removed by the next one.
+    ::mkdir((f.d + "/.page.tmp.99999999.abcdef").c_str(), 0755);
+    std::ofstream(f.d + "/.page.tmp.99999999.abcdef/report.md") << "half";
     // A second render replaces the directory as a whole.
     std::ofstream(out + "/report.md") << "old";
     std::ofstream(out + "/stale.txt") << "from before";
