@@ -1,11 +1,14 @@
-// attnspec report show|render FILE: summarise an attnspec HDF5 report (provenance, verdicts,
-// per-regime tables, tree) or render it as a paper-style Markdown page.
+// attnspec report show|render FILE: summarise an attnspec HDF5 report of any kind (verify,
+// jacobian, cond, neumann, fidelity) or render it as a page: Markdown alone, or a directory with
+// report.md and the figures.
 #include <iostream>
 #include <string>
 
 #include "attnspec/io/h5.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "report_figures.hpp"
+#include "report_kinds.hpp"
 #include "report_render.hpp"
 
 namespace attnspec::cli {
@@ -13,26 +16,69 @@ namespace {
 
 const char* kExamples =
     "subcommands:\n"
-    "  show FILE     provenance, every check's verdict and per-regime counts, and (--tree) the\n"
-    "                HDF5 tree with dataset shapes\n"
-    "  render FILE   a Markdown page with the paper-style tables (to --out or stdout)\n\n"
+    "  show FILE     provenance and a summary of any report (verify: every check's verdict and\n"
+    "                per-regime counts; jacobian, cond, neumann, fidelity: their tables), and\n"
+    "                (--tree) the HDF5 tree with dataset shapes\n"
+    "  render FILE   the report as a page with a summary and tables: Markdown on stdout, to\n"
+    "                --out F.md (Markdown only), or to --out DIR: DIR/report.md plus DIR/figures/\n"
+    "                (SVG and PNG, made by scripts/render_figures.py with matplotlib; the\n"
+    "                interpreter is $ATTNSPEC_PYTHON or /usr/bin/python3, the script\n"
+    "                $ATTNSPEC_RENDER_SCRIPT). DIR is written atomically; an existing DIR holding\n"
+    "                a report.md is replaced only after success.\n\n"
     "examples:\n"
     "  attnspec report show reports/out/verify-all.h5\n"
     "  attnspec report show reports/out/verify-all.h5 --tree\n"
-    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all.md\n";
+    "  attnspec neumann --tokens 64        # writes reports/out/neumann.h5 (the default --out)\n"
+    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann\n"
+    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all\n"
+    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all --no-figures\n"
+    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann.md\n";
 
 struct ReportOptions {
     CommonOptions common;  // --json only
     std::string action, file, out;
-    bool tree = false;
+    bool tree = false, no_figures = false;
 };
 
 void declare(po::options_description& desc, ReportOptions& o) {
     desc.add_options()("action", po::value(&o.action), "show | render (positional)")(
         "file", po::value(&o.file), "report file (positional)")("tree", po::bool_switch(&o.tree),
                                                                 "show: also print the HDF5 tree")(
-        "out", po::value(&o.out), "render: write the Markdown here (atomically) instead of stdout");
+        "out", po::value(&o.out),
+        "render: DIR (report.md + figures/) or F.md (Markdown only); default stdout")(
+        "no-figures", po::bool_switch(&o.no_figures), "render --out DIR: the Markdown only");
     add_common_options(desc, o.common, "", kJson);
+}
+
+bool ends_with_md(const std::string& s) { return s.size() > 3 && s.substr(s.size() - 3) == ".md"; }
+
+void render(const ReportOptions& o, const Page& page) {
+    if (o.out.empty()) {
+        std::cout << page_markdown(page);
+    } else if (ends_with_md(o.out)) {
+        write_text_file_atomically(o.out, page_markdown(page));
+        log("wrote " + o.out);
+    } else {
+        const auto n = write_page_dir(o.file, o.out, page, !o.no_figures);
+        log("wrote " + o.out + "/report.md" +
+            (o.no_figures ? ""
+                          : " and " + std::to_string(n) + " figures in " + o.out + "/figures"));
+    }
+}
+
+// `report show --tree` of a report this version does not render (unknown kind, old schema): the
+// reason and the tree, exit 0 (the tree is what was asked for). False when it renders.
+bool tree_of_unrenderable(const ReportOptions& o, const H5Reader& r) {
+    if (o.action != "show" || !o.tree || !r.has_attr("/", "schema_version")) return false;
+    try {
+        (void)report_kind(r);
+        return false;
+    } catch (const Error& e) {
+        if (e.code() != ExitCode::DataError) throw;
+        std::cout << "report " << o.file << "\n  not rendered: " << e.what() << "\n\ntree:\n"
+                  << render_tree(r);
+        return true;
+    }
 }
 
 }  // namespace
@@ -48,30 +94,32 @@ int run_report(const Invocation& inv) {
     if (o.action != "show" && o.action != "render")
         fail_usage("report: expected 'show FILE' or 'render FILE' (see 'attnspec report --help')");
     if (o.file.empty()) fail_usage("report " + o.action + ": missing FILE");
-    if (o.action == "render") check_output_target(o.out, {o.file});  // before reading anything
+    if (o.action == "render" && !o.out.empty()) {  // before reading anything
+        if (ends_with_md(o.out))
+            check_output_target(o.out, {o.file});
+        else
+            check_page_dir_target(o.out, o.file);
+    }
     H5Reader r(o.file);
-    if (!r.has_attr("/", "schema_version"))
-        throw Error(ExitCode::DataError,
-                    o.file + " is HDF5 but not an attnspec report (no schema_version)");
+    if (tree_of_unrenderable(o, r)) return 0;
+    const std::string kind = report_kind(r);
     const ReportSummary s = read_report_summary(r);
+    Page page = report_page(r, kind, s);
+    page.provenance = s.provenance;
     if (o.action == "render") {
-        const std::string md = render_markdown(s);
-        if (o.out.empty()) {
-            std::cout << md;
-        } else {
-            write_text_file_atomically(o.out, md);
-            log("wrote " + o.out);
-        }
+        render(o, page);
     } else if (o.common.json) {
         JsonWriter j(std::cout);
         j.begin_object();
         json_header(j, "report show");
-        j.kv("file", o.file);
+        j.kv("file", o.file).kv("kind", kind);
         json_report_summary(j, s);
-        j.end_object();
+        j.key("summary").begin_array();
+        for (const auto& line : page.summary) j.value(line);
+        j.end_array().end_object();
         j.finish();
     } else {
-        std::cout << render_show_text(o.file, s);
+        std::cout << render_show_text(o.file, s, kind == "verify" ? "" : page_text(page));
         if (o.tree) std::cout << "\ntree:\n" << render_tree(r);
     }
     return 0;

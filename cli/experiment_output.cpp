@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attnspec/base/format.hpp"
+
 namespace attnspec::cli {
 
 namespace {
@@ -93,7 +95,7 @@ void print_experiment_human(std::ostream& os, const CheckRun& run) {
     os << "  " << finding(run.table) << "\n";
     os << "  rows at lambda = 10 of " << run.table.rows()
        << " (every lambda: the report or --json); " << run.results.size() << " curves in "
-       << num(run.seconds) << " s, seed " << run.seed << "\n\n";
+       << format_duration(run.seconds) << ", seed " << run.seed << "\n\n";
 }
 
 void json_experiment_run(JsonWriter& j, const CheckRun& run) {
@@ -138,31 +140,12 @@ void print_experiment_record(std::ostream& os, const CheckResult& r) {
 
 std::string render_experiment_text(const StoredExperiment& e) {
     std::ostringstream os;
-    os << e.name << ": experiment over " << e.instances << " curves in " << num(e.seconds)
-       << " s, no verdict\n  question: " << e.claim << "\n"
+    os << e.name << ": experiment over " << e.instances << " curves in "
+       << format_duration(e.seconds) << ", no verdict\n  question: " << e.claim << "\n"
        << text_table(e.table, rows_at_10(e.table)) << "  " << finding(e.table) << "\n";
     return os.str();
 }
 
-std::string render_experiment_markdown(const StoredExperiment& e) {
-    const ExperimentTable& t = e.table;
-    std::ostringstream os;
-    os << "\n## " << e.name << " (experiment)\n\n"
-       << e.claim << "\n\nAn experiment has no verdict and does not affect the exit code. "
-       << e.instances << " curves, seed " << e.seed << ". " << finding(t) << ".\n\n|";
-    for (const auto& a : t.axis_names) os << " " << a << " |";
-    for (const auto& v : t.value_names) os << " " << v << " |";
-    os << "\n|";
-    for (size_t a = 0; a < t.axis_names.size(); ++a) os << "---|";
-    for (size_t v = 0; v < t.value_names.size(); ++v) os << "---:|";
-    os << "\n";
-    for (size_t i = 0; i < t.rows(); ++i) {
-        os << "|";
-        for (const auto& axis : t.axes) os << " " << axis[i] << " |";
-        for (const auto& column : t.values) os << " " << num(column[i]) << " |";
-        os << "\n";
-    }
-    return os.str();
-}
+std::string experiment_finding(const ExperimentTable& t) { return finding(t); }
 
 }  // namespace attnspec::cli

@@ -20,7 +20,9 @@ void json_experiment_run(JsonWriter& j, const CheckRun& run);
 void print_experiment_record(std::ostream& os, const CheckResult& r);
 // `report show`: like print_experiment_human, from a stored experiment.
 std::string render_experiment_text(const StoredExperiment& e);
-// `report render`: a Markdown section with the finding line and the whole table.
-std::string render_experiment_markdown(const StoredExperiment& e);
+// The finding line of a specA-sweep style table ("lambda = 10 lowers kappa(J) ... in a of n
+// curves ..."); empty when the table lacks the columns it counts. `report render` prints it above
+// the whole table (report_verify.cpp).
+std::string experiment_finding(const ExperimentTable& t);
 
 }  // namespace attnspec::cli

@@ -1,45 +1,29 @@
 #include "report_render.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "experiment_output.hpp"
 
 namespace attnspec::cli {
 
 namespace {
-// A Markdown table cell: '|' would end the cell.
-std::string cell(const std::string& t) {
-    std::string out;
-    for (char c : t) out += c == '|' ? std::string("\\|") : std::string(1, c);
-    return out;
-}
-
-std::string num(double x) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.6g", x);
-    return buf;
-}
-// One line per stored record, then one per comparison of it.
-std::vector<std::string> record_lines(const CheckRunSummary& c) {
-    std::vector<std::string> lines;
-    for (const auto& rec : c.records) {
-        lines.push_back("[" + rec.verdict + "] regime " + rec.regime + ", seed " + rec.seed +
-                        (rec.is_worst ? " (tightest)" : ""));
-        for (const auto& cm : rec.comparisons)
-            lines.push_back("    " + cm.name + ": " + cm.lhs_name + " = " + num(cm.lhs) + " " +
-                            cm.relation + " " + cm.rhs_name + " = " + num(cm.rhs) + " -> " +
-                            cm.verdict + " (" + cm.basis + ")");
-    }
-    return lines;
-}
+std::string num(double x) { return format_number(x, 6); }
 }  // namespace
+
+std::string stored_record_lines(const CheckRunSummary& c) {
+    std::ostringstream os;
+    for (const auto& rec : c.records) {
+        os << "[" << rec.verdict << "] regime " << rec.regime << ", seed " << rec.seed
+           << (rec.is_worst ? " (tightest)" : "") << "\n";
+        for (const auto& cm : rec.comparisons)
+            os << "    " << cm.name << ": " << cm.lhs_name << " = " << num(cm.lhs) << " "
+               << cm.relation << " " << cm.rhs_name << " = " << num(cm.rhs) << " -> " << cm.verdict
+               << " (" << cm.basis << ")\n";
+    }
+    return os.str();
+}
 
 namespace {
 // The regime table of every check run: each column a 1-D numeric dataset with one value per name
@@ -76,6 +60,30 @@ void check_regime_tables(const H5Reader& r) {
 }
 }  // namespace
 
+namespace {
+// The `convention:<name>` attributes of the stored records of every run under /checks.
+std::map<std::string, std::vector<std::pair<std::string, std::string>>> read_conventions(
+    const H5Reader& r) {
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> out;
+    const std::string root = std::string("/") + check_runs_group(), prefix = "convention:";
+    if (!r.exists(root)) return out;
+    for (const auto& run : r.children(root)) {
+        const std::string recs = root + "/" + run + "/records";
+        if (!r.exists(recs) || !r.is_group(recs)) continue;
+        std::map<std::string, std::string> seen;
+        for (const auto& rec : r.children(recs))
+            for (const auto& a : r.attr_names(recs + "/" + rec)) {
+                if (a.rfind(prefix, 0) != 0) continue;
+                const std::string v = r.attr_as_text(recs + "/" + rec, a);
+                auto [it, fresh] = seen.emplace(a.substr(prefix.size()), v);
+                if (!fresh && it->second != v) it->second = "varies by record";
+            }
+        out[run].assign(seen.begin(), seen.end());
+    }
+    return out;
+}
+}  // namespace
+
 ReportSummary read_report_summary(const H5Reader& r) {
     check_regime_tables(r);
     ReportSummary s;
@@ -84,6 +92,7 @@ ReportSummary read_report_summary(const H5Reader& r) {
         if (g != check_runs_group()) s.other_groups.push_back(g);
     s.checks = read_check_runs(r);
     s.experiments = read_experiment_runs(r);
+    s.conventions = read_conventions(r);
     return s;
 }
 
@@ -92,24 +101,26 @@ std::string render_checks_text(const ReportSummary& s) {
     for (const auto& c : s.checks) {
         os << c.name << ": " << c.verdict << " over " << c.instances << " instances (holds "
            << c.counts[0] << ", violated " << c.counts[1] << ", inconclusive " << c.counts[2]
-           << ", not applicable " << c.counts[3] << ") in " << num(c.seconds) << " s\n";
+           << ", not applicable " << c.counts[3] << ") in " << format_duration(c.seconds) << "\n";
         os << "  claim: " << c.claim << "\n";
         for (const auto& r : c.regimes)
             os << "  " << r.regime << ": " << r.counts[0] << "/" << r.counts[1] << "/"
                << r.counts[2] << "/" << r.counts[3] << "  worst ratio " << num(r.worst_ratio)
                << ", median " << num(r.median_ratio) << "\n";
-        for (const auto& l : record_lines(c)) os << "  " << l << "\n";
+        std::istringstream lines(stored_record_lines(c));
+        for (std::string l; std::getline(lines, l);) os << "  " << l << "\n";
     }
     for (const auto& e : s.experiments) os << render_experiment_text(e);
     for (const auto& g : s.other_groups) os << "group /" << g << " (see --tree)\n";
     return os.str();
 }
 
-std::string render_show_text(const std::string& file, const ReportSummary& s) {
+std::string render_show_text(const std::string& file, const ReportSummary& s,
+                             const std::string& body) {
     std::ostringstream os;
     os << "report " << file << "\n";
     for (const auto& [k, v] : s.provenance) os << "  " << k << ": " << v << "\n";
-    os << "\n" << render_checks_text(s);
+    os << "\n" << (body.empty() ? render_checks_text(s) : body);
     return os.str();
 }
 
@@ -163,70 +174,6 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
             .kv("rows", static_cast<std::int64_t>(e.table.rows()))
             .end_object();
     j.end_array();
-}
-
-std::string render_markdown(const ReportSummary& s) {
-    std::ostringstream os;
-    os << "# attnspec report\n\n";
-    for (const auto& [k, v] : s.provenance)
-        if (k == "statements") os << "Statements: " << v << ".\n\n";
-    os << "Every verdict is decided by enclosures (reports/SCHEMA.md): `holds` and `violated` are "
-          "proved, `inconclusive` means the enclosures overlap. Ratios are lhs/rhs of each check's "
-          "headline comparison (for a bound, how close the instance came to it).\n\n";
-    os << "## Summary\n\n| check | claim | verdict | instances | holds | violated | inconclusive | "
-          "n/a | time (s) |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& c : s.checks)
-        os << "| " << c.name << " | " << cell(c.claim) << " | **" << c.verdict << "** | "
-           << c.instances << " | " << c.counts[0] << " | " << c.counts[1] << " | " << c.counts[2]
-           << " | " << c.counts[3] << " | " << num(c.seconds) << " |\n";
-    for (const auto& e : s.experiments)
-        os << "\nExperiment `" << e.name << "` (a table below, no verdict): " << e.instances
-           << " curves in " << num(e.seconds) << " s.\n";
-    for (const auto& c : s.checks) {
-        os << "\n## " << c.name << "\n\n" << c.claim << "\n\n";
-        if (!c.source.empty()) os << "Reconstructed statement; source: " << c.source << ". ";
-        os << "Headline comparison: `" << c.headline << "`.";
-        if (!c.search_effort.empty())
-            os << " Search effort: " << c.search_effort
-               << (c.search_effort.back() == '.' ? "" : ".");
-        os << "\n\n| regime | holds | violated | inconclusive | n/a | worst ratio | median ratio "
-              "|\n"
-              "|---|---:|---:|---:|---:|---:|---:|\n";
-        for (const auto& r : c.regimes)
-            os << "| " << r.regime << " | " << r.counts[0] << " | " << r.counts[1] << " | "
-               << r.counts[2] << " | " << r.counts[3] << " | " << num(r.worst_ratio) << " | "
-               << num(r.median_ratio) << " |\n";
-        if (!c.records.empty()) {
-            os << "\nStored records (replayable from their seeds):\n\n```\n";
-            for (const auto& l : record_lines(c)) os << l << "\n";
-            os << "```\n";
-        }
-    }
-    for (const auto& e : s.experiments) os << render_experiment_markdown(e);
-    os << "\n## Provenance\n\n| key | value |\n|---|---|\n";
-    for (const auto& [k, v] : s.provenance) os << "| " << k << " | " << v << " |\n";
-    return os.str();
-}
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f)
-            throw Error(ExitCode::CantCreate,
-                        "cannot create '" + path + "': " + std::strerror(errno));
-        f << text;
-        f.flush();
-        if (!f) {
-            std::remove(tmp.c_str());
-            throw Error(ExitCode::IoError, "cannot write '" + tmp + "'");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw Error(ExitCode::CantCreate,
-                    "cannot rename into '" + path + "': " + std::strerror(errno));
-    }
 }
 
 }  // namespace attnspec::cli

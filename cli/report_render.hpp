@@ -1,6 +1,8 @@
-// Renders the check runs of a report (reports/SCHEMA.md) as text (`report show`) or as a
-// paper-style Markdown page (`report render`). Reading goes through io/check_records.hpp. CPU only.
+// Reads the check runs of a report (reports/SCHEMA.md) and renders them as text (`report show`);
+// the Markdown page of every kind is report_kinds.hpp + report_page.hpp. Reading goes through
+// io/check_records.hpp. CPU only.
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,22 +21,25 @@ struct ReportSummary {
     std::vector<CheckRunSummary> checks;
     std::vector<StoredExperiment> experiments;  // runs of kind "experiment" (a table, no verdict)
     std::vector<std::string> other_groups;      // top-level groups other than /checks
+    // Per run name: the `convention:<name>` attributes of its stored records (a value that
+    // differs between records is "varies by record"), in name order.
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> conventions;
 };
 
 // Errors: DataError when a check run lacks an attribute the schema requires, or a regime-table
 // column is missing, not numeric, or not of one value per regime (checked before reading).
 ReportSummary read_report_summary(const H5Reader& r);
 std::string render_checks_text(const ReportSummary& s);
-// `report show` text: "report FILE", the provenance, then render_checks_text.
-std::string render_show_text(const std::string& file, const ReportSummary& s);
+// `report show` text: "report FILE", the provenance, then `body` (render_checks_text when empty).
+std::string render_show_text(const std::string& file, const ReportSummary& s,
+                             const std::string& body = "");
+// The stored records of a check run, one line each, then one per comparison of it.
+std::string stored_record_lines(const CheckRunSummary& c);
 // `report show --tree`: the HDF5 tree with dataset shapes, two spaces per level; each object once
 // (a repeated hard link, e.g. a cycle, is shown as "-> first path"), at most kMaxTreeDepth levels.
 constexpr int kMaxTreeDepth = 64;
 std::string render_tree(const H5Reader& r);
 // `report show --json`: the "provenance" object and the "checks" array into an open object.
 void json_report_summary(JsonWriter& j, const ReportSummary& s);
-std::string render_markdown(const ReportSummary& s);
-// temp file beside the target, fsync, rename; Error(CantCreate) when it cannot.
-void write_text_atomically(const std::string& path, const std::string& text);
 
 }  // namespace attnspec::cli

@@ -49,7 +49,7 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
             os << line;
         }
         os << "  ratio = lhs/rhs of '" << run.headline << "'; " << run.results.size()
-           << " instances in " << fmt("%.2f", run.seconds) << " s, seed " << run.seed << "\n";
+           << " instances in " << format_duration(run.seconds) << ", seed " << run.seed << "\n";
         if (!run.search_effort.empty()) os << "  search: " << run.search_effort << "\n";
         if (run.results.empty()) os << "  no instance ran: nothing was checked\n";
         if (const CheckResult* w = worst_record(run)) {

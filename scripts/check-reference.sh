@@ -4,7 +4,9 @@
 #     reports/reference/verify.h5 entry by entry (scripts/compare-reports.py: verdicts, counts and
 #     strings exactly; floating-point values to a relative 1e-9, since BLAS kernels on another CPU
 #     may round differently);
-#  2. renders the committed report and requires reports/reference/verify.md to be that rendering;
+#  2. renders the committed report as a page and requires reports/reference/verify/report.md and
+#     figures/figures.tsv to be that rendering, and the figures' data (figures/figures.json) to
+#     equal the committed ones (numbers to a relative 1e-9; pixels are not compared);
 #  3. requires the same counterexample files, and replays every committed one: each must come back
 #     `violated` (exit 1) from its file alone.
 # Fix a failure with scripts/make-reference.sh and commit the result.
@@ -12,23 +14,38 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/reference-args.sh
 bin=${ATTNSPEC_BIN:-build/cli/attnspec}
+script=${ATTNSPEC_RENDER_SCRIPT:-scripts/render_figures.py}
 py=/usr/bin/python3
 ref=reports/reference
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnspec-ref.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "check-reference: $*" >&2; echo "check-reference: regenerate with scripts/make-reference.sh" >&2; exit 1; }
 
-"$bin" verify --all "${REFERENCE_ARGS[@]}" --out "$tmp/verify.h5" > /dev/null
-"$py" scripts/compare-reports.py --rtol 1e-9 "$ref/verify.h5" "$tmp/verify.h5" ||
+mkdir "$tmp/run"
+"$bin" verify --all "${REFERENCE_ARGS[@]}" --out "$tmp/run/verify.h5" > /dev/null
+"$py" scripts/compare-reports.py --rtol 1e-9 "$ref/verify.h5" "$tmp/run/verify.h5" ||
   fail "reports/reference/verify.h5 is not what the current code produces"
-"$bin" report render "$ref/verify.h5" --out "$tmp/rendered.md" > /dev/null
-diff -u "$ref/verify.md" "$tmp/rendered.md" > "$tmp/md.diff" ||
-  { head -40 "$tmp/md.diff"; fail "reports/reference/verify.md is not the rendering of verify.h5"; }
-rm "$tmp/rendered.md"
+
+# The page, rendered from the committed report (the path make-reference.sh renders).
+page=$ref/verify
+if [ -d "$page/figures" ]; then
+  [ -f "$script" ] || fail "the reference page has figures but $script is missing"
+  "$bin" report render "$ref/verify.h5" --out "$tmp/page" 2> "$tmp/render.err" ||
+    { cat "$tmp/render.err"; fail "report render failed"; }
+  diff -u "$page/figures/figures.tsv" "$tmp/page/figures/figures.tsv" ||
+    fail "$page/figures/figures.tsv is not the figures of verify.h5"
+  "$py" scripts/compare-reports.py --json --rtol 1e-9 "$page/figures/figures.json" \
+    "$tmp/page/figures/figures.json" || fail "$page/figures/figures.json is not the data of verify.h5"
+else
+  [ ! -f "$script" ] || fail "the reference page has no figures, but $script exists"
+  "$bin" report render "$ref/verify.h5" --out "$tmp/page" --no-figures 2> /dev/null
+fi
+diff -u "$page/report.md" "$tmp/page/report.md" > "$tmp/md.diff" ||
+  { head -40 "$tmp/md.diff"; fail "$page/report.md is not the rendering of verify.h5"; }
 
 # Counterexample files: the same names, and each replays to `violated` from the file alone.
 (cd "$ref" && find . -name '*.h5' ! -name verify.h5 | sort) > "$tmp/committed.txt"
-(cd "$tmp" && find . -name '*.h5' ! -name verify.h5 | sort) > "$tmp/regenerated.txt"
+(cd "$tmp/run" && find . -name '*.h5' ! -name verify.h5 | sort) > "$tmp/regenerated.txt"
 diff -u "$tmp/committed.txt" "$tmp/regenerated.txt" ||
   fail "the counterexample files differ from those the reference run writes"
 n=0
@@ -41,4 +58,4 @@ while read -r f; do
   [ $rc -eq 1 ] || { cat "$tmp/replay.txt"; fail "$ref/$f ($check) replayed with exit $rc, not 1 (violated)"; }
   n=$((n + 1))
 done < "$tmp/committed.txt"
-echo "check-reference: report matches, rendering current, $n counterexample files replay as violated"
+echo "check-reference: report matches, page and figures' data current, $n counterexample files replay as violated"

@@ -4,6 +4,10 @@
 times, creation time, host, command line and the build identity (git sha, versions, compiler).
 
     /usr/bin/python3 scripts/compare-reports.py A.h5 B.h5 [--ignore NAME ...] [--rtol R]
+    /usr/bin/python3 scripts/compare-reports.py --json A.json B.json [--rtol R]
+
+With --json, A and B are the figures' data of two renderings (figures.json, reports/SCHEMA.md
+"Rendered report directory"): the same keys, list lengths and strings, numbers to --rtol.
 
 With --rtol R, floating-point entries agree when |a - b| <= R * max(|a|, |b|) element by element
 (NaN equal to NaN, infinities equal only to themselves); integers and strings (verdicts, counts,
@@ -18,6 +22,8 @@ the report unless a wall-clock cap, --time-budget or --search-seconds, cut it sh
 scripts/check-reference.sh.
 """
 import argparse
+import json
+import math
 import sys
 
 try:
@@ -71,6 +77,44 @@ def same(x, y, rtol=0.0):
         return bool(np.array_equal(a, b))
 
 
+def json_diffs(a, b, rtol, path="", out=None):
+    """Paths where two JSON values differ (numbers: relative rtol; "nan" strings equal)."""
+    out = [] if out is None else out
+    num = (int, float)
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(f"only in {'B' if k not in a else 'A'}: {path}/{k}")
+            else:
+                json_diffs(a[k], b[k], rtol, f"{path}/{k}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"differs: {path}: length {len(a)} | {len(b)}")
+        else:
+            for i, (x, y) in enumerate(zip(a, b)):
+                json_diffs(x, y, rtol, f"{path}[{i}]", out)
+    elif isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool):
+        if not (a == b or abs(a - b) <= rtol * max(abs(a), abs(b))) or math.isnan(a) != math.isnan(b):
+            out.append(f"differs: {path}: {a!r} | {b!r}")
+    elif a != b:
+        out.append(f"differs: {path}: {str(a)[:70]} | {str(b)[:70]}")
+    return out
+
+
+def main_json(args):
+    try:
+        with open(args.a) as fa, open(args.b) as fb:
+            ja, jb = json.load(fa), json.load(fb)
+    except (OSError, ValueError) as e:
+        print(f"compare-reports: cannot read: {e}", file=sys.stderr)
+        return 2
+    diffs = json_diffs(ja, jb, args.rtol)
+    for d in diffs[:20]:
+        print(d)
+    print(f"{len(diffs)} differences")
+    return 1 if diffs else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a")
@@ -79,7 +123,11 @@ def main():
                     help="another attribute name to ignore (repeatable)")
     ap.add_argument("--rtol", type=float, default=0.0,
                     help="relative tolerance for floating-point entries (default 0: exact)")
+    ap.add_argument("--json", action="store_true",
+                    help="A and B are figures.json files (the figures' data), not reports")
     args = ap.parse_args()
+    if args.json:
+        return main_json(args)
     ignore = RUN_ATTRIBUTES | set(args.ignore)
     try:
         ea, eb = entries(args.a, ignore), entries(args.b, ignore)

@@ -66,6 +66,8 @@ TEST_CASE("an output that is a special file is refused with 73 before any work",
                                       "fidelity --tokens 16", "jacobian --random 4,3,2",
                                       "cond --input " + dir + "/heads.h5 --matrix /X",
                                       "report render " + dir + "/heads.h5"}) {
+            // report render --out DIR takes a directory: test_cli_report_page.cpp
+            if (out == dir + "/adir" && cmd.rfind("report", 0) == 0) continue;
             const auto r = run_cli(cmd + " --out " + out);
             INFO(cmd << " --out " << out << ": " << r.err);
             CHECK(r.code == 73);

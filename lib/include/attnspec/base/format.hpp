@@ -3,6 +3,7 @@
 // the returned strings.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace attnspec {
 
@@ -21,5 +22,28 @@ int enclosure_digits(double lo, double hi);
 // kept when that is more than six, so the three align); a point (value == lo == hi) exactly, as
 // format_exact.
 std::string format_enclosure(double value, double lo, double hi);
+
+// Numbers for reading (report tables). The significant digits an enclosure [lo, hi] of a value
+// supports: the leading digits lo and hi share plus the first uncertain one (1 .. 17); 17 for a
+// point (lo == hi) or non-finite ends.
+int supported_digits(double lo, double hi);
+
+// The digits one table column needs: the fewest, from min_digits up to max_digits, at which the
+// column's distinct finite values print distinctly (so two values that differ only in the 7th
+// digit get 7) and no value that is not an integer prints as one (0.99996 is not "1"); never more
+// than max_digits (what the values' accuracy supports).
+int column_digits(const std::vector<double>& values, int min_digits = 3, int max_digits = 17);
+
+// One cell: an integral value below 1e15 in magnitude as an integer ("12", never "12.0" or
+// "1.2e+01"), anything else as format_number(x, digits).
+std::string format_cell(double x, int digits);
+
+// A whole column: format_cell of every value with column_digits(values, min_digits, max_digits).
+std::vector<std::string> format_column(const std::vector<double>& values, int min_digits = 3,
+                                       int max_digits = 17);
+
+// A duration for reading, three significant digits: "850 µs", "12.3 ms", "4.56 s", "2.5 min"
+// (from 100 s on); "n/a" when negative or not finite.
+std::string format_duration(double seconds);
 
 }  // namespace attnspec

@@ -1,0 +1,206 @@
+#include "report_figures.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/io/report_writer.hpp"
+#include "cli.hpp"
+
+#ifndef ATTNSPEC_SOURCE_DIR
+#define ATTNSPEC_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+
+namespace attnspec::cli {
+
+std::string figures_python() {
+    const char* p = std::getenv("ATTNSPEC_PYTHON");
+    return p && *p ? p : "/usr/bin/python3";
+}
+
+std::string figures_script() {
+    const char* s = std::getenv("ATTNSPEC_RENDER_SCRIPT");
+    return s && *s ? s : ATTNSPEC_SOURCE_DIR "/scripts/render_figures.py";
+}
+
+namespace {
+[[noreturn]] void bad_manifest(const std::string& path, int line, const std::string& why) {
+    throw Error(ExitCode::Internal, "the figures script broke its contract: " + path + " line " +
+                                        std::to_string(line) + ": " + why);
+}
+
+// A manifest path: relative, inside the figures directory, an existing regular file.
+void check_figure_file(const std::string& dir, const std::string& tsv, int line,
+                       const std::string& rel) {
+    if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos)
+        bad_manifest(tsv, line, "path '" + rel + "' is not relative to the figures directory");
+    if (!fs::is_regular_file(dir + "/" + rel))
+        bad_manifest(tsv, line, "'" + rel + "' was not written");
+}
+
+// Runs PYTHON SCRIPT --report F --out DIR with its stdout on our stderr; the exit status.
+int run_script(const std::string& report, const std::string& out) {
+    const std::string py = figures_python(), script = figures_script();
+    if (!fs::is_regular_file(script))
+        throw Error(ExitCode::NoInput, "figures script '" + script +
+                                           "' not found (set ATTNSPEC_RENDER_SCRIPT, or pass "
+                                           "--no-figures for the Markdown only)");
+    log("figures: " + py + " " + script + " --report " + report + " --out " + out);
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error(ExitCode::Internal, std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        ::dup2(2, 1);
+        const char* argv[] = {py.c_str(), script.c_str(), "--report", report.c_str(),
+                              "--out",    out.c_str(),    nullptr};
+        ::execv(py.c_str(), const_cast<char* const*>(argv));
+        std::fprintf(stderr, "attnspec: cannot run '%s': %s\n", py.c_str(), std::strerror(errno));
+        ::_exit(127);
+    }
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) throw Error(ExitCode::Internal, "waitpid failed");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void figures_into(const std::string& report, const std::string& figdir) {
+    const int rc = run_script(report, figdir);
+    if (rc == 0) return;
+    if (rc == 65)
+        throw Error(ExitCode::DataError,
+                    "the figures script refused " + report + " (exit 65, its message above)");
+    if (rc == 69)
+        throw Error(ExitCode::NoDevice,
+                    "figures need matplotlib and h5py for " + figures_python() +
+                        " (Debian: python3-matplotlib python3-h5py, scripts/install-deps.sh); "
+                        "--no-figures renders the Markdown only");
+    throw Error(ExitCode::Internal, "the figures script failed with exit " + std::to_string(rc) +
+                                        " (its message above); --no-figures renders the "
+                                        "Markdown only");
+}
+
+// Swaps `tmp` in for `dir`: an atomic exchange when dir exists (tmp then holds the previous
+// tree), a rename otherwise.
+void commit_dir(const std::string& tmp, const std::string& dir) {
+    if (fs::exists(dir)) {
+        if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0)
+            return;  // tmp now holds the previous tree: the caller removes it
+        throw Error(ExitCode::CantCreate, "cannot replace '" + dir + "': " + std::strerror(errno));
+    }
+    if (std::rename(tmp.c_str(), dir.c_str()) != 0)
+        throw Error(ExitCode::CantCreate,
+                    "cannot rename into '" + dir + "': " + std::strerror(errno));
+}
+
+// Removes the temps `.<name>.tmp.<pid>.<random>` in `parent` left by renders that were killed
+// (their pid is gone); a live render's temp is never touched.
+void remove_stale_page_temps(const std::string& parent, const std::string& name) {
+    const std::string prefix = "." + name + ".tmp.";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+        const std::string n = e.path().filename().string();
+        if (n.rfind(prefix, 0) != 0) continue;
+        char* end = nullptr;
+        const long pid = std::strtol(n.c_str() + prefix.size(), &end, 10);
+        if (pid <= 0 || *end != '.' || pid == ::getpid()) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    }
+}
+
+std::string parent_of(const std::string& dir) {
+    const fs::path p = fs::path(dir).lexically_normal();
+    const fs::path parent = (p.has_filename() ? p : p.parent_path()).parent_path();
+    return parent.empty() ? "." : parent.string();
+}
+}  // namespace
+
+std::vector<PageFigure> read_figures_manifest(const std::string& dir) {
+    const std::string tsv = dir + "/figures.tsv";
+    std::ifstream f(tsv);
+    if (!f) bad_manifest(tsv, 0, "missing");
+    if (!fs::is_regular_file(dir + "/figures.json"))
+        bad_manifest(dir + "/figures.json", 0, "missing");
+    std::string line;
+    if (!std::getline(f, line) || line != "id\tsection\tsvg\tpng\tcaption")
+        bad_manifest(tsv, 1, "header is not 'id<TAB>section<TAB>svg<TAB>png<TAB>caption'");
+    std::vector<PageFigure> out;
+    for (int n = 2; std::getline(f, line); ++n) {
+        if (line.empty()) continue;
+        std::vector<std::string> c;
+        std::stringstream ss(line);
+        for (std::string x; std::getline(ss, x, '\t');) c.push_back(x);
+        if (c.size() != 5) bad_manifest(tsv, n, std::to_string(c.size()) + " fields, expected 5");
+        check_figure_file(dir, tsv, n, c[2]);
+        check_figure_file(dir, tsv, n, c[3]);
+        out.push_back({c[0], c[1], c[2], c[3], c[4]});
+    }
+    return out;
+}
+
+void check_page_dir_target(const std::string& dir, const std::string& input) {
+    const std::string parent = parent_of(dir);
+    if (!fs::is_directory(parent))
+        throw Error(ExitCode::CantCreate,
+                    "cannot create '" + dir + "': '" + parent + "' is not a directory");
+    struct stat s {};
+    if (::lstat(dir.c_str(), &s) != 0) return;                   // a new path
+    if (!S_ISDIR(s.st_mode)) check_output_target(dir, {input});  // 64 the input, 73 special
+    if (!S_ISDIR(s.st_mode))
+        throw Error(ExitCode::CantCreate,
+                    "'" + dir +
+                        "' exists and is not a directory: --out DIR takes a directory "
+                        "(a path ending in .md writes the Markdown alone)");
+    if (!fs::is_empty(dir) && !fs::exists(dir + "/report.md"))
+        throw Error(ExitCode::CantCreate,
+                    "'" + dir +
+                        "' is a directory without a report.md: not replacing it (give a "
+                        "new path or a previous render's directory)");
+}
+
+std::size_t write_page_dir(const std::string& report, const std::string& dir, const Page& page,
+                           bool figures) {
+    const fs::path target = fs::path(dir).lexically_normal();
+    const std::string name =
+        (target.has_filename() ? target : target.parent_path()).filename().string();
+    remove_stale_page_temps(parent_of(dir), name);
+    std::string tmp =
+        parent_of(dir) + "/." + name + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
+    if (!::mkdtemp(tmp.data()))
+        throw Error(ExitCode::CantCreate,
+                    "cannot create a temp directory beside '" + dir + "': " + std::strerror(errno));
+    struct Cleanup {  // the temp, or after the swap the previous DIR: removed on every path
+        std::string path;
+        ~Cleanup() {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    } cleanup{tmp};
+    ::chmod(tmp.c_str(), 0755);
+    std::vector<PageFigure> figs;
+    if (figures) {
+        const std::string figdir = tmp + "/figures";
+        if (::mkdir(figdir.c_str(), 0755) != 0)
+            throw Error(ExitCode::CantCreate,
+                        "cannot create '" + figdir + "': " + std::strerror(errno));
+        figures_into(report, figdir);
+        figs = read_figures_manifest(figdir);
+    }
+    write_text_file_atomically(tmp + "/report.md", page_markdown(page, figs, "figures"));
+    commit_dir(tmp, dir);
+    return figs.size();
+}
+
+}  // namespace attnspec::cli

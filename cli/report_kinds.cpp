@@ -1,0 +1,311 @@
+// Pages of the single-analysis reports: /jacobian, /cond, /neumann, /fidelity (reports/SCHEMA.md),
+// and which kind a report is.
+#include "report_kinds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
+#include "attnspec/io/provenance.hpp"
+
+namespace attnspec::cli {
+
+namespace {
+// A 1-D numeric dataset of exactly n values (DataError naming it otherwise).
+std::vector<double> column(const H5Reader& r, const std::string& d, std::size_t n) {
+    const auto dims = r.shape(d);
+    if (dims.size() != 1 || dims[0] != n)
+        fail_data(r.path() + ": dataset '" + d + "' is not 1-D of length " + std::to_string(n));
+    return r.vector(d);
+}
+double attr_or(const H5Reader& r, const std::string& o, const std::string& a, double dflt) {
+    return r.has_attr(o, a) ? r.attr_double(o, a) : dflt;
+}
+std::string text_or(const H5Reader& r, const std::string& o, const std::string& a,
+                    const std::string& dflt = "") {
+    return r.has_attr(o, a) ? r.attr_as_text(o, a) : dflt;
+}
+std::string fmt(double x, int digits = 4) { return format_cell(x, digits); }
+std::string range(double lo, double hi) {
+    const int p = enclosure_digits(lo, hi);
+    return "[" + format_number(lo, p) + ", " + format_number(hi, p) + "]";
+}
+std::string major(const std::string& version) { return version.substr(0, version.find('.')); }
+
+// The kappa_strict / kappa_nz groups under `g` as one table (cond and Jacobian spectra).
+PageTable kappa_table(const H5Reader& r, const std::string& g) {
+    std::vector<std::string> conv;
+    std::vector<double> v, lo, hi, rank, smin, rtol;
+    for (const char* c : {"strict", "nz"}) {
+        const std::string k = g + "/kappa_" + c;
+        if (!r.exists(k)) continue;
+        conv.emplace_back(c);
+        v.push_back(r.attr_double(k, "value")), lo.push_back(r.attr_double(k, "enclosure_lo"));
+        hi.push_back(r.attr_double(k, "enclosure_hi")), rank.push_back(r.attr_double(k, "rank"));
+        smin.push_back(r.attr_double(k, "sigma_min_used")),
+            rtol.push_back(r.attr_double(k, "rtol"));
+    }
+    PageTable t;
+    t.convention =
+        "kappa strict = sigma_max/sigma_min over every singular value (inf when one is 0); "
+        "kappa nz = sigma_max over the smallest singular value above rtol * sigma_max";
+    t.text("convention", conv).enclosed("kappa", v, lo, hi).intervals("enclosure", lo, hi);
+    t.numbers("rank", rank);
+    return t.numbers("sigma_min used", smin).numbers("rtol", rtol, 3);
+}
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& report_kinds() {
+    static const std::vector<std::pair<std::string, std::string>> k{{"verify", "checks"},
+                                                                    {"jacobian", "jacobian"},
+                                                                    {"cond", "cond"},
+                                                                    {"neumann", "neumann"},
+                                                                    {"fidelity", "fidelity"}};
+    return k;
+}
+
+std::string report_kind(const H5Reader& r) {
+    if (!r.has_attr("/", "schema_version"))
+        fail_data(r.path() + " is HDF5 but not an attnspec report (no schema_version)");
+    const std::string v = r.attr_as_text("/", "schema_version");
+    if (major(v) != major(kSchemaVersion))
+        fail_data(r.path() + ": report schema_version '" + v + "'; this attnspec reads schema " +
+                  major(kSchemaVersion) + ".x (" + kSchemaVersion + ")");
+    std::string groups, known;
+    for (const auto& g : r.children("/")) {
+        for (const auto& [kind, group] : report_kinds())
+            if (g == group) return kind;
+        groups += (groups.empty() ? "/" : ", /") + g;
+    }
+    for (const auto& [kind, group] : report_kinds()) known += (known.empty() ? "" : ", ") + kind;
+    const std::string root_kind = text_or(r, "/", "kind");
+    fail_data(r.path() + ": a report of unknown kind (" +
+              (root_kind.empty() ? "" : "root kind '" + root_kind + "', ") +
+              (groups.empty() ? "no top-level group" : "top-level groups " + groups) +
+              "); this attnspec renders " + known + " reports");
+}
+
+Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary& s) {
+    if (kind == "verify") return verify_page(s, r.path());
+    if (kind == "jacobian") return jacobian_page(r);
+    if (kind == "cond") return cond_page(r);
+    if (kind == "neumann") return neumann_page(r);
+    return fidelity_page(r);
+}
+
+Page jacobian_page(const H5Reader& r) {
+    const std::string g = "/jacobian";
+    Page p;
+    p.kind = "jacobian";
+    const std::string wrt = r.attr_as_text(g, "wrt"), corr = r.attr_as_text(g, "correction");
+    std::vector<std::string> heads, names;
+    std::vector<double> N, D, d, s, frob, maxabs, secs;
+    std::vector<double> kv, klo, khi, smax, smin, rank;
+    for (const auto& c : r.children(g)) {
+        const std::string h = g + "/" + c;
+        if (c.rfind("head_", 0) != 0 || !r.is_group(h)) continue;
+        heads.push_back(c.substr(5)), names.push_back(text_or(r, h, "name"));
+        N.push_back(r.attr_double(h, "N")), D.push_back(r.attr_double(h, "D"));
+        d.push_back(r.attr_double(h, "d")), s.push_back(r.attr_double(h, "s"));
+        frob.push_back(attr_or(r, h, "frobenius", NAN)),
+            maxabs.push_back(attr_or(r, h, "max_abs", NAN));
+        secs.push_back(attr_or(r, h, "seconds", NAN));
+        const std::string sp = h + "/spectrum";
+        if (!r.exists(sp)) continue;
+        kv.push_back(r.attr_double(sp + "/kappa_strict", "value"));
+        klo.push_back(r.attr_double(sp + "/kappa_strict", "enclosure_lo"));
+        khi.push_back(r.attr_double(sp + "/kappa_strict", "enclosure_hi"));
+        smax.push_back(r.attr_double(sp + "/sigma_max", "sigma"));
+        smin.push_back(r.attr_double(sp + "/sigma_min", "sigma"));
+        rank.push_back(r.attr_double(sp, "rank"));
+    }
+    const std::string form = "J = d vec(A) / d " +
+                             std::string(wrt == "input" ? "vec(X)" : "[W_Q, W_K, W_V]") + " (" +
+                             text_or(r, g, "vec") + "), evaluated at " +
+                             text_or(r, g, "evaluated_at", "W") + ", correction " + corr;
+    p.summary.push_back("Tested: the exact Jacobian of " + std::to_string(heads.size()) +
+                        " head(s) with respect to the " + wrt + ", source " +
+                        text_or(r, g, "source") + ".");
+    if (r.has_attr(g, "frobenius_layer"))
+        p.summary.push_back("Layer ||J||_F = " + fmt(r.attr_double(g, "frobenius_layer")) + ".");
+    if (!kv.empty()) {
+        const auto w = std::max_element(kv.begin(), kv.end()) - kv.begin();
+        p.summary.push_back("Look first at head " + heads[size_t(w)] +
+                            ": the largest kappa(J) (strict) = " +
+                            format_enclosure(kv[size_t(w)], klo[size_t(w)], khi[size_t(w)]) + ".");
+    } else {
+        p.summary.emplace_back("No spectrum stored (run `attnspec jacobian --svd` for kappa(J)).");
+    }
+    PageSection sec{"jacobian", "Jacobian per head", {}};
+    PageTable t;
+    t.convention = form + "; s as stored per head";
+    t.text("head", heads).text("name", names).numbers("N", N).numbers("D", D).numbers("d", d);
+    t.numbers("s", s)
+        .numbers("||J||_F", frob)
+        .numbers("max |J_ij|", maxabs)
+        .durations("time", secs);
+    sec.para("Stored: " + text_or(r, g, "stored") +
+             "; X shared by the heads: " + text_or(r, g, "shared_X") + ".")
+        .table(t);
+    if (kv.size() == heads.size() && !kv.empty()) {
+        PageTable k;
+        k.convention = "kappa strict = sigma_max/sigma_min over every singular value of J";
+        k.text("head", heads).numbers("sigma_max", smax).numbers("sigma_min", smin);
+        k.numbers("rank", rank).enclosed("kappa(J) strict", kv, klo, khi);
+        k.intervals("enclosure", klo, khi);
+        sec.para("Spectra (`--svd`): rigorous enclosures, proofs/spectral_enclosure.md.").table(k);
+    }
+    p.sections.push_back(sec);
+    return p;
+}
+
+Page cond_page(const H5Reader& r) {
+    const std::string g = "/cond";
+    Page p;
+    p.kind = "cond";
+    const std::string conv = r.attr_as_text(g, "headline_convention");
+    const std::string k = g + "/kappa_" + conv;
+    if (!r.exists(k)) fail_data(r.path() + ": no group '" + k + "'");
+    const double kap = r.attr_double(k, "value");
+    p.summary.push_back("Tested: kappa of " + r.attr_as_text(g, "dataset") + " in " +
+                        r.attr_as_text(g, "input") + " (" + fmt(r.attr_double(g, "rows")) + " x " +
+                        fmt(r.attr_double(g, "cols")) + ", " + text_or(r, g, "input_dtype") +
+                        ") with " + r.attr_as_text(g, "method") + ".");
+    p.summary.push_back(
+        "Headline (" + conv + "): kappa = " +
+        format_enclosure(kap, r.attr_double(k, "enclosure_lo"), r.attr_double(k, "enclosure_hi")) +
+        ", rank " + fmt(r.attr_double(k, "rank")) + ".");
+    p.summary.push_back(
+        "Decomposition residuals: ||M - U S V^T||_F = " + fmt(r.attr_double(g, "residual"), 3) +
+        ", ||U^T U - I||_F = " + fmt(r.attr_double(g, "eta_U"), 3) +
+        ", ||V^T V - I||_F = " + fmt(r.attr_double(g, "eta_V"), 3) + "; time " +
+        format_duration(r.attr_double(g, "seconds")) + ".");
+    PageSection sec{"cond", "Condition number", {}};
+    sec.table(kappa_table(r, g));
+    const std::size_t n = r.shape(g + "/sigma").empty() ? 0 : r.shape(g + "/sigma")[0];
+    const auto sig = column(r, g + "/sigma", n), lo = column(r, g + "/sigma_lo", n),
+               hi = column(r, g + "/sigma_hi", n);
+    const auto basis = r.strings(g + "/basis");
+    std::vector<std::size_t> rows;
+    for (std::size_t i = 0; i < n; ++i)
+        if (n <= 40 || i < 20 || i + 20 >= n) rows.push_back(i);
+    std::vector<std::string> idx, bas;
+    std::vector<double> a, b, c;
+    for (auto i : rows)
+        idx.push_back(std::to_string(i + 1)), a.push_back(sig[i]), b.push_back(lo[i]),
+            c.push_back(hi[i]), bas.push_back(i < basis.size() ? basis[i] : "");
+    PageTable t;
+    t.convention = "singular values descending, each with its certified enclosure [lo, hi]";
+    t.text("i", idx).enclosed("sigma_i", a, b, c).intervals("enclosure", b, c);
+    sec.para(n > 40 ? "The 20 largest and 20 smallest of " + std::to_string(n) +
+                          " singular values (all in the report)."
+                    : "All " + std::to_string(n) + " singular values.")
+        .table(t.text("basis", bas));
+    p.sections.push_back(sec);
+    return p;
+}
+
+Page neumann_page(const H5Reader& r) {
+    const std::string g = "/neumann";
+    Page p;
+    p.kind = "neumann";
+    const double gamma = r.attr_double(g, "gamma"), rlo = r.attr_double(g, "rho_lo"),
+                 rhi = r.attr_double(g, "rho_hi");
+    const std::size_t k = r.shape(g + "/truncation/K").at(0);
+    const auto K = column(r, g + "/truncation/K", k), err = column(r, g + "/truncation/error", k),
+               bound = column(r, g + "/truncation/bound", k);
+    std::vector<std::string> ok;
+    std::string broken;
+    for (std::size_t i = 0; i < k; ++i) {
+        ok.emplace_back(err[i] <= bound[i] ? "yes" : "NO");
+        if (err[i] > bound[i] && broken.empty()) broken = fmt(K[i]);
+    }
+    const double kt = r.attr_double(g + "/truncation", "K_for_target");
+    p.summary.push_back("Tested: the Neumann kernel of a " + fmt(r.attr_double(g, "N")) +
+                        "-token " + r.attr_as_text(g, "affinity") + " affinity (" +
+                        r.attr_as_text(g, "source") + "), gamma = " + fmt(gamma, 6) + ".");
+    p.summary.push_back(
+        "rho(A_hat) in " + range(rlo, rhi) + ", so gamma rho = " + fmt(gamma * rhi, 4) +
+        (gamma * rhi < 1 ? " < 1: the series converges." : " >= 1: no convergence."));
+    p.summary.push_back(
+        "Truncation: " +
+        (kt < 0 ? std::string("no K reaches the target (gamma ||A_hat||_2 >= 1)")
+                : "K = " + fmt(kt) + " reaches the target " +
+                      fmt(r.attr_double(g + "/truncation", "target"), 3)) +
+        "; the bound holds at " +
+        (broken.empty() ? "every K." : "not every K: look first at K = " + broken + "."));
+    p.summary.push_back(
+        "min R = " + fmt(r.attr_double(g + "/centralities", "min_leak")) + " (absorbing reading " +
+        (r.attr_as_text(g + "/centralities", "probabilistic") == "yes" ? "valid" : "invalid") +
+        ").");
+    PageSection sec{"neumann", "Neumann kernel", {}};
+    PageTable t;
+    t.convention =
+        "error = ||N - N_K||_2 (largest singular value); bound = (gamma ||A_hat||_2)^(K+1) / "
+        "(1 - gamma ||A_hat||_2) with the upper ||A_hat||_2 = " +
+        fmt(r.attr_double(g, "norm2_hi"), 6);
+    t.numbers("K", K).numbers("error", err).numbers("bound", bound).text("error <= bound", ok);
+    sec.table(t);
+    PageTable inv;
+    std::vector<std::string> names;
+    std::vector<double> vals;
+    for (const auto& a : r.attr_names(g + "/invariants"))
+        names.push_back(a), vals.push_back(r.attr_double(g + "/invariants", a));
+    inv.convention = "N = (I - gamma A_hat)^-1; residual = ||(I - gamma A_hat) N - I||_F";
+    inv.text("invariant", names);
+    inv.cols.emplace_back();
+    for (double v : vals) inv.cols.back().push_back(fmt(v, 4));
+    inv.names.emplace_back("value"), inv.right.push_back(true);
+    sec.para("Invariants of the computed kernel.").table(inv);
+    p.sections.push_back(sec);
+    return p;
+}
+
+Page fidelity_page(const H5Reader& r) {
+    const std::string g = "/fidelity";
+    Page p;
+    p.kind = "fidelity";
+    const std::size_t n = r.shape(g + "/N").at(0);
+    const auto fam = r.strings(g + "/family");
+    if (fam.size() != n)
+        fail_data(r.path() + ": '" + g + "/family' is not of length " + std::to_string(n));
+    const auto N = column(r, g + "/N", n), cl = column(r, g + "/cos_left", n),
+               cr = column(r, g + "/cos_right", n);
+    // One row per (family, N): records, min / median / max of cos_left, min cos_right.
+    std::map<std::pair<std::string, double>, std::vector<std::size_t>> cells;
+    for (std::size_t i = 0; i < n; ++i) cells[{fam[i], N[i]}].push_back(i);
+    std::vector<std::string> fams;
+    std::vector<double> Ns, count, mn, med, mx, mnr;
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!(cl[i] >= cl[worst])) worst = i;
+    for (const auto& [key, idx] : cells) {
+        std::vector<double> v, w;
+        for (auto i : idx) v.push_back(cl[i]), w.push_back(cr[i]);
+        std::sort(v.begin(), v.end());
+        fams.push_back(key.first), Ns.push_back(key.second), count.push_back(double(idx.size()));
+        mn.push_back(v.front()), med.push_back(v[v.size() / 2]), mx.push_back(v.back());
+        mnr.push_back(*std::min_element(w.begin(), w.end()));
+    }
+    p.summary.push_back("Tested: Linear-InfSA fidelity on " + std::to_string(n) + " records (" +
+                        std::to_string(cells.size()) + " family x N cells), gamma = " +
+                        fmt(r.attr_double(g, "gamma"), 6) + ", mode " + r.attr_as_text(g, "mode") +
+                        ", affinity " + r.attr_as_text(g, "affinity") + ".");
+    if (n)
+        p.summary.push_back("Look first at the lowest cos(a, left Perron) = " + fmt(cl[worst], 4) +
+                            ": family " + fam[worst] + ", N = " + fmt(N[worst]) + ".");
+    PageSection sec{"fidelity", "Fidelity by family and N", {}};
+    PageTable t;
+    t.convention =
+        "cos_left = cos(a, v) with v the left Perron vector of A_hat; cos_right = cos(a, u) "
+        "with the right one (nan: not computed); weights " +
+        text_or(r, g, "weights");
+    t.text("family", fams).numbers("N", Ns).numbers("records", count).numbers("min cos_left", mn);
+    t.numbers("median cos_left", med).numbers("max cos_left", mx).numbers("min cos_right", mnr);
+    p.sections.push_back(sec.table(t));
+    return p;
+}
+
+}  // namespace attnspec::cli

@@ -1,0 +1,33 @@
+// The kinds of report `report show` / `report render` read (reports/SCHEMA.md): which kind a
+// file is, and one Page (report_page.hpp) per kind. CPU only.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "attnspec/io/h5.hpp"
+#include "report_page.hpp"
+#include "report_render.hpp"
+
+namespace attnspec::cli {
+
+// The kinds this version reads, with the top-level group that marks each.
+const std::vector<std::pair<std::string, std::string>>& report_kinds();  // {kind, group}
+
+// Errors (DataError, one line naming what was found and what this version reads): no
+// schema_version, a schema_version of another major version than kSchemaVersion, or no group of
+// a known kind (e.g. an instance file, a gpu-check report of a later version).
+std::string report_kind(const H5Reader& r);
+
+// The page of a report of `kind` (report_kind). `s` is read_report_summary(r) (used for verify).
+Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary& s);
+
+// One page per kind (report_verify.cpp, report_kinds.cpp). Errors: DataError naming a missing or
+// malformed attribute or dataset.
+// `file`: the report's path; the page names only its last component (replay hints).
+Page verify_page(const ReportSummary& s, const std::string& file);
+Page jacobian_page(const H5Reader& r);
+Page cond_page(const H5Reader& r);
+Page neumann_page(const H5Reader& r);
+Page fidelity_page(const H5Reader& r);
+
+}  // namespace attnspec::cli
