@@ -81,11 +81,16 @@ with h5py.File(path, 'w') as f:
         g.attrs[k] = 1
     if variant == 'attr_array':
         g.attrs['n_holds'] = np.arange(100)
+    if variant == 'nan_count':
+        g.attrs['instances'] = float('nan')
     t = g.create_group('regimes')
     t['regime'] = np.array(['a', 'b', 'c'], dtype=h5py.string_dtype())
     short = variant == 'short'
     for k in ('n_holds', 'n_violated', 'n_inconclusive', 'n_not_applicable'):
         t[k] = np.ones(1 if short and k == 'n_violated' else 3, dtype='i8')
+    if variant == 'frac_count':
+        del t['n_holds']
+        t['n_holds'] = np.array([1.0, 2.5, 3.0])
     t['worst_ratio'] = np.ones(3)
     t['median_ratio'] = np.ones(3) if variant != 'strings' else np.array(['a', 'b', 'c'], dtype=h5py.string_dtype())
 )PY";
@@ -154,6 +159,24 @@ TEST_CASE("hostile cli: report arrays shorter than the regime table are refused"
     const auto t = run_timed("report render " + dir + "/strings.h5", 60);
     CHECK(t.code == 65);
     CHECK(t.err.find("'/checks/thm/regimes/median_ratio' is string") != std::string::npos);
+}
+
+// Found by fuzz_report: a NaN count was cast to an integer (undefined behaviour).
+TEST_CASE("hostile cli: a count that is NaN or fractional is a data error", "[cli][hostile]") {
+    const std::string dir = temp_dir();
+    REQUIRE(python(kReport, dir + "/nan.h5 nan_count") == 0);
+    REQUIRE(python(kReport, dir + "/frac.h5 frac_count") == 0);
+    for (const char* action : {"show", "render"}) {
+        const auto n = run_timed(std::string("report ") + action + " " + dir + "/nan.h5", 60);
+        CHECK(n.code == 65);
+        CHECK(one_line(n.err));
+        CHECK(n.err.find("attribute 'instances' on '/checks/thm' holds nan, expected a count") !=
+              std::string::npos);
+        const auto f = run_timed(std::string("report ") + action + " " + dir + "/frac.h5", 60);
+        CHECK(f.code == 65);
+        CHECK(f.err.find("/checks/thm/regimes/n_holds row 1 holds 2.5, expected a count") !=
+              std::string::npos);
+    }
 }
 
 TEST_CASE("hostile cli: report show --tree ends on a link cycle and on deep nesting",

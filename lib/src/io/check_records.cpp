@@ -263,12 +263,11 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
         c.claim = r.attr_string(p, "claim");
         c.verdict = r.attr_string(p, "verdict");
         c.headline = r.attr_string(p, "headline_comparison");
-        c.instances = static_cast<long>(r.attr_double(p, "instances"));
+        c.instances = r.attr_count(p, "instances");
         c.seconds = r.attr_double(p, "seconds");
         if (r.has_attr(p, "search_effort")) c.search_effort = r.attr_string(p, "search_effort");
         if (r.has_attr(p, "source")) c.source = r.attr_string(p, "source");
-        for (int v = 0; v < 4; ++v)
-            c.counts[v] = static_cast<long>(r.attr_double(p, verdict_count_name(v)));
+        for (int v = 0; v < 4; ++v) c.counts[v] = r.attr_count(p, verdict_count_name(v));
         const auto names = r.strings(p + "/regimes/regime");
         std::vector<std::vector<double>> cnt(4);
         std::vector<double> worst, median;
@@ -276,11 +275,19 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
             for (int v = 0; v < 4; ++v) cnt[v] = r.vector(p + "/regimes/" + verdict_count_name(v));
             worst = r.vector(p + "/regimes/worst_ratio");
             median = r.vector(p + "/regimes/median_ratio");
+            for (const auto* col : {&cnt[0], &cnt[1], &cnt[2], &cnt[3], &worst, &median})
+                if (col->size() != names.size())
+                    throw Error(ExitCode::DataError,
+                                r.path() + ": " + p + "/regimes holds columns of " +
+                                    std::to_string(col->size()) + " rows beside " +
+                                    std::to_string(names.size()) + " regimes");
         }
         for (size_t i = 0; i < names.size(); ++i) {
             StoredRegime row;
             row.regime = names[i];
-            for (int v = 0; v < 4; ++v) row.counts[v] = static_cast<long>(cnt[v][i]);
+            for (int v = 0; v < 4; ++v)
+                row.counts[v] = r.count_value(cnt[v][i], p + "/regimes/" + verdict_count_name(v) +
+                                                             " row " + std::to_string(i));
             row.worst_ratio = worst[i];
             row.median_ratio = median[i];
             c.regimes.push_back(row);

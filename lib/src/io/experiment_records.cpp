@@ -68,7 +68,7 @@ std::vector<StoredExperiment> read_experiment_runs(const H5Reader& r) {
         e.name = name;
         e.claim = r.attr_string(p, "claim");
         e.seed = r.attr_string(p, "seed");
-        e.instances = static_cast<long>(r.attr_double(p, "instances"));
+        e.instances = r.attr_count(p, "instances");
         e.seconds = r.attr_double(p, "seconds");
         const size_t rows = static_cast<size_t>(r.attr_double(p, "rows"));
         ExperimentTable& t = e.table;

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/memory.hpp"
 #include "h5_internal.hpp"
 
@@ -351,6 +352,17 @@ std::string H5Reader::attr_string(const std::string& obj, const std::string& nam
     if (H5Aread(a.get(), mtype.get(), s.data()) < 0)
         throw Error(ExitCode::DataError, path_ + ": cannot read attribute '" + name + "'");
     return s.substr(0, s.find('\0'));
+}
+
+long H5Reader::count_value(double v, const std::string& what) const {
+    if (!(v >= 0) || v > 9007199254740992.0 || v != std::floor(v))
+        throw Error(ExitCode::DataError, path_ + ": " + what + " holds " + format_number(v, 6) +
+                                             ", expected a count (an integer from 0 to 2^53)");
+    return static_cast<long>(v);
+}
+
+long H5Reader::attr_count(const std::string& obj, const std::string& name) const {
+    return count_value(attr_double(obj, name), "attribute '" + name + "' on '" + obj + "'");
 }
 
 double H5Reader::attr_double(const std::string& obj, const std::string& name) const {

@@ -80,6 +80,11 @@ class H5Reader {
     std::vector<std::string> attr_names(const std::string& obj) const;
     std::string attr_string(const std::string& obj, const std::string& name) const;
     double attr_double(const std::string& obj, const std::string& name) const;
+    // A count stored as a number (float or integer attribute): refuses NaN, Inf, a negative or
+    // fractional value and anything above 2^53 with DataError naming the attribute.
+    long attr_count(const std::string& obj, const std::string& name) const;
+    // The same check for a value already read from `what` (a dataset row, say).
+    long count_value(double v, const std::string& what) const;
     bool has_attr(const std::string& obj, const std::string& name) const;
     std::string attr_as_text(const std::string& obj, const std::string& name) const;
     std::vector<hsize_t> shape(const std::string& dataset) const;
