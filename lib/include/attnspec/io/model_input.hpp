@@ -46,12 +46,22 @@ struct DatasetInfo {
     std::string dtype;
     std::vector<std::string> sentence_text;  // model files
     std::vector<Eigen::Index> n_tokens;      // model files
+    bool has_inputs = false;                 // X present (a model file may hold weights only)
+    std::string validation;                  // root attribute `validation` (model files), if any
+    double size_bytes = 0;                   // file size on disk
+    std::string problem;  // list_datasets(): why the file could not be catalogued (else empty)
 };
 
 // Where named datasets live: $ATTNSPEC_DATASETS if set, else the source tree's datasets/embedded
 // (compiled in). Every *.h5 there is a dataset named by its stem.
 std::string dataset_directory();
+// Every dataset of dataset_directory(), by name; a file that cannot be catalogued is listed with
+// `problem` set (the rest of the entry may be partial). Throws NoInput when the directory is
+// missing. Reads root attributes, shapes and /sentences only.
 std::vector<DatasetInfo> list_datasets();
+// The catalogue entry of one file (throws NoInput / DataError like H5Reader, DataError for a
+// file in neither layout).
+DatasetInfo read_dataset_info(const std::string& path);
 // Resolves a name to its file; throws NoInput (66) listing the known names.
 DatasetInfo find_dataset(const std::string& name);
 
@@ -59,13 +69,28 @@ DatasetInfo find_dataset(const std::string& name);
 struct SelectedHead {
     int layer = 0, head = 0, sentence = 0;
     std::string label;  // "minilm-l6:L2:H5:S0"
+    std::string group;  // the HDF5 group of its weights in the file ("/layers/2/heads/5")
     Head head_input;
 };
 // Every (layer, head, sentence) the selector names, in layer, head, sentence order. Checks the
 // declared sizes against memory_limit_bytes() before reading. Throws DataError (65) for a
 // malformed file or an index out of range ("layer 7 out of range: minilm-l6 has 6 layers").
-std::vector<SelectedHead> load_selected_heads(const DatasetSelector& sel);
-// The heads of one layer sharing the X of one sentence (a multi-head layer, biases kept).
+// need_inputs = false reads weights and biases only (X left empty, one entry per layer and head,
+// sentence 0, label without ":S"): it works on weight-only files and refuses a sentence part.
+// With need_inputs, a model file without /layers/<l>/inputs is refused (DataError "minilm-x:
+// layer 0 has no inputs (weights only); ..."). A heads-layout file has one layer (0) and no
+// sentence part (Usage when one is given). Cost: O(sum of the selected arrays).
+std::vector<SelectedHead> load_selected_heads(const DatasetSelector& sel, bool need_inputs = true);
+// Memory the selection would take once loaded (bytes, from declared shapes; reads no array).
+double selected_bytes(const DatasetSelector& sel, bool need_inputs = true);
+// The selection as AttentionHeads: names = the labels, shared_X when every selected head is on the
+// same X (one layer, one sentence), source = the selector, dtype = the file's.
+AttentionHeads selected_attention_heads(const DatasetSelector& sel);
+// Q = X W_Q + 1 b_Q^T and K = X W_K + 1 b_K^T of a head at its effective weights W + C (an empty
+// bias adds nothing): the real queries and keys InfSA is built from. O(N D d).
+void head_qk(const Head& h, Eigen::MatrixXd& Q, Eigen::MatrixXd& K);
+// The heads of one layer sharing the X of one sentence (a multi-head layer, biases kept). Only
+// sel.name is used. Names are the head indices "0", "1", ...
 AttentionHeads load_model_layer(const DatasetSelector& sel, int layer, int sentence);
 
 }  // namespace attnspec
