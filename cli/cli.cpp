@@ -138,6 +138,7 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"K", "--orders"},
     {"affinity", "--affinity"},
+    {"bias", "--bias"},
     {"correction", "--correction"},
     {"eps", "--eps"},
     {"family", "--family"},

@@ -24,7 +24,7 @@ namespace {
 struct Options {
     CommonOptions common;
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
-    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd;
+    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd, bias = "keep";
     long heads = 1;
     double weight_scale = 1.0;
 };
@@ -36,15 +36,18 @@ const char* kHelp =
     "m + N a for X). Prints shape, Frobenius and max norms and time per head; writes the\n"
     "inputs and J to the report. Input files follow the one attention input schema\n"
     "(reports/SCHEMA.md, \"Attention input files\"): heads at the root or /heads/<name>/,\n"
-    "X shared at the root or one per head (then no layer norm is reported), optional C_*\n"
-    "and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or oversized problem,\n"
-    "66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
+    "X shared at the root or one per head (then no layer norm is reported), optional C_*,\n"
+    "biases b_Q, b_K, b_V (J at Q = X W_Q + 1 b_Q^T, ...; --bias drop for the paper's\n"
+    "bias-free form) and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or\n"
+    "oversized problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
     "examples:\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
     "  attnspec jacobian --input datasets/embedded/attention_heads.h5 --no-report\n"
+    "  attnspec jacobian --input biased_heads.h5 --bias drop --svd full   (kappa(J) of the\n"
+    "      bias-free form of heads that carry biases; --bias keep, the default, uses them)\n"
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
     "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
     "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
@@ -55,8 +58,11 @@ void declare_options(po::options_description& desc, Options& o) {
         "input", po::value(&o.input),
         "HDF5 input in the attention input schema (reports/SCHEMA.md, \"Attention input files\"): "
         "W_Q, W_K, W_V (D x d) at the root or /heads/<name>/W_Q... for several heads (file "
-        "order); X (N x D) at the root (shared) or per head; optional C_Q, C_K, C_V and "
-        "attribute s. datasets/embedded/attention_heads.h5 is one")(
+        "order); X (N x D) at the root (shared) or per head; optional C_Q, C_K, C_V, biases "
+        "b_Q, b_K, b_V (d,) and attribute s. datasets/embedded/attention_heads.h5 is one")(
+        "bias", po::value(&o.bias),
+        "keep (default): J at the input's biases, Q = X W_Q + 1 b_Q^T, K, V likewise; drop: "
+        "the paper's bias-free form. The report's bias_form says which was used")(
         "random", po::value(&o.random),
         "generate a random instance of sizes N,D,d (e.g. 128,384,32)")(
         "token-dist", po::value(&o.token_dist),
@@ -122,7 +128,7 @@ std::string head_label(const AttentionHeads& in, std::size_t h) {
 }
 
 void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::string& corr,
-                const std::string& report) {
+                const std::string& bias_form, const std::string& report) {
     const bool u = in.uniform();
     const Head& h0 = in.heads[0];
     JsonWriter j(std::cout);
@@ -136,6 +142,7 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
     j.kv("H", static_cast<std::int64_t>(in.size()));
     u ? j.kv("s", h0.s) : j.key("s").null();
     j.kv("correction", corr);
+    j.kv("bias_form", bias_form);
     dim("rows", a.heads[0].rows), dim("cols", a.heads[0].cols);
     j.kv("shared_X", in.shared_X).key("names").begin_array();
     for (const auto& n : in.names) j.value(n);
@@ -164,7 +171,7 @@ void print_json(const AttentionHeads& in, const JacobianAnalysis& a, const std::
 }
 
 void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::string& corr,
-                const std::string& report) {
+                const std::string& bias_form, const std::string& report) {
     const std::string what = jacobian_symbol(a.plan.wrt);
     const Head& h0 = in.heads[0];
     std::cout << what << " of attention, H = " << in.size();
@@ -173,7 +180,7 @@ void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::
                   << "), s = " << h0.s;
     else
         std::cout << ", (N, D, d) and s per head";
-    std::cout << ", correction " << corr << "\n";
+    std::cout << ", correction " << corr << ", " << bias_form << "\n";
     for (std::size_t h = 0; h < a.heads.size(); ++h) {
         const HeadJacobian& r = a.heads[h];
         std::cout << "head " << h << head_label(in, h) << ": " << what << " " << r.rows << " x "
@@ -231,6 +238,7 @@ int run_jacobian(const Invocation& inv) {
     if (o.scale != "1" && o.scale != "invsqrt")
         fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
     const CorrectionSpec corr = CorrectionSpec::parse(o.correction);
+    const BiasForm bias = bias_form_from_string(o.bias);
     JacobianOptions jo;
     jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
     jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
@@ -240,6 +248,7 @@ int run_jacobian(const Invocation& inv) {
     if (in.corrections && corr.kind != CorrectionKind::none)
         fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " +
                    o.input);
+    const std::string bias_form = apply_bias_form(in.heads, bias);
     const bool set_scale = vm.count("scale") > 0 || o.input.empty();
     for (Head& h : in.heads) {  // C from the spec; Head::effective() then uses W + C
         if (set_scale)
@@ -262,7 +271,7 @@ int run_jacobian(const Invocation& inv) {
         rep.emplace(target, provenance(inv, o.common.seed));
         sec.emplace(rep->root(), in, jo.wrt,
                     o.input.empty() ? "random:" + o.random + ",tokens=" + o.token_dist : o.input,
-                    corr_name);
+                    corr_name, bias_form);
     }
     const JacobianAnalysis a =
         analyse_jacobians(in.heads, in.shared_X, jo,
@@ -273,7 +282,8 @@ int run_jacobian(const Invocation& inv) {
                                       format_number(r.seconds, 3) + " s");
                           });
     if (rep) sec->finish(a), rep->commit();
-    (o.common.json ? print_json : print_text)(in, a, corr_name, rep ? rep->target() : "");
+    (o.common.json ? print_json : print_text)(in, a, corr_name, bias_form,
+                                              rep ? rep->target() : "");
     return 0;
 }
 

@@ -69,10 +69,14 @@ void store_head(CheckResult& res, const Head& h) {
     if (h.C_Q.size()) res.instance.emplace_back("C_Q", h.C_Q);
     if (h.C_K.size()) res.instance.emplace_back("C_K", h.C_K);
     if (h.C_V.size()) res.instance.emplace_back("C_V", h.C_V);
+    // Biases (a head read from an input that has them): d x 1 here, written with shape (d,).
+    if (h.b_Q.size()) res.instance.emplace_back("b_Q", h.b_Q);
+    if (h.b_K.size()) res.instance.emplace_back("b_K", h.b_K);
+    if (h.b_V.size()) res.instance.emplace_back("b_V", h.b_V);
     res.values.emplace_back("s", h.s);
 }
 
-// Records keep the head under <group>/instance/ (X, W_*, C_*) and s under <group>/values; the
+// Records keep the head under <group>/instance/ (X, W_*, C_*, b_*) and s under <group>/values; the
 // datasets are read and checked by the one attention-head reader (io/attention_input.hpp).
 Head stored_head(const H5Reader& r, const std::string& group) {
     const std::string inst = (group == "/" ? "" : group) + "/instance";

@@ -13,9 +13,10 @@ using attnspec::test::temp_dir;
 namespace {
 
 // numpy witness: complex-step J (h = 1e-30) of the head(s) in a report (X and s shared or per
-// head), compared with the stored J. Tolerance: relative Frobenius error <= 64 n u, n = N + D + d:
-// the C++ grid measures the routes within 8 n u of each other relative to |J| on unsaturated
-// instances (no lambda = 10); numpy's complex step adds rounding of the same order -> 8x headroom.
+// head, biases b_* when stored), compared with the stored J. Tolerance: relative Frobenius error <=
+// 64 n u, n = N + D + d: the C++ grid measures the routes within 8 n u of each other relative to
+// |J| on unsaturated instances (no lambda = 10); numpy's complex step adds rounding of the same
+// order -> 8x headroom.
 const char* kCheck = R"PY(
 import sys, h5py, numpy as np
 u = np.finfo(float).eps / 2
@@ -30,10 +31,11 @@ for h in range(int(g.attrs['H'])):
     N, D = X.shape
     W = [gh[k][()] + (gh['C' + k[1:]][()] if 'C' + k[1:] in gh else 0) for k in ('W_Q', 'W_K', 'W_V')]
     d = W[0].shape[1]
+    B = [gh[k][()] if k in gh else np.zeros(d) for k in ('b_Q', 'b_K', 'b_V')]  # biases (d,)
     def A(X, WQ, WK, WV):
-        L = s * (X @ WQ) @ (X @ WK).T
+        L = s * (X @ WQ + B[0]) @ (X @ WK + B[1]).T
         E = np.exp(L - L.real.max(axis=1, keepdims=True))
-        return (E / E.sum(axis=1, keepdims=True)) @ (X @ WV)
+        return (E / E.sum(axis=1, keepdims=True)) @ (X @ WV + B[2])
     args = [X.astype(complex)] + [w.astype(complex) for w in W]
     targets = [1, 2, 3] if wrt == 'weights' else [0]
     cols = []
@@ -67,7 +69,7 @@ TEST_CASE("jacobian --help teaches every option with examples", "[cli][jacobian]
     CHECK(r.code == 0);
     for (const char* opt : {"--input", "--random", "--seed", "--token-dist", "--weight-scale",
                             "--wrt", "--scale", "--correction", "--heads", "--max-memory",
-                            "--store-limit", "--out", "--json", "examples:"})
+                            "--store-limit", "--bias", "--out", "--json", "examples:"})
         CHECK(r.out.find(opt) != std::string::npos);
 }
 
@@ -187,4 +189,61 @@ TEST_CASE("jacobian: --no-report writes nothing, --out with it is a usage error"
     CHECK(r.code == 64);
     CHECK(python("import os,sys\nsys.exit(1 if os.listdir(sys.argv[1]) else 0)\n", dir) == 0);
     CHECK(run_cli("jacobian --help").out.find("--no-report") != std::string::npos);
+}
+
+TEST_CASE("jacobian: an input with biases, --bias keep and drop", "[cli][jacobian][bias]") {
+    const std::string dir = temp_dir();
+    const char* make = R"PY(
+import sys, h5py, numpy as np
+r = np.random.default_rng(5)
+with h5py.File(sys.argv[1], 'w') as f:
+    f['X'] = r.standard_normal((4, 5)); f.attrs['s'] = 0.5
+    for h in range(2):
+        for k in ('W_Q', 'W_K', 'W_V'):
+            f['heads/%d/%s' % (h, k)] = r.standard_normal((5, 3)) / 2
+    for k in ('b_Q', 'b_K', 'b_V'):
+        f['heads/0/' + k] = 2 * r.standard_normal(3)
+    f['heads/1/b_K'] = 2 * r.standard_normal(3)
+with h5py.File(sys.argv[2], 'w') as f:
+    f['X'] = np.ones((4, 5)); f['W_Q'] = f['W_K'] = f['W_V'] = np.ones((5, 3))
+    f['b_Q'] = np.ones(4)
+)PY";
+    REQUIRE(python(make, dir + "/in.h5 " + dir + "/bad.h5") == 0);
+    auto r = run_cli("jacobian --input " + dir + "/in.h5 --out " + dir + "/keep.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("with biases (b_Q, b_K, b_V)") != std::string::npos);
+    CHECK(python(kCheck, dir + "/keep.h5") == 0);  // J at the biased heads
+    const char* attrs = R"PY(
+import sys, h5py
+g = h5py.File(sys.argv[1], 'r')['jacobian']
+assert g.attrs['bias_form'] == sys.argv[2], g.attrs['bias_form']
+assert g['head_0/b_V'].shape == (3,) and 'b_Q' not in g['head_1'], list(g['head_1'])
+)PY";
+    CHECK(python(attrs, dir + "/keep.h5 'with biases (b_Q, b_K, b_V)'") == 0);
+    // Planted: the witness without head 0's b_Q no longer matches the stored J.
+    const char* strip =
+        "import h5py,sys\nf=h5py.File(sys.argv[1],'r+')\ndel f['jacobian/head_0/b_Q']\n";
+    REQUIRE(python(strip, dir + "/keep.h5") == 0);
+    CHECK(python(kCheck, dir + "/keep.h5") == 1);
+
+    r = run_cli("jacobian --input " + dir + "/in.h5 --bias drop --json --out " + dir + "/drop.h5");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("\"bias_form\": \"bias-free (paper form)\"") != std::string::npos);
+    CHECK(python(kCheck, dir + "/drop.h5") == 0);  // no b_* stored: the bias-free J
+    const char* none = R"PY(
+import sys, h5py
+g = h5py.File(sys.argv[1], 'r')['jacobian']
+assert not any(k.startswith('b_') for h in ('head_0', 'head_1') for k in g[h]), 'bias stored'
+)PY";
+    CHECK(python(none, dir + "/drop.h5") == 0);
+
+    r = run_cli("jacobian --random 4,3,2 --no-report");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("bias-free (input has no biases)") != std::string::npos);
+    r = run_cli("jacobian --random 4,3,2 --bias maybe --no-report");
+    CHECK(r.code == 64);
+    CHECK(r.err.find("--bias") != std::string::npos);
+    r = run_cli("jacobian --input " + dir + "/bad.h5 --no-report");
+    CHECK(r.code == 65);
+    CHECK(r.err.find("/b_Q has shape (4,), expected (3,)") != std::string::npos);
 }

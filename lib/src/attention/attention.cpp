@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/base/enum_names.hpp"
@@ -38,6 +39,20 @@ void validate_weights(const Eigen::MatrixXd& W_Q, const Eigen::MatrixXd& W_K,
     if (C_Q.size()) require_shape(C_Q, D, d, "C_Q", what);
     if (C_K.size()) require_shape(C_K, D, d, "C_K", what);
     if (C_V.size()) require_shape(C_V, D, d, "C_V", what);
+}
+
+// A bias is optional (empty); when present it has length d and finite entries.
+void validate_biases(const Eigen::VectorXd& b_Q, const Eigen::VectorXd& b_K,
+                     const Eigen::VectorXd& b_V, Eigen::Index d, const std::string& what) {
+    const std::pair<const Eigen::VectorXd*, const char*> biases[] = {
+        {&b_Q, "b_Q"}, {&b_K, "b_K"}, {&b_V, "b_V"}};
+    for (const auto& [b, name] : biases) {
+        if (b->size() == 0) continue;
+        if (b->size() != d)
+            fail_data(what + ": " + name + " has length " + std::to_string(b->size()) +
+                      ", expected d = " + std::to_string(d));
+        if (!b->allFinite()) fail_data(what + ": " + name + " contains NaN or Inf");
+    }
 }
 
 void validate_x_s(const Eigen::MatrixXd& X, double s, const std::string& what) {
@@ -90,6 +105,7 @@ std::string CorrectionSpec::describe() const {
 void Head::validate(const std::string& what) const {
     validate_x_s(X, s, what);
     validate_weights(W_Q, W_K, W_V, C_Q, C_K, C_V, X.cols(), what);
+    validate_biases(b_Q, b_K, b_V, W_Q.cols(), what);
 }
 
 Head Head::effective() const {
@@ -99,6 +115,7 @@ Head Head::effective() const {
     e.W_Q = plus(W_Q, C_Q);
     e.W_K = plus(W_K, C_K);
     e.W_V = plus(W_V, C_V);
+    e.b_Q = b_Q, e.b_K = b_K, e.b_V = b_V;  // biases are never corrected
     return e;
 }
 
@@ -132,6 +149,7 @@ Head MultiHead::head(Eigen::Index h) const {
     out.s = s;
     out.W_Q = w.W_Q, out.W_K = w.W_K, out.W_V = w.W_V;
     out.C_Q = w.C_Q, out.C_K = w.C_K, out.C_V = w.C_V;
+    out.b_Q = w.b_Q, out.b_K = w.b_K, out.b_V = w.b_V;
     return out;
 }
 
@@ -142,10 +160,31 @@ void MultiHead::validate(const std::string& what) const {
         const HeadWeights& w = heads[h];
         const std::string wh = what + ", head " + std::to_string(h);
         validate_weights(w.W_Q, w.W_K, w.W_V, w.C_Q, w.C_K, w.C_V, X.cols(), wh);
+        validate_biases(w.b_Q, w.b_K, w.b_V, w.W_Q.cols(), wh);
         if (w.W_Q.cols() != heads[0].W_Q.cols())
             fail_data(wh + ": d = " + std::to_string(w.W_Q.cols()) + " differs from head 0's " +
                       std::to_string(heads[0].W_Q.cols()));
     }
+}
+
+BiasForm bias_form_from_string(const std::string& text) {
+    if (text == "keep") return BiasForm::keep;
+    if (text == "drop") return BiasForm::drop;
+    fail_usage("bias form '" + text + "' (expected keep or drop)", "bias");
+}
+
+std::string apply_bias_form(std::vector<Head>& heads, BiasForm form) {
+    bool has[3] = {false, false, false};
+    for (Head& h : heads) {
+        has[0] |= h.b_Q.size() > 0, has[1] |= h.b_K.size() > 0, has[2] |= h.b_V.size() > 0;
+        if (form == BiasForm::drop) h.b_Q.resize(0), h.b_K.resize(0), h.b_V.resize(0);
+    }
+    if (!has[0] && !has[1] && !has[2]) return "bias-free (input has no biases)";
+    if (form == BiasForm::drop) return "bias-free (paper form)";
+    std::string names;
+    for (int k = 0; k < 3; ++k)
+        if (has[k]) names += std::string(names.empty() ? "" : ", ") + "b_" + "QKV"[k];
+    return "with biases (" + names + ")";
 }
 
 double logit_scale(LogitScale k, Eigen::Index d) {
@@ -198,7 +237,8 @@ Eigen::MatrixXd multihead_forward(const MultiHead& m) {
     Eigen::MatrixXd out(N, d * m.H());
     for (Eigen::Index h = 0; h < m.H(); ++h) {
         const Head e = m.head(h).effective();
-        out.middleCols(h * d, d) = attention_forward<double>(e.X, e.W_Q, e.W_K, e.W_V, e.s).A;
+        out.middleCols(h * d, d) =
+            attention_forward<double>(e.X, e.W_Q, e.W_K, e.W_V, e.s, e.b_Q, e.b_K, e.b_V).A;
     }
     return out;
 }

@@ -30,13 +30,20 @@ AttentionState::AttentionState(const Head& h, bool mag) : magnitude(mag) {
     // Forward state + one kernel's workspace: L, S, dL/Lbar (N x N), Q, K, V, A, and one N x D.
     check_allocation(8.0 * (3.0 * N * N + static_cast<double>(N) * (2 * D + 6 * d)),
                      kDefaultJacobianMaxBytes, "attention state for N = " + std::to_string(N));
-    const Forward<double> f = attention_forward<double>(X, W_Q, W_K, W_V, s);
+    // Biases enter only through Q, K, V: every kernel below reads Q and K (and V - A, which b_V
+    // leaves unchanged since rows of S sum to 1), never the biases themselves (docs/MATH.md §2).
+    const Forward<double> f = attention_forward<double>(X, W_Q, W_K, W_V, s, e.b_Q, e.b_K, e.b_V);
     if (!f.L.allFinite())
-        fail_data("attention logits overflow (|s X W_Q W_K^T X^T| beyond the double range)");
+        fail_data("attention logits overflow (|s Q K^T| beyond the double range)");
     Q = f.Q, K = f.K, V = f.V, S = f.S, A = f.A;
     if (magnitude) {
         X = X.cwiseAbs(), W_Q = W_Q.cwiseAbs(), W_K = W_K.cwiseAbs(), W_V = W_V.cwiseAbs();
-        Q.noalias() = X * W_Q, K.noalias() = X * W_K, V.noalias() = X * W_V;
+        // |X| |W| + 1 |b|^T: the bias is one more term of each entry's sum.
+        const auto abs_proj = [&](MatrixXd& P, const MatrixXd& W, const Eigen::VectorXd& b) {
+            P.noalias() = X * W;
+            if (b.size()) P.rowwise() += b.cwiseAbs().transpose();
+        };
+        abs_proj(Q, W_Q, e.b_Q), abs_proj(K, W_K, e.b_K), abs_proj(V, W_V, e.b_V);
         A.noalias() = S * V;
     }
 }
@@ -160,13 +167,13 @@ namespace {
 using C = std::complex<double>;
 
 // Perturb entry j of one of the four inputs (0: X, 1: W_Q, 2: W_K, 3: W_V) by delta (complex or
-// real) and return A. Inputs are the effective weights.
+// real) and return A. Inputs are the effective weights with the head's biases (held fixed).
 template <class T>
 Mat<T> perturbed_A(const Head& e, int which, Index j, T delta) {
     Mat<T> X = e.X.cast<T>(), WQ = e.W_Q.cast<T>(), WK = e.W_K.cast<T>(), WV = e.W_V.cast<T>();
     Mat<T>* target[4] = {&X, &WQ, &WK, &WV};
     target[which]->data()[j] += delta;
-    return attention_forward<T>(X, WQ, WK, WV, T(e.s)).A;
+    return attention_forward<T>(X, WQ, WK, WV, T(e.s), e.b_Q, e.b_K, e.b_V).A;
 }
 
 MatrixXd complex_step(const Head& h, bool input, double step, double max_bytes) {

@@ -23,7 +23,9 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
     LargeSvdOptions o = opt;
     if (o.product_rel_error <= 0) {
         const double generic = 4 * std::sqrt(static_cast<double>(rows + 3 * D * d)) * kUnitRoundoff;
-        o.product_rel_error = std::max(generic, static_cast<double>(N + D + d + 3) * kUnitRoundoff);
+        // A bias adds one term to each entry of Q, K, V (jacobian.hpp, running-error scale).
+        const Eigen::Index n = N + D + d + 3 + (h.biased() ? 1 : 0);
+        o.product_rel_error = std::max(generic, static_cast<double>(n) * kUnitRoundoff);
     }
     const JacobianOperator J(h);
     const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes);

@@ -46,7 +46,7 @@ std::vector<std::string> input_datasets(const H5Reader& r, const std::vector<std
     if (shared_X) out.emplace_back("/X");
     for (const std::string& name : names) {
         const std::string group = grouped ? "/heads/" + name : "/";
-        for (const char* d : {"X", "W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V"}) {
+        for (const char* d : {"X", "W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V", "b_Q", "b_K", "b_V"}) {
             const std::string path = join(group, d);
             if ((d[0] != 'X' || !shared_X) && r.exists(path)) out.push_back(path);
         }
@@ -78,6 +78,28 @@ std::string stored_dtypes(const H5Reader& r, const std::vector<std::string>& nam
     std::string out;
     for (const auto& t : types) out += (out.empty() ? "" : ",") + t;
     return out;
+}
+
+// Optional biases b_Q, b_K, b_V beside the weights: shape (d,) exactly, float, finite.
+void read_biases(const H5Reader& r, const std::string& group, Eigen::Index d,
+                 const std::string& d_from, Head& h) {
+    Eigen::VectorXd* slot[] = {&h.b_Q, &h.b_K, &h.b_V};
+    const char* names[] = {"b_Q", "b_K", "b_V"};
+    for (int k = 0; k < 3; ++k) {
+        const std::string path = join(group, names[k]);
+        if (!r.exists(path)) continue;
+        const std::vector<hsize_t> shape = r.shape(path);
+        if (shape.size() != 1 || static_cast<Eigen::Index>(shape[0]) != d) {
+            std::string got = "(";
+            for (std::size_t i = 0; i < shape.size(); ++i)
+                got += (i ? ", " : "") + std::to_string(shape[i]);
+            got += shape.size() == 1 ? ",)" : ")";
+            fail_data(r.path() + ": " + path + " has shape " + got + ", expected (" +
+                      std::to_string(d) + ",) (a bias of length d = " + std::to_string(d) +
+                      " from " + d_from + ") " + kSchemaHint);
+        }
+        *slot[k] = r.input_matrix(path).col(0);  // DataError: NaN/Inf, non-float type
+    }
 }
 
 }  // namespace
@@ -133,6 +155,7 @@ Head read_attention_head(const H5Reader& r, const std::string& group, Eigen::Mat
         const int k = (correction ? 3 : 0) + (name[2] == 'Q' ? 0 : name[2] == 'K' ? 1 : 2);
         *slot[k] = std::move(M);
     }
+    read_biases(r, group, d, d_from, h);
     h.validate(file + ":" + (group.empty() ? "/" : group));
     return h;
 }

@@ -75,7 +75,12 @@ void write_check_result(H5Group& g, const CheckResult& r) {
     }
     {
         H5Group in = g.group("instance");
-        for (const auto& [k, m] : r.instance) in.write(k, m);
+        for (const auto& [k, m] : r.instance) {
+            if (k.rfind("b_", 0) == 0 && m.cols() == 1)  // a bias: shape (d,) as in the inputs
+                in.write(k, std::vector<double>(m.data(), m.data() + m.size()));
+            else
+                in.write(k, m);
+        }
     }
 }
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "attnspec/io/spectrum_io.hpp"
 
@@ -13,12 +15,14 @@ std::int64_t i64(Eigen::Index n) { return static_cast<std::int64_t>(n); }
 }  // namespace
 
 JacobianSection::JacobianSection(H5Group& parent, const AttentionHeads& in, JacobianWrt wrt,
-                                 const std::string& source, const std::string& correction)
+                                 const std::string& source, const std::string& correction,
+                                 const std::string& bias_form)
     : g_(parent.group("jacobian")), in_(in), wrt_(wrt) {
     const Head& h0 = in.heads.at(0);
     g_.attr("wrt", to_string(wrt));
     if (in.uniform()) g_.attr("s", h0.s);
     g_.attr("correction", correction);
+    g_.attr("bias_form", bias_form);
     if (in.uniform()) {
         g_.attr("N", i64(h0.N())), g_.attr("D", i64(h0.D()));
         g_.attr("d", i64(h0.d()));
@@ -46,6 +50,10 @@ void JacobianSection::write_head(std::size_t h, const HeadJacobian& r, const Eig
     if (hd.C_Q.size()) gh.write("C_Q", hd.C_Q);
     if (hd.C_K.size()) gh.write("C_K", hd.C_K);
     if (hd.C_V.size()) gh.write("C_V", hd.C_V);
+    const std::pair<const Eigen::VectorXd*, const char*> biases[] = {
+        {&hd.b_Q, "b_Q"}, {&hd.b_K, "b_K"}, {&hd.b_V, "b_V"}};
+    for (const auto& [b, name] : biases)  // shape (d,), as in the input schema
+        if (b->size()) gh.write(name, std::vector<double>(b->data(), b->data() + b->size()));
     gh.attr("name", in_.names.at(h));
     gh.attr("N", i64(hd.N())), gh.attr("D", i64(hd.D())), gh.attr("d", i64(hd.d()));
     gh.attr("s", hd.s);

@@ -231,3 +231,46 @@ TEST_CASE("attention input: a multi-head layer converts with shared X", "[io][in
     CHECK(back.X == m.X);
     CHECK(back.heads[2].W_Q == m.heads[2].W_Q);
 }
+
+TEST_CASE("attention input: biases b_Q, b_K, b_V of shape (d,), checked", "[io][input][bias]") {
+    const std::string dir = test::temp_dir();
+    const std::vector<double> bq = {0.5, -1.0, 2.0}, bv = {3.0, 0.0, -0.25};
+    const std::string path = write_file(dir, "bias.h5", [&](H5Group& r) {
+        r.write("X", filled(4, 5, 1.0));
+        H5Group heads = r.group("heads");
+        weights(heads.group("a"), 5, 3, 0.0);
+        H5Group b = heads.group("b");
+        weights(b, 5, 3, 1.0);
+        b.write("b_Q", bq), b.write("b_V", bv);
+    });
+    AttentionHeads in = load_attention_heads(path);
+    REQUIRE(in.size() == 2);
+    CHECK_FALSE(in.heads[0].biased());
+    CHECK(in.heads[1].b_Q == Eigen::Map<const Eigen::VectorXd>(bq.data(), 3));
+    CHECK(in.heads[1].b_K.size() == 0);
+    CHECK(in.heads[1].b_V == Eigen::Map<const Eigen::VectorXd>(bv.data(), 3));
+    CHECK(in.multihead().head(1).b_V == in.heads[1].b_V);  // the layer keeps them
+
+    auto refused = [&](const std::string& name, const std::function<void(H5Group&)>& bias) {
+        const std::string p = write_file(dir, name, [&](H5Group& r) {
+            r.write("X", filled(4, 5, 1.0));
+            weights(r, 5, 3, 0.0);
+            bias(r);
+        });
+        return outcome([&] { load_attention_heads(p); });
+    };
+    // A column (3, 1) is not a bias of shape (3,): refused naming the dataset and both shapes.
+    Outcome o = refused("col.h5", [](H5Group& r) { r.write("b_K", filled(3, 1, 0.0)); });
+    CHECK(o.code == ExitCode::DataError);
+    CHECK(o.message.find(dir + "/col.h5: /b_K has shape (3, 1), expected (3,)") == 0);
+    o = refused("long.h5", [](H5Group& r) { r.write("b_Q", std::vector<double>(4, 1.0)); });
+    CHECK(o.code == ExitCode::DataError);
+    CHECK(o.message.find("/b_Q has shape (4,), expected (3,) (a bias of length d = 3 from /W_Q)") !=
+          std::string::npos);
+    o = refused("nan.h5", [](H5Group& r) {
+        r.write("b_V", std::vector<double>{1.0, std::nan(""), 0.0});
+    });
+    CHECK(o.code == ExitCode::DataError);
+    CHECK(o.message.find("b_V") != std::string::npos);
+    CHECK(o.message.find("NaN") != std::string::npos);
+}

@@ -1,5 +1,6 @@
-// Attention forward pass (docs/MATH.md §2): S = row-softmax(s X W_Q W_K^T X^T) (max-shifted),
-// A = S X W_V; multi-head = H heads on a shared X, outputs concatenated. Corrections C (SpecA,
+// Attention forward pass (docs/MATH.md §2): S = row-softmax(s Q K^T) (max-shifted), A = S V with
+// Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T, V = X W_V + 1 b_V^T (biases optional, §2 "Biases");
+// multi-head = H heads on a shared X, outputs concatenated. Corrections C (SpecA,
 // Def 3.6) are frozen: SpecA and its W-Jacobian are plain attention at W + C (effective()).
 // Header template on the scalar (double, long double, std::complex<double> for complex step).
 // Eigen only. CPU only.
@@ -48,8 +49,9 @@ struct Head {
     // The weights the block actually uses: W + C (C frozen). Every Jacobian in jacobian.hpp is
     // the Jacobian of plain attention evaluated at these weights; since C does not depend on W,
     // d(SpecA)/dW = J(W + C).
-    Head effective() const;  // copy with W_* <- W_* + C_* and no corrections
-    // Throws Error(DataError) naming `what` on empty or mismatched shapes, NaN/Inf, s <= 0.
+    Head effective() const;  // copy with W_* <- W_* + C_*, no corrections, the biases kept
+    // Throws Error(DataError) naming `what` on empty or mismatched shapes (a bias of length other
+    // than d included), NaN/Inf, s <= 0.
     void validate(const std::string& what = "attention input") const;
 };
 using AttentionInput = Head;
@@ -73,6 +75,16 @@ struct MultiHead {
     void validate(const std::string& what = "multi-head input") const;
 };
 
+// How a computation treats the biases of its heads (`attnspec jacobian --bias`): keep them (J at
+// the biased head) or drop them (the paper's bias-free form, docs/MATH.md §2 "Biases").
+enum class BiasForm { keep, drop };
+// "keep" | "drop"; Error(Usage, parameter "bias") otherwise.
+BiasForm bias_form_from_string(const std::string& text);
+// drop: clears every head's b_*; keep: leaves them. Returns what reports record as `bias_form`:
+// "with biases (b_Q, b_K, b_V)" (naming the biases some head has), "bias-free (paper form)"
+// (dropped) or "bias-free (input has no biases)". O(H).
+std::string apply_bias_form(std::vector<Head>& heads, BiasForm form);
+
 // s = 1 (the paper's default) or 1/sqrt(d).
 enum class LogitScale { one, inv_sqrt_d };
 double logit_scale(LogitScale k, Eigen::Index d);
@@ -95,7 +107,7 @@ Head random_head(const RandomSpec& spec);  // head 0 of random_multihead(spec wi
 
 template <class T>
 struct Forward {
-    Mat<T> Q, K, V;  // X W_Q, X W_K, X W_V (N x d)
+    Mat<T> Q, K, V;  // X W_Q + 1 b_Q^T, X W_K + 1 b_K^T, X W_V + 1 b_V^T (N x d)
     Mat<T> L;        // logits s Q K^T (N x N)
     Mat<T> S;        // row softmax of L (N x N)
     Mat<T> A;        // S V (N x d)
@@ -131,15 +143,20 @@ Mat<T> row_softmax(const Mat<T>& L) {
     return S;
 }
 
-// Forward pass with the given (effective) weights. Cost O(N D d + N^2 d), memory O(N^2 + N d).
-// No validation: callers pass validated shapes (Head::validate).
+// Forward pass with the given (effective) weights and optional biases (length d, or empty = no
+// bias; real even for a complex T: the Jacobians never perturb a bias). Cost O(N D d + N^2 d),
+// memory O(N^2 + N d). No validation: callers pass validated shapes (Head::validate).
 template <class T>
 Forward<T> attention_forward(const Mat<T>& X, const Mat<T>& W_Q, const Mat<T>& W_K,
-                             const Mat<T>& W_V, const T& s) {
+                             const Mat<T>& W_V, const T& s, const Eigen::VectorXd& b_Q = {},
+                             const Eigen::VectorXd& b_K = {}, const Eigen::VectorXd& b_V = {}) {
     Forward<T> f;
     f.Q.noalias() = X * W_Q;
     f.K.noalias() = X * W_K;
     f.V.noalias() = X * W_V;
+    if (b_Q.size()) f.Q.rowwise() += b_Q.transpose().template cast<T>();
+    if (b_K.size()) f.K.rowwise() += b_K.transpose().template cast<T>();
+    if (b_V.size()) f.V.rowwise() += b_V.transpose().template cast<T>();
     f.L.noalias() = f.Q * f.K.transpose();
     f.L *= s;
     f.S = row_softmax<T>(f.L);
@@ -147,13 +164,14 @@ Forward<T> attention_forward(const Mat<T>& X, const Mat<T>& W_Q, const Mat<T>& W
     return f;
 }
 
-// The head's forward pass at its effective weights W + C, in scalar T. Validates first.
+// The head's forward pass at its effective weights W + C, with its biases, in scalar T.
+// Validates first.
 template <class T = double>
 Forward<T> attention_forward(const Head& h) {
     h.validate();
     const Head e = h.effective();
     return attention_forward<T>(e.X.cast<T>(), e.W_Q.cast<T>(), e.W_K.cast<T>(), e.W_V.cast<T>(),
-                                T(e.s));
+                                T(e.s), e.b_Q, e.b_K, e.b_V);
 }
 
 // Multi-head output [A_1 ... A_H] (N x H d) at the effective weights. Validates first.

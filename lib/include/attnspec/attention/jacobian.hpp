@@ -1,8 +1,11 @@
 // Exact attention Jacobians (SC Thm 3.3, docs/MATH.md §1-2), column-major vec, at W + C: J = [J_Q,
-// J_K, J_V] (Nd x 3Dd) and J_X (Nd x ND). Route (a): closed forms with Lambda applied per softmax
-// row (no N^2 x N^2 or Kronecker matrix); route (b): forward mode column by column; complex-step
-// and central-difference witnesses; matrix-free J v / J^T u; J J^T from factors. Eigen + OpenBLAS
-// dgemm. CPU only. Derivations and tolerances: proofs/jacobian_routes.md.
+// J_K, J_V] (Nd x 3Dd) and J_X (Nd x ND). With biases (Head::b_*) every form below holds with
+// Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T in place of X W_Q, X W_K; b_V changes no Jacobian
+// (docs/MATH.md §2, "Biases"). Derivatives are with respect to W and X, never the biases. Route
+// (a): closed forms with Lambda applied per softmax row (no N^2 x N^2 or Kronecker matrix); route
+// (b): forward mode column by column; complex-step and central-difference witnesses; matrix-free J
+// v / J^T u; J J^T from factors. Eigen + OpenBLAS dgemm. CPU only. Derivations and tolerances:
+// proofs/jacobian_routes.md.
 #pragma once
 #include <Eigen/Dense>
 #include <memory>
@@ -35,11 +38,12 @@ Eigen::MatrixXd jacobian_weights_block(const Head& h, WeightBlock b,
 // Dense J_X (Nd x ND). Cost O(N^2 D d) (writing J_X); extra memory O(N^2 d + N D).
 Eigen::MatrixXd jacobian_input(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
 
-// Running-error scale: the same formulas evaluated on absolute values (|X|, |W|, S, and
+// Running-error scale: the same formulas evaluated on absolute values (|X|, |W|, |b|, S, and
 // S_ik (|V|_kc + |A|_ic) in place of S_ik (V_kc - A_ic)). Every route here (closed form, forward
-// mode, reverse mode) computes each entry as sums of at most n = N + D + d + 3 products whose
-// absolute values add up to this scale, so |computed - exact| <~ gamma_n * magnitude entrywise, to
-// first order (Higham, Accuracy and Stability, §3.1). Same cost as route (a).
+// mode, reverse mode) computes each entry as sums of at most n = N + D + d + 3 products (+ 1 for
+// a head with biases: Q = X W_Q + 1 b_Q^T) whose absolute values add up to this scale, so |computed
+// - exact| <~ gamma_n * magnitude entrywise, to first order (Higham, Accuracy and Stability, §3.1).
+// Same cost as route (a).
 Eigen::MatrixXd jacobian_weights_magnitude(const Head& h,
                                            double max_bytes = kDefaultJacobianMaxBytes);
 Eigen::MatrixXd jacobian_input_magnitude(const Head& h,

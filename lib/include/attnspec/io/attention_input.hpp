@@ -35,23 +35,24 @@ struct AttentionHeads {
 //           numerically), or /W_Q, /W_K, /W_V at the root (one head, named "0");
 //   X:      /X (N x D) shared by every head, or /heads/<name>/X per head (not both);
 //   C_*:    optional frozen corrections beside the weights (D x d);
+//   b_*:    optional biases b_Q, b_K, b_V beside the weights, shape (d,) (Q = X W_Q + 1 b_Q^T);
 //   s:      optional attribute `s` per head (wins) or at the root; default 1.
 // Arrays may be float32 or float64 (read as double; `dtype` records what was stored).
 // Cost: reads every dataset once, O(H (N D + D d)) memory. Throws NoInput for a missing or
 // unreadable file, DataError naming the file and dataset for a malformed layout, a wrong shape
-// ("/heads/a/W_Q is 12x48, expected 48xd (D = 48 from /X)"), NaN/Inf, s <= 0, a stored type
-// other than float32/float64, or (before reading any array) declared arrays whose total exceeds
-// memory_limit_bytes().
+// ("/heads/a/W_Q is 12x48, expected 48xd (D = 48 from /X)"; "/heads/a/b_Q has shape (5,),
+// expected (4,) ..."), NaN/Inf, s <= 0, a stored type other than float32/float64, or (before
+// reading any array) declared arrays whose total exceeds memory_limit_bytes().
 AttentionHeads load_attention_heads(const std::string& path);
 
 // The heads of a multi-head layer as AttentionHeads (names "0", "1", ...; shared X). O(H N D).
 AttentionHeads attention_heads(const MultiHead& m, const std::string& source);
 
-// One head whose weights W_Q, W_K, W_V (and optional C_Q, C_K, C_V) are datasets under `group`
-// ("" or "/" for the root), on the given X (read by the caller from the dataset `x_path`, named in
-// messages) with logit scale `s`. Shapes are checked against X with the dataset names in the
-// message. Used by the loader above and by check records (instance/ groups). O(D d) reads.
-// Throws DataError (missing dataset, shape, NaN/Inf, s <= 0).
+// One head whose weights W_Q, W_K, W_V (and optional C_Q, C_K, C_V, b_Q, b_K, b_V) are datasets
+// under `group` ("" or "/" for the root), on the given X (read by the caller from the dataset
+// `x_path`, named in messages) with logit scale `s`. Shapes are checked against X with the dataset
+// names in the message. Used by the loader above and by check records (instance/ groups). O(D d)
+// reads. Throws DataError (missing dataset, shape, NaN/Inf, s <= 0).
 Head read_attention_head(const H5Reader& r, const std::string& group, Eigen::MatrixXd X,
                          const std::string& x_path, double s);
 

@@ -1,7 +1,7 @@
 // Report section of `attnspec jacobian`: the group /jacobian with the run's attributes, the
-// inputs (X shared or per head, weights, corrections), per-head norms, timings, block norms, the
-// optional spectrum (io/spectrum_io.hpp) and J itself when stored. Layout: reports/SCHEMA.md,
-// "attnspec jacobian". HDF5 via io/h5.hpp. CPU only.
+// inputs (X shared or per head, weights, corrections, biases), per-head norms, timings, block
+// norms, the optional spectrum (io/spectrum_io.hpp) and J itself when stored. Layout:
+// reports/SCHEMA.md, "attnspec jacobian". HDF5 via io/h5.hpp. CPU only.
 #pragma once
 #include <string>
 
@@ -15,13 +15,15 @@ namespace attnspec {
 // memory. Every call throws Error(IoError) when HDF5 refuses a write.
 class JacobianSection {
   public:
-    // Creates `jacobian` under `parent` with the attributes of the run (wrt, correction, H,
-    // source, vec, evaluated_at, shared_X; N, D, d, s when every head has the same) and /X when
-    // the heads share it. `in` must outlive the section.
+    // Creates `jacobian` under `parent` with the attributes of the run (wrt, correction,
+    // bias_form, H, source, vec, evaluated_at, shared_X; N, D, d, s when every head has the same)
+    // and /X when the heads share it. `bias_form` is apply_bias_form's label. `in` must outlive
+    // the section.
     JacobianSection(H5Group& parent, const AttentionHeads& in, JacobianWrt wrt,
-                    const std::string& source, const std::string& correction);
-    // Group head_<h>: spectrum/, X (own X only), W_*, C_* (when set), attributes name, N, D, d,
-    // s, frobenius, max_abs, seconds, frobenius_J_{Q,K,V} (when J was formed, wrt weights), and
+                    const std::string& source, const std::string& correction,
+                    const std::string& bias_form);
+    // Group head_<h>: spectrum/, X (own X only), W_*, C_*, b_* (when set), attributes name, N, D,
+    // d, s, frobenius, max_abs, seconds, frobenius_J_{Q,K,V} (when J was formed, wrt weights), and
     // J (or J_X) when `J` is not empty. O(size of J) bytes written.
     void write_head(std::size_t h, const HeadJacobian& r, const Eigen::MatrixXd& J);
     // The layer attributes: frobenius_layer (heads sharing X) or the note `layer` (own X per

@@ -25,7 +25,7 @@ struct AttentionRegime {
 std::vector<AttentionRegime> attention_regimes(const RunOptions& opt);
 // Seeded head of a regime; corrections (lambda-10) are applied and frozen (SpecA, Def 3.6).
 Head draw_head(const AttentionRegime& r, std::uint64_t seed);
-// Head stored in a record's instance/ group (X, W_Q, W_K, W_V, optional C_*; values/s).
+// Head stored in a record's instance/ group (X, W_Q, W_K, W_V, optional C_*, b_*; values/s).
 // Errors: DataError naming the missing dataset or value.
 Head stored_head(const H5Reader& r, const std::string& group);
 void store_head(CheckResult& res, const Head& h);
