@@ -35,17 +35,12 @@ CheckResult model_infsa(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K) {
     row << double(Q.rows()), f.left.rho, min_R,
         double(truncation_order(gamma, norm2.hi, kModelInfsaTarget)), f.cos_left, f.cos_right,
         f.rho_hat.lo, f.rho_hat.hi, norm2.hi, f.cos_katz_in, min_R >= 0 ? 1.0 : 0.0;
-    CheckResult res;
-    res.check = "model-infsa";
-    res.claim = "experiment: InfSA on a trained head's real Q, K";
-    res.conventions = {{"affinity", kAffinityText},
-                       {"row columns",
-                        "N, rho, min_R, K_1e-6, cos_left, cos_right, rho_lo, rho_hi, norm2_hi, "
-                        "cos_katz_in, probabilistic"}};
-    res.instance.emplace_back("row", row);
-    res.note = "experiment record: no claim is tested, so no verdict";
-    res.verdict = Verdict::not_applicable;
-    return res;
+    return experiment_record("model-infsa", "experiment: InfSA on a trained head's real Q, K",
+                             {{"affinity", kAffinityText},
+                              {"row columns",
+                               "N, rho, min_R, K_1e-6, cos_left, cos_right, rho_lo, rho_hi, "
+                               "norm2_hi, cos_katz_in, probabilistic"}},
+                             "row", row);
 }
 
 ExperimentTable model_infsa_table(const std::vector<CheckResult>& results) {

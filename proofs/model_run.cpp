@@ -28,8 +28,9 @@ std::vector<int> indices(const std::optional<int>& part, int count, const std::s
 
 ModelPlan model_plan(const RunOptions& opt, const std::string& check, bool per_sentence) {
     if (opt.dataset.empty())
-        fail_usage(check + " runs on a model dataset: give --dataset NAME (e.g. minilm-l6; "
-                           "'attnspec dataset list')");
+        fail_usage(check +
+                   " runs on a model dataset: give --dataset NAME (e.g. minilm-l6; "
+                   "'attnspec dataset list')");
     ModelPlan p;
     p.selector = DatasetSelector::parse(opt.dataset);
     p.info = find_dataset(p.selector.name);
@@ -109,6 +110,19 @@ Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases)
     Head h = std::move(heads[0].head_input);
     if (!with_biases) set_bias_form(h, BiasForm::drop);
     return h;
+}
+
+CheckResult experiment_record(const std::string& check, const std::string& claim,
+                              std::vector<std::pair<std::string, std::string>> conventions,
+                              const std::string& name, Eigen::MatrixXd m) {
+    CheckResult res;
+    res.check = check;
+    res.claim = claim;
+    res.conventions = std::move(conventions);
+    res.instance.emplace_back(name, std::move(m));
+    res.note = "experiment record: no claim is tested, so no verdict";
+    res.verdict = Verdict::not_applicable;
+    return res;
 }
 
 std::string set_bias_form(Head& h, BiasForm form) {

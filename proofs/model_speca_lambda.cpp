@@ -3,7 +3,6 @@
 #include "attnspec/proofs/model_speca_lambda.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "attnspec/attention/jacobian_spectrum.hpp"
@@ -19,12 +18,6 @@ const char* const kKappaText =
     "kappa_J strict: sigma_1/sigma_r of J (Nd x 3Dd), r = Nd, inf when numerically "
     "rank-deficient (rtol = 3Dd eps); from J J^T with the extremes refined matrix-free";
 const char* const kCorrectionText = "C_Q = C_K = C_V = lambda I_{D x d}, frozen; J at W + C";
-
-std::string lambda_text(double l) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", l);
-    return b;
-}
 }  // namespace
 
 const std::vector<double>& model_speca_lambdas() {
@@ -57,19 +50,16 @@ CheckResult model_speca_curve(const Head& base, const std::vector<double>& lambd
             i > 0 && k.enclosure.hi < curve(0, kScKappaLo) ? 1.0 : 0.0,
             max_prob > kSaturated ? 1.0 : 0.0;
     }
-    CheckResult res;
-    res.check = "model-speca-lambda";
-    res.claim = "experiment: kappa(J) of SpecA on a trained head as lambda grows";
-    res.conventions = {{"kappa", kKappaText},
-                       {"correction", kCorrectionText},
-                       {"bias_form", form},
-                       {"curve columns",
-                        "lambda, kappa_J, max_prob, kappa_lo, kappa_hi, ratio, lowered, "
-                        "saturated"}};
+    CheckResult res = experiment_record(
+        "model-speca-lambda", "experiment: kappa(J) of SpecA on a trained head as lambda grows",
+        {{"kappa", kKappaText},
+         {"correction", kCorrectionText},
+         {"bias_form", form},
+         {"curve columns",
+          "lambda, kappa_J, max_prob, kappa_lo, kappa_hi, ratio, lowered, "
+          "saturated"}},
+        "curve", curve);
     res.values = {{"N", double(base.N())}, {"s", base.s}};
-    res.instance.emplace_back("curve", curve);
-    res.note = "experiment record: no claim is tested, so no verdict";
-    res.verdict = Verdict::not_applicable;
     return res;
 }
 
@@ -98,7 +88,7 @@ ExperimentTable model_speca_table(const std::vector<CheckResult>& results) {
     }
     std::string finding;
     for (size_t g = 1; g < grid.size(); ++g)
-        finding += (g > 1 ? "; " : "") + std::string("lambda ") + lambda_text(grid[g]) +
+        finding += std::string(g > 1 ? "; " : "") + "lambda " + value_text(grid[g]) +
                    " lowers kappa(J) (proved) in " + std::to_string(tally[g].lowered) + " of " +
                    std::to_string(tally[g].n) + " heads, saturated " +
                    std::to_string(tally[g].saturated);

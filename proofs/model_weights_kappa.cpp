@@ -77,20 +77,16 @@ CheckResult model_weights_kappa(const Eigen::MatrixXd& W_Q, const Eigen::MatrixX
         for (Eigen::Index c = 0; c < n; ++c)
             rows(m * n + c, 0) = double(m), rows(m * n + c, 1) = double(c);
     }
-    CheckResult res;
-    res.check = "model-weights-kappa";
-    res.claim = "experiment: kappa(W) before and after lambda I and the SVD correction";
-    res.conventions = {{"kappa", kKappaText},
-                       {"bias_form", "bias-independent (weights only)"},
-                       {"rows",
-                        "matrix (0 Q, 1 K, 2 V), correction index "
-                        "(none, lambda:0.5, lambda:1, lambda:2, lambda:10, svd), sigma_1, "
-                        "sigma_min, kappa_before, kappa_after, ratio, lambda, weyl_bound, "
-                        "weyl_applies, helped, decided"}};
-    res.instance.emplace_back("rows", rows);
-    res.note = "experiment record: no claim is tested, so no verdict";
-    res.verdict = Verdict::not_applicable;
-    return res;
+    return experiment_record(
+        "model-weights-kappa",
+        "experiment: kappa(W) before and after lambda I and the SVD correction",
+        {{"kappa", kKappaText},
+         {"bias_form", "bias-independent (weights only)"},
+         {"rows",
+          "matrix (0 Q, 1 K, 2 V), correction index (none, lambda:0.5, lambda:1, "
+          "lambda:2, lambda:10, svd), sigma_1, sigma_min, kappa_before, kappa_after, "
+          "ratio, lambda, weyl_bound, weyl_applies, helped, decided"}},
+        "rows", rows);
 }
 
 ExperimentTable model_weights_kappa_table(const std::vector<CheckResult>& results) {

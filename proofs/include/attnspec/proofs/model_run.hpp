@@ -52,6 +52,12 @@ CheckRun run_model_units(const RunOptions& opt, const ModelPlan& plan, const std
 // bias-free form). A weight-only unit (sentence -1) has no X. Cost: reading one head (and X).
 Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases);
 
+// An experiment record of `check` (verdict not_applicable, the note saying why) holding one
+// matrix instance/<name> and its conventions.
+CheckResult experiment_record(const std::string& check, const std::string& claim,
+                              std::vector<std::pair<std::string, std::string>> conventions,
+                              const std::string& name, Eigen::MatrixXd m);
+
 // Applies `form` to h (drop clears its b_*) and returns the record convention and table attribute
 // `bias_form`, as attention/attention.hpp's apply_bias_form words it ("with biases (b_Q, b_K,
 // b_V)", "bias-free (paper form)", "bias-free (input has no biases)").
