@@ -237,7 +237,7 @@ int run_verify(const Invocation& inv) {
     const std::string model_file =  // an output that is the model dataset is refused (64)
         o.run.dataset.empty() ? "" : find_dataset(DatasetSelector::parse(o.run.dataset).name).path;
     const std::string target = report_target(o.common, default_report_name(todo, o.all),
-                                              {o.run.embedded_heads, model_file});
+                                             {o.run.embedded_heads, model_file});
     Provenance prov = provenance(inv, o.run.seed);
     prov.extra.emplace_back("statements", statements_note());
     std::unique_ptr<ReportWriter> writer;
