@@ -35,7 +35,7 @@ Kappa strict_kappa(const Eigen::MatrixXd& M, SvdResult* out = nullptr) {
     SvdOptions o;
     o.refine = false;
     SvdResult s = svd(M, o);
-    const Kappa k = kappa(s, M.rows(), M.cols(), KappaConvention::strict);
+    Kappa k = kappa(s, M.rows(), M.cols(), KappaConvention::strict);
     if (out) *out = std::move(s);
     return k;
 }
