@@ -343,9 +343,9 @@ def write_h5(path, model, sentences, meta, validation):
                       f"{meta['wheel_sha256']}), which bundles {MODEL_NAME}; model.safetensors "
                       f"sha256 {meta['safetensors_sha256']}",
             "licence": "Apache-2.0",
-            "attribution": f"{MODEL_NAME} by the sentence-transformers authors (Reimers & "
-                           "Gurevych), Apache-2.0; weights taken unchanged from the package's "
-                           "bundled model.safetensors",
+            "attribution": f"{MODEL_NAME} by the sentence-transformers project (fine-tuned from "
+                           "nreimers/MiniLM-L6-H384-uncased), Apache-2.0; weights taken unchanged "
+                           "from the package's bundled model.safetensors",
             "description": f"all-MiniLM-L6-v2: {model.layers} post-LN BERT encoder layers, "
                            f"{model.heads} heads of d = {model.d}, D = {model.D}; per layer and "
                            f"head W_Q, W_K, W_V (D, d) and b_Q, b_K, b_V (d,); the hidden states "

