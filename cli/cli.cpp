@@ -29,6 +29,8 @@ std::vector<Command>& command_table() {
         {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix "
                  "in an HDF5 file",
          run_cond},
+        {"dataset", "the named datasets (real model heads) that --dataset selects: list, show",
+         run_dataset},
         {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families",
          run_fidelity},
         {"info", "build flags, library versions, CUDA device status",

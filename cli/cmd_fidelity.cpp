@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "attnspec/base/format.hpp"
@@ -13,6 +14,7 @@
 #include "attnspec/io/qk_input.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "dataset_option.hpp"
 #include "memory_option.hpp"
 
 namespace attnspec::cli {
@@ -22,7 +24,7 @@ struct FidelityCli {
     CommonOptions common;
     FidelitySpec spec;
     std::string tokens = "256", families = "gaussian,shared-mean,independent-means", input;
-    std::string max_memory;
+    std::string max_memory, dataset;
 };
 
 // --help: the synopsis and the text after the options (kept line for line).
@@ -36,7 +38,9 @@ const char kHelp[] =
     "Collatz-Wielandt bounds.\n\nexamples:\n"
     "  attnspec fidelity --tokens 128,512 --dh 64 --draws 5 --family gaussian,shared-mean\n"
     "  attnspec fidelity --tokens 65536 --dh 64 --draws 1 --family shared-mean --matrix-free --json\n"
-    "  attnspec fidelity --input qk.h5 --heads 12 --json   # real activations\n";
+    "  attnspec fidelity --input qk.h5 --heads 12 --json   # real activations\n"
+    "  attnspec fidelity --dataset minilm-l6 --no-report   # every layer, head and sentence\n"
+    "  attnspec fidelity --dataset minilm-l6:5 --right --matrix-free\n";
 // clang-format on
 
 void declare(po::options_description& desc, FidelityCli& o) {
@@ -64,6 +68,10 @@ void declare(po::options_description& desc, FidelityCli& o) {
     add("input", po::value(&o.input),
         "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns. Excludes the "
         "options of generated data (--tokens, --dh, --family, --mu, --draws, --seed)");
+    add("dataset", po::value(&o.dataset),
+        dataset_option_help("one record per selected head and sentence, on the real "
+                            "Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T (biases kept)")
+            .c_str());
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "fidelity.h5", kOut | kNoReport | kJson);
 }
@@ -79,7 +87,10 @@ std::vector<std::string> split(const std::string& s) {
 
 // Usage errors for the options (the library re-checks its spec in its own terms).
 void check_options(FidelityCli& o, const po::variables_map& vm) {
-    if (!o.input.empty())
+    if (!o.dataset.empty())
+        reject_with_dataset(vm, "fidelity",
+                            {"tokens", "dh", "family", "mu", "draws", "seed", "heads"});
+    else if (!o.input.empty())
         reject_given(vm, "fidelity", {"tokens", "dh", "family", "mu", "draws", "seed"},
                      "to --input (it describes generated data)");
     FidelitySpec& s = o.spec;
@@ -138,6 +149,36 @@ void log_estimate(const FidelitySpec& s) {
     check_fidelity_memory(s);
 }
 
+// Q, K blocks given by --input or --dataset (then the selector, labels and bias form too).
+struct GivenBlocks {
+    std::vector<Eigen::MatrixXd> Qs, Ks;
+    std::string dtype;  // stored type of the arrays
+    std::optional<DatasetSelector> sel;
+    std::vector<std::string> labels;
+    std::string bias_form;
+};
+
+// Reads the blocks and sets the spec's d_h from the data (mu does not apply to given data).
+GivenBlocks load_blocks(FidelityCli& o) {
+    GivenBlocks g;
+    if (!o.dataset.empty()) {
+        g.sel = dataset_selector(o.dataset);
+        const std::vector<SelectedHead> heads = load_selected_heads(*g.sel);
+        dataset_qk(heads, g.Qs, g.Ks);
+        g.dtype = find_dataset(g.sel->name).dtype;
+        g.labels = labels_of(heads);
+        g.bias_form = qk_bias_form(heads);
+    } else {
+        QKInputOptions qo;
+        qo.heads = o.spec.heads;
+        qo.read_gamma = false;
+        QKInput in = load_qk_input(o.input, qo);
+        g.Qs = std::move(in.Qs), g.Ks = std::move(in.Ks), g.dtype = in.dtype;
+    }
+    o.spec.d_h = static_cast<long>(g.Qs[0].cols()), o.spec.mu = NAN;
+    return g;
+}
+
 }  // namespace
 
 int run_fidelity(const Invocation& inv) {
@@ -148,20 +189,16 @@ int run_fidelity(const Invocation& inv) {
     if (!parse(inv, "fidelity", kSynopsis, kHelp, desc, vm)) return 0;
     apply_memory_option(o.max_memory);
     check_options(o, vm);
-    if (o.input.empty()) log_estimate(o.spec);  // refuses above --max-memory, before any draw
+    if (o.input.empty() && o.dataset.empty())
+        log_estimate(o.spec);  // refuses above --max-memory, before any draw
     const FidelitySpec& spec = o.spec;
     const bool json = o.common.json;
     const std::string report = report_target(o.common, "fidelity.h5", {o.input});
     FidelityTable t;
-    std::string input_dtype;
-    if (!o.input.empty()) {
-        QKInputOptions qo;
-        qo.heads = spec.heads;
-        qo.read_gamma = false;
-        const QKInput in = load_qk_input(o.input, qo);
-        input_dtype = in.dtype;
-        o.spec.d_h = static_cast<long>(in.d_h), o.spec.mu = NAN;  // the data's; mu does not apply
-        t = fidelity_table(in.Qs, in.Ks, spec);
+    GivenBlocks given;
+    if (!o.input.empty() || !o.dataset.empty()) {
+        given = load_blocks(o);
+        t = fidelity_table(given.Qs, given.Ks, spec);
     } else {
         Progress prog("fidelity", fidelity_instance_count(spec), !json);
         o.spec.progress = [&](long done) { prog.update(done); };
@@ -170,7 +207,8 @@ int run_fidelity(const Invocation& inv) {
     }
     if (!report.empty()) {
         ReportWriter w(report, provenance(inv, spec.seed));
-        write_fidelity_section(w.root(), t, spec, input_dtype);
+        write_fidelity_section(w.root(), t, spec, given.dtype);
+        if (given.sel) record_dataset(w.root(), *given.sel, given.labels, given.bias_form);
         w.commit();
         if (!json) log("report written to " + w.target());
     }
@@ -178,10 +216,14 @@ int run_fidelity(const Invocation& inv) {
         JsonWriter j(std::cout);
         j.begin_object();
         json_header(j, "fidelity");
+        if (given.sel) json_dataset(j, *given.sel, given.bias_form);
         write_fidelity_json(j, t, spec);
         j.end_object();
         j.finish();
     } else {
+        if (given.sel)
+            std::cout << "--dataset " << given.sel->describe() << ": " << given.labels.size()
+                      << " head(s) x sentence(s); Q and K " << given.bias_form << "\n";
         print_text(t, spec);
     }
     return 0;

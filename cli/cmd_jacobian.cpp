@@ -16,6 +16,7 @@
 #include "attnspec/io/spectrum_io.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "dataset_option.hpp"
 #include "memory_option.hpp"
 
 namespace attnspec::cli {
@@ -27,9 +28,11 @@ struct Options {
     std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd, bias = "keep";
     long heads = 1;
     double weight_scale = 1.0;
+    std::string dataset;  // --dataset selector (sentence 0 unless given)
 };
 
-const char* kSynopsis = "(--input F.h5 | --random N,D,d [--seed S]) [options]";
+const char* kSynopsis =
+    "(--input F.h5 | --random N,D,d [--seed S] | --dataset NAME[:l[:h[:s]]]) [options]";
 const char* kHelp =
     "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by\n"
     "the structured closed form, column-major vec (rows i + N c; columns a + D b for W,\n"
@@ -48,6 +51,9 @@ const char* kHelp =
     "  attnspec jacobian --input datasets/embedded/attention_heads.h5 --no-report\n"
     "  attnspec jacobian --input biased_heads.h5 --bias drop --svd full   (kappa(J) of the\n"
     "      bias-free form of heads that carry biases; --bias keep, the default, uses them)\n"
+    "  attnspec jacobian --dataset minilm-l6:0:0 --svd auto   (layer 0, head 0 of the real\n"
+    "      model on sentence 0, s = 1/sqrt(d) from the file; NAME:l:h:* = every sentence,\n"
+    "      one block of heads per sentence)\n"
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
     "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
     "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
@@ -65,6 +71,10 @@ void declare_options(po::options_description& desc, Options& o) {
         "the paper's bias-free form. The report's bias_form says which was used")(
         "random", po::value(&o.random),
         "generate a random instance of sizes N,D,d (e.g. 128,384,32)")(
+        "dataset", po::value(&o.dataset),
+        dataset_option_help("the selected heads on their sentence; an omitted sentence part "
+                            "means sentence 0, '*' every sentence (one block of heads each)")
+            .c_str())(
         "token-dist", po::value(&o.token_dist),
         "distribution of the token rows of the random X: gaussian (i.i.d. N(0,1), default) "
         "or layernorm (each row centred, unit variance); --random only")(
@@ -96,6 +106,7 @@ void declare_options(po::options_description& desc, Options& o) {
 
 // The heads: read from --input, or a seeded random layer sharing X.
 AttentionHeads load(const Options& o, double max_bytes) {
+    if (!o.dataset.empty()) return selected_attention_heads(dataset_selector(o.dataset, true));
     if (!o.input.empty()) {
         AttentionHeads in = load_attention_heads(o.input);
         if (o.heads != 1 && o.heads != static_cast<long>(in.size()))
@@ -110,6 +121,24 @@ AttentionHeads load(const Options& o, double max_bytes) {
     check_allocation(8.0 * rs.N * rs.D + 24.0 * rs.D * rs.d * rs.H, max_bytes, "the random input",
                      "max_bytes");
     return attention_heads(random_multihead(rs), "random input");
+}
+
+// Exactly one of --input, --random, --dataset, without the options that do not apply to it.
+void check_sources(const Options& o, const po::variables_map& vm) {
+    if (!o.dataset.empty())
+        return reject_with_dataset(vm, "jacobian",
+                                   {"random", "token-dist", "seed", "weight-scale", "heads"});
+    if (o.input.empty() == o.random.empty())
+        fail_usage("jacobian: give exactly one of --input, --random and --dataset");
+    if (!o.input.empty())
+        reject_given(vm, "jacobian", {"token-dist", "seed", "weight-scale"},
+                     "to --input (it sets how --random draws)");
+}
+
+// The report's source attribute: the input file, the dataset selector or the random spec.
+std::string source_of(const Options& o, const AttentionHeads& in) {
+    if (!o.dataset.empty()) return "dataset:" + in.source;
+    return o.input.empty() ? "random:" + o.random + ",tokens=" + o.token_dist : o.input;
 }
 
 // Why J is not in the report, in terms of the options.
@@ -228,11 +257,7 @@ int run_jacobian(const Invocation& inv) {
     declare_options(desc, o);
     po::variables_map vm;
     if (!parse(inv, "jacobian", kSynopsis, kHelp, desc, vm)) return 0;
-    if (o.input.empty() == o.random.empty())
-        fail_usage("jacobian: give exactly one of --input and --random");
-    if (!o.input.empty())
-        reject_given(vm, "jacobian", {"token-dist", "seed", "weight-scale"},
-                     "to --input (it sets how --random draws)");
+    check_sources(o, vm);
     if (o.wrt != "weights" && o.wrt != "input")
         fail_usage("--wrt must be weights or input, got '" + o.wrt + "'");
     if (o.scale != "1" && o.scale != "invsqrt")
@@ -249,7 +274,7 @@ int run_jacobian(const Invocation& inv) {
         fail_usage("--correction " + o.correction + " conflicts with the corrections stored in " +
                    o.input);
     const std::string bias_form = apply_bias_form(in.heads, bias);
-    const bool set_scale = vm.count("scale") > 0 || o.input.empty();
+    const bool set_scale = vm.count("scale") > 0 || (o.input.empty() && o.dataset.empty());
     for (Head& h : in.heads) {  // C from the spec; Head::effective() then uses W + C
         if (set_scale)
             h.s = logit_scale(o.scale == "1" ? LogitScale::one : LogitScale::inv_sqrt_d, h.d());
@@ -269,9 +294,9 @@ int run_jacobian(const Invocation& inv) {
     std::optional<JacobianSection> sec;
     if (!target.empty()) {
         rep.emplace(target, provenance(inv, o.common.seed));
-        sec.emplace(rep->root(), in, jo.wrt,
-                    o.input.empty() ? "random:" + o.random + ",tokens=" + o.token_dist : o.input,
-                    corr_name, bias_form);
+        if (!o.dataset.empty())
+            record_dataset(rep->root(), DatasetSelector::parse(in.source), in.names, bias_form);
+        sec.emplace(rep->root(), in, jo.wrt, source_of(o, in), corr_name, bias_form);
     }
     const JacobianAnalysis a =
         analyse_jacobians(in.heads, in.shared_X, jo,

@@ -14,6 +14,7 @@
 #include "attnspec/io/qk_input.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "dataset_option.hpp"
 #include "memory_option.hpp"
 
 namespace attnspec::cli {
@@ -22,14 +23,14 @@ namespace {
 struct NeumannCli {
     CommonOptions common;
     std::string input, family = "gaussian", affinity_name = "relu", orders = "1,2,4,8,16,32";
-    std::string max_memory;
+    std::string max_memory, dataset;
     long tokens = 128, dh = 64;
     double gamma = 0.95, eps = 1e-6, mu = 1.0, target = 1e-6;
 };
 
 // --help: the synopsis and the text after the options (kept line for line).
 // clang-format off
-const char kSynopsis[] = "[--input FILE | --tokens N --dh d --family F] [--gamma g] [--json]";
+const char kSynopsis[] = "[--input FILE | --dataset NAME[:l[:h[:s]]] | --tokens N --dh d --family F] [--gamma g] [--json]";
 const char kHelp[] =
     "Builds Â (ReLU(QK^T/d_h)/(||.||_F+eps) or row softmax), the Neumann kernel N = (I - gamma Â)^-1\n"
     "by LU, and reports: ||Â||_F, ||Â||_2 and rho(Â) with certified enclosures; the invariants\n"
@@ -38,7 +39,9 @@ const char kHelp[] =
     "in/out, Perron vectors, expected steps N 1, and the leak R = 1 - gamma Â 1 (the absorbing-\n"
     "chain reading needs min R >= 0). Cost O(N^3); N up to a few thousand.\n\nexamples:\n"
     "  attnspec neumann --tokens 256 --dh 64 --family shared-mean --gamma 0.9\n"
-    "  attnspec neumann --input head.h5 --json\n";
+    "  attnspec neumann --input head.h5 --json\n"
+    "  attnspec neumann --dataset minilm-l6:0:0   # head 0 of layer 0, every sentence\n"
+    "  attnspec neumann --dataset minilm-l6:5:11:3 --gamma 0.9 --json --no-report\n";
 // clang-format on
 
 void declare(po::options_description& desc, NeumannCli& o) {
@@ -48,6 +51,10 @@ void declare(po::options_description& desc, NeumannCli& o) {
         "HDF5 with Q, K (N x d_h), optional V (N x d_v), optional A_hat (N x N, used as given), "
         "optional root attribute gamma. Excludes the options of generated data (--tokens, --dh, "
         "--family, --mu, --seed)");
+    add("dataset", po::value(&o.dataset),
+        dataset_option_help("the analysis on the real Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T "
+                            "of each selected head and sentence (biases kept)")
+            .c_str());
     add("tokens", count_value(&o.tokens, "--tokens", 1, kMaxDim),
         "N for generated Q, K (default 128)");
     add("dh", count_value(&o.dh, "--dh", 1, kMaxDim), "d_h for generated Q, K (default 64)");
@@ -116,6 +123,79 @@ void print_text(const NeumannAnalysis& a, const NeumannSource& src) {
     if (a.closure_times_V.size()) std::cout << "  ||C V||_F = " << a.closure_times_V.norm() << "\n";
 }
 
+// Refuses the options that do not apply to the source (--dataset, --input or generated data);
+// for generated data, the whole problem from the parsed sizes, before drawing anything.
+void check_sources(const NeumannCli& o, const po::variables_map& vm) {
+    const std::vector<std::string> generated = {"tokens", "dh", "family", "mu", "seed"};
+    if (!o.dataset.empty())
+        reject_with_dataset(vm, "neumann", generated);
+    else if (!o.input.empty())
+        reject_given(vm, "neumann", generated, "to --input (it describes generated data)");
+    else
+        check_neumann_memory(double(o.tokens), double(o.dh));
+}
+
+// One selected head's analysis (its source names the head).
+struct HeadNeumann {
+    NeumannSource src;
+    NeumannAnalysis a;
+};
+
+void output_dataset(const Invocation& inv, const NeumannCli& o, const DatasetSelector& sel,
+                    const std::vector<SelectedHead>& heads, const std::vector<HeadNeumann>& rs,
+                    const std::string& report) {
+    const std::string bias_form = qk_bias_form(heads);
+    if (!report.empty()) {
+        ReportWriter w(report, provenance(inv, o.common.seed));
+        record_dataset(w.root(), sel, labels_of(heads), bias_form);
+        H5Group all = w.root().group("heads");
+        for (std::size_t k = 0; k < heads.size(); ++k) {
+            H5Group g = selected_head_group(all, heads[k], k);
+            write_neumann_section(g, rs[k].a, rs[k].src);
+        }
+        w.commit();
+        if (!o.common.json) log("report written to " + w.target());
+    }
+    if (!o.common.json) {
+        std::cout << "--dataset " << sel.describe() << ": " << rs.size() << " head(s); Q and K "
+                  << bias_form << "\n";
+        for (const HeadNeumann& r : rs) print_text(r.a, r.src);
+        return;
+    }
+    JsonWriter j(std::cout);
+    j.begin_object();
+    json_header(j, "neumann");
+    json_dataset(j, sel, bias_form);
+    j.key("heads").begin_array();
+    for (std::size_t k = 0; k < rs.size(); ++k) {
+        j.begin_object().kv("label", heads[k].label);
+        write_neumann_json(j, rs[k].a, rs[k].src);
+        j.end_object();
+    }
+    j.end_array().end_object();
+    j.finish();
+}
+
+// neumann --dataset: the analysis of every selected head and sentence on its real Q, K.
+int run_neumann_dataset(const Invocation& inv, const NeumannCli& o,
+                        const NeumannAnalysisOptions& opt, AffinityKind kind,
+                        const std::string& report) {
+    check_neumann_options(opt);  // gamma, target before reading
+    const DatasetSelector sel = dataset_selector(o.dataset);
+    const std::vector<SelectedHead> heads = load_selected_heads(sel);
+    std::vector<Eigen::MatrixXd> Qs, Ks;
+    dataset_qk(heads, Qs, Ks);
+    std::vector<HeadNeumann> rs;
+    for (std::size_t k = 0; k < heads.size(); ++k) {
+        check_neumann_memory(double(Qs[k].rows()), double(Qs[k].cols()));
+        Affinity af = affinity(Qs[k], Ks[k], AffinityOptions{kind, o.eps});
+        NeumannSource src{"dataset:" + heads[k].label, to_string(kind), o.eps, af.frob_plus};
+        rs.push_back({src, analyze_neumann(af.A_hat, opt, Eigen::MatrixXd())});
+    }
+    output_dataset(inv, o, sel, heads, rs, report);
+    return 0;
+}
+
 }  // namespace
 
 int run_neumann(const Invocation& inv) {
@@ -125,11 +205,7 @@ int run_neumann(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "neumann", kSynopsis, kHelp, desc, vm)) return 0;
     apply_memory_option(o.max_memory);
-    if (!o.input.empty())
-        reject_given(vm, "neumann", {"tokens", "dh", "family", "mu", "seed"},
-                     "to --input (it describes generated data)");
-    else  // the whole problem from the parsed sizes, before drawing anything
-        check_neumann_memory(double(o.tokens), double(o.dh));
+    check_sources(o, vm);
     const AffinityKind kind = affinity_kind_from_string(o.affinity_name);
     NeumannAnalysisOptions opt;
     opt.orders = parse_orders(o.orders);
@@ -137,6 +213,7 @@ int run_neumann(const Invocation& inv) {
     opt.target = o.target;
     opt.gamma = o.gamma;
     const std::string report = report_target(o.common, "neumann.h5", {o.input});
+    if (!o.dataset.empty()) return run_neumann_dataset(inv, o, opt, kind, report);
     const bool json = o.common.json;
     NeumannSource src{"", to_string(kind), o.eps, NAN};
     Eigen::MatrixXd A_hat, V, Q, K;

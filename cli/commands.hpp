@@ -6,6 +6,7 @@
 namespace attnspec::cli {
 
 int run_cond(const Invocation& inv);      // attnspec cond
+int run_dataset(const Invocation& inv);   // attnspec dataset
 int run_fidelity(const Invocation& inv);  // attnspec fidelity
 int run_info(const Invocation& inv);      // attnspec info
 int run_jacobian(const Invocation& inv);  // attnspec jacobian

@@ -30,11 +30,16 @@ inline std::vector<double> fixture_vector(Eigen::Index n, double seed) {
 // The seed of one array: W_Q/b_Q k = 0, W_K/b_K 1, W_V/b_V 2; X of (l, s) gets k = 3 + s.
 inline double fixture_seed(int l, int h, int k) { return 100.0 * l + 10.0 * h + k; }
 
+// The bias b_Q (k = 0), b_K (1) or b_V (2) of head h of layer l, as the fixture writes it.
+inline std::vector<double> fixture_bias(int l, int h, int k, Eigen::Index d) {
+    return fixture_vector(d, fixture_seed(l, h, k) + 0.5);
+}
+
 struct ModelFixture {
     int layers = 2, heads = 3;
     std::vector<Eigen::Index> n_tokens = {5, 3};
     Eigen::Index D = 6, d = 4;
-    double s = 0.5;
+    double s = 0.3;  // not 1/sqrt(d): a wrong scale shows
     bool inputs = true, biases = true;
     std::string layout = "model";
     // Called with the root group after everything else is written: plant faults here.
@@ -71,7 +76,7 @@ inline void write_model_fixture(const std::string& path, const ModelFixture& f) 
             const char* b[] = {"b_Q", "b_K", "b_V"};
             for (int k = 0; k < 3; ++k) {
                 g.write(w[k], fixture_matrix(f.D, f.d, fixture_seed(l, h, k)));
-                if (f.biases) g.write(b[k], fixture_vector(f.d, fixture_seed(l, h, k) + 0.5));
+                if (f.biases) g.write(b[k], fixture_bias(l, h, k, f.d));
             }
         }
         if (!f.inputs) continue;

@@ -30,11 +30,11 @@ std::string make_input(const std::string& dir) {
 TEST_CASE("cond: human, JSON and report for a known matrix", "[cli][spectral]") {
     const std::string dir = attnspec::test::temp_dir();
     const std::string in = make_input(dir);
-    auto r = run_cli("cond --input " + in + " --dataset /A --out " + dir + "/c.h5");
+    auto r = run_cli("cond --input " + in + " --matrix /A --out " + dir + "/c.h5");
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK(r.out.find("kappa_strict = 8") != std::string::npos);
-    r = run_cli("cond -i " + in + " -d A --json --convention nz --method gejsv --out " + dir +
+    r = run_cli("cond -i " + in + " -m A --json --convention nz --method gejsv --out " + dir +
                 "/j.h5");
     REQUIRE(r.code == 0);
     CHECK(r.out.rfind("{\n  \"schema_version\"", 0) == 0);
@@ -57,15 +57,15 @@ TEST_CASE("cond: human, JSON and report for a known matrix", "[cli][spectral]") 
 TEST_CASE("cond: clear errors and documented exit codes", "[cli][spectral]") {
     const std::string dir = attnspec::test::temp_dir();
     const std::string in = make_input(dir);
-    CHECK(run_cli("cond --input " + in + " --dataset /B --out " + dir + "/x.h5").code == 65);
-    auto r = run_cli("cond --input " + in + " --dataset /missing --out " + dir + "/x.h5");
+    CHECK(run_cli("cond --input " + in + " --matrix /B --out " + dir + "/x.h5").code == 65);
+    auto r = run_cli("cond --input " + in + " --matrix /missing --out " + dir + "/x.h5");
     CHECK(r.code == 65);
     CHECK(r.err.find("missing") != std::string::npos);
-    CHECK(run_cli("cond --input " + dir + "/nofile.h5 --dataset /A").code == 66);
-    CHECK(run_cli("cond --input " + in + " --dataset /A --method qr").code == 64);
-    CHECK(run_cli("cond --input " + in + " --dataset /A --rtol 2").code == 64);
+    CHECK(run_cli("cond --input " + dir + "/nofile.h5 --matrix /A").code == 66);
+    CHECK(run_cli("cond --input " + in + " --matrix /A --method qr").code == 64);
+    CHECK(run_cli("cond --input " + in + " --matrix /A --rtol 2").code == 64);
     CHECK(run_cli("cond --input " + in).code == 64);
-    CHECK(run_cli("cond --input " + in + " --dataset /A --out /nonexistent/dir/x.h5").code == 73);
+    CHECK(run_cli("cond --input " + in + " --matrix /A --out /nonexistent/dir/x.h5").code == 73);
     r = run_cli("cond --help");
     CHECK(r.code == 0);
     CHECK(r.out.find("--method") != std::string::npos);
@@ -76,14 +76,14 @@ TEST_CASE("cond: clear errors and documented exit codes", "[cli][spectral]") {
 TEST_CASE("cond: --no-report writes nothing", "[cli][spectral]") {
     const std::string dir = attnspec::test::temp_dir();
     const std::string in = make_input(dir);
-    auto r = run_cli("cond --input " + in + " --dataset /A --no-report");
+    auto r = run_cli("cond --input " + in + " --matrix /A --no-report");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("kappa_strict = 8") != std::string::npos);
     CHECK(r.out.find("report: none") != std::string::npos);
-    r = run_cli("cond --input " + in + " --dataset /A --no-report --json");
+    r = run_cli("cond --input " + in + " --matrix /A --no-report --json");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("\"report\": null") != std::string::npos);
-    CHECK(run_cli("cond --input " + in + " --dataset /A --no-report --out " + dir + "/x.h5").code ==
+    CHECK(run_cli("cond --input " + in + " --matrix /A --no-report --out " + dir + "/x.h5").code ==
           64);
     std::ifstream probe(dir + "/x.h5");
     CHECK_FALSE(probe.good());

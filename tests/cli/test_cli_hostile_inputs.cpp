@@ -179,8 +179,7 @@ TEST_CASE("hostile cli: data stored outside the input file is refused", "[cli][h
     CHECK(r.code == 65);
     CHECK(one_line(r.err));
     CHECK(r.err.find("dataset '/X' keeps its data in external files") != std::string::npos);
-    const auto c =
-        run_timed("cond --input " + dir + "/e.h5 --dataset X --out " + dir + "/c.h5", 60);
+    const auto c = run_timed("cond --input " + dir + "/e.h5 --matrix X --out " + dir + "/c.h5", 60);
     CHECK(c.code == 65);
     CHECK(c.err.find("dataset 'X' keeps its data in external files") != std::string::npos);
 }
@@ -205,7 +204,7 @@ TEST_CASE("hostile cli: float32 inputs are recorded, integer inputs refused", "[
     auto r = run_timed("jacobian --input " + dir + "/f32.h5 --out " + dir + "/j.h5", 60);
     REQUIRE(r.code == 0);
     CHECK(python(kDtype, dir + "/j.h5 jacobian float32") == 0);
-    r = run_timed("cond --input " + dir + "/f32.h5 --dataset X --out " + dir + "/c.h5", 60);
+    r = run_timed("cond --input " + dir + "/f32.h5 --matrix X --out " + dir + "/c.h5", 60);
     REQUIRE(r.code == 0);
     CHECK(python(kDtype, dir + "/c.h5 cond float32") == 0);
     // Q/K input of float32 for neumann: Q = K = X (5 x 4)

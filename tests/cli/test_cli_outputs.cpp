@@ -64,7 +64,7 @@ TEST_CASE("an output that is a special file is refused with 73 before any work",
         for (const std::string& cmd :
              std::vector<std::string>{"verify thm3.5 --trials 4 -q", "neumann --tokens 16 --dh 4",
                                       "fidelity --tokens 16", "jacobian --random 4,3,2",
-                                      "cond --input " + dir + "/heads.h5 --dataset /X",
+                                      "cond --input " + dir + "/heads.h5 --matrix /X",
                                       "report render " + dir + "/heads.h5"}) {
             const auto r = run_cli(cmd + " --out " + out);
             INFO(cmd << " --out " << out << ": " << r.err);
@@ -90,7 +90,7 @@ TEST_CASE("an output equal to an input is refused with 64 and the input is untou
     const std::string qk = slurp(dir + "/qk.h5"), heads = slurp(dir + "/heads.h5"),
                       v = slurp(dir + "/v.h5"), inst = slurp(dir + "/inst.h5");
     for (const std::string& cmd : std::vector<std::string>{
-             "cond --input " + dir + "/heads.h5 --dataset /X --out " + dir + "/heads.h5",
+             "cond --input " + dir + "/heads.h5 --matrix /X --out " + dir + "/heads.h5",
              "neumann --input " + dir + "/qk.h5 --out " + dir + "/qk.h5",
              "neumann --input " + dir + "/qk_link.h5 --out " + dir + "/./qk.h5",
              "fidelity --input " + dir + "/qk.h5 --out " + dir + "/qk.h5",
@@ -123,7 +123,7 @@ TEST_CASE("an output that cannot be created fails with 73 before computing", "[c
     r = run_cli("verify thm3.5 --trials 20 --out " + bad);
     CHECK(r.code == 73);
     CHECK(r.err.find("[thm3.5]") == std::string::npos);
-    r = run_cli("cond --input " + dir + "/none.h5 --dataset /X --out " + bad);
+    r = run_cli("cond --input " + dir + "/none.h5 --matrix /X --out " + bad);
     CHECK(r.code == 73);  // the output is checked even before the input is opened
     std::system(("rm -rf " + dir).c_str());
 }

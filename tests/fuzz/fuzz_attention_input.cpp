@@ -55,7 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!f.ok()) return 0;
         build(f.id(), in);
         mutate(f.id(), in,
-               {"X", "W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V", "heads", "a", "b", "0", "1", "s"},
+               {"X", "W_Q", "W_K", "W_V", "C_Q", "C_K", "C_V", "b_Q", "b_K", "b_V", "heads", "a",
+                "b", "0", "1", "s"},
                8);
     }
     expect_documented("load_attention_heads", [&] {

@@ -273,4 +273,10 @@ TEST_CASE("attention input: biases b_Q, b_K, b_V of shape (d,), checked", "[io][
     CHECK(o.code == ExitCode::DataError);
     CHECK(o.message.find("b_V") != std::string::npos);
     CHECK(o.message.find("NaN") != std::string::npos);
+    o = refused("int.h5", [](H5Group& r) { r.write("b_Q", std::vector<std::int64_t>{1, 2, 3}); });
+    CHECK(o.code == ExitCode::DataError);
+    CHECK(o.message.find("b_Q") != std::string::npos);
+    o = refused("group.h5", [](H5Group& r) { r.group("b_K"); });
+    CHECK(o.code == ExitCode::DataError);
+    CHECK(o.message.find("b_K") != std::string::npos);
 }

@@ -78,7 +78,7 @@ TEST_CASE("dataset catalogue: directory, list, find, unknown names", "[model_inp
     CHECK(s.heads == 3);
     CHECK(s.D == 6);
     CHECK(s.d == 4);
-    CHECK(s.s == 0.5);
+    CHECK(s.s == 0.3);
     CHECK(s.sentences == 2);
     CHECK(s.n_tokens == std::vector<Eigen::Index>{5, 3});
     CHECK(s.sentence_text == std::vector<std::string>{"sentence 0", "sentence 1"});
@@ -116,10 +116,10 @@ TEST_CASE("model loader: heads in layer, head, sentence order with biases", "[mo
     CHECK(one[0].head == 2);
     CHECK(one[0].sentence == 1);
     CHECK(h.N() == 3);
-    CHECK(h.s == 0.5);
+    CHECK(h.s == 0.3);
     CHECK(h.X == test::fixture_matrix(3, 6, test::fixture_seed(1, 0, 4)));
     CHECK(h.W_K == test::fixture_matrix(6, 4, test::fixture_seed(1, 2, 1)));
-    const std::vector<double> bv = test::fixture_vector(4, test::fixture_seed(1, 2, 2) + 0.5);
+    const std::vector<double> bv = test::fixture_bias(1, 2, 2, 4);
     CHECK(h.b_V == Eigen::Map<const Eigen::VectorXd>(bv.data(), 4));
     CHECK(h.biased());
 

@@ -2,7 +2,8 @@
 // model's attention layers, with biases, on a fixed set of sentences, e.g.
 // datasets/embedded/minilm-l6.h5 (all-MiniLM-L6-v2). Also the dataset catalogue behind
 // `attnspec dataset list|show` and the selector `--dataset NAME[:layer[:head[:sentence]]]`.
-// HDF5 via io/h5.hpp. CPU only.
+// HDF5 via io/h5.hpp. CPU only. Implemented in lib/src/io/model_catalogue.cpp (selector,
+// catalogue) and lib/src/io/model_input.cpp (loader).
 //
 // Model file layout (h5py shapes, row-major; float32 or float64):
 //   root attributes  kind = "attnspec-input", layout = "model", name, model, origin, licence,
