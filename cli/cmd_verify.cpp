@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnspec/io/check_records.hpp"
+#include "attnspec/io/model_input.hpp"
 #include "attnspec/io/provenance.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/proofs/registry.hpp"
@@ -37,6 +38,9 @@ const char* kExamples =
     "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
     "  attnspec verify --all --thorough --time-budget 600\n"
+    "  attnspec verify --all --dataset ''          without the real-model analysis\n"
+    "  attnspec verify thm3.4-model model-kappa-J --dataset minilm-l6:0   layer 0 only\n"
+    "  attnspec verify model-infsa --dataset minilm-l6:*:3 --regime L5   head 3 of layer 5\n"
     "  attnspec verify thm3.8-above-sigma1 --instance "
     "reports/out/verify-thm3.8-above-sigma1.counterexamples/thm3.8-above-sigma1-instance_<i>.h5\n\n"
     "The default report is reports/out/verify-<checks>.h5: verify-all.h5 for --all, else the\n"
@@ -60,6 +64,7 @@ struct VerifyOptions {
 void declare(po::options_description& desc, VerifyOptions& o) {
     o.common.seed = o.run.seed;
     o.run.embedded_heads = proofs::default_embedded_heads();
+    o.run.dataset = proofs::default_model_dataset();
     // clang-format off
     desc.add_options()
         ("check", po::value(&o.names)->multitoken(), "checks to run (positional), e.g. thm3.5")
@@ -92,6 +97,15 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("embedded", po::value(&o.run.embedded_heads),
          "input file whose heads join the attention checks as regimes embedded/<name> "
          "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
+        ("dataset", po::value(&o.run.dataset),
+         "model dataset of the real-model analysis (model-weights-kappa, thm3.4-model, "
+         "model-kappa-J, model-speca-lambda, model-infsa): NAME[:layer[:head[:sentence]]], an "
+         "omitted or '*' part meaning all, e.g. minilm-l6:2 (layer 2), minilm-l6:*:5:0 (head 5 "
+         "of every layer, sentence 0). Default: minilm-l6 (datasets/embedded/minilm-l6.h5; "
+         "'attnspec dataset list'), each analysis on its default units: thm3.4-model, "
+         "model-kappa-J and model-speca-lambda every head on the shortest sentence, "
+         "model-weights-kappa and model-infsa everything (--thorough: every sentence). '' skips "
+         "the real-model analysis")
         ("search-evals", count_value(&o.run.search_evals, "--search-evals", 0, kMaxDim),
          "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 7200; "
          "0: no search); a seed reproduces them")
@@ -111,8 +125,9 @@ std::vector<const proofs::CheckInfo*> selected_checks(const VerifyOptions& o) {
     if (!o.all && o.names.empty())
         fail_usage("name at least one check or use --all (see 'attnspec verify --list')");
     std::vector<const proofs::CheckInfo*> todo;
-    if (o.all)
-        for (const auto& c : proofs::registry()) todo.push_back(&c);
+    if (o.all)  // the real-model analysis only with a dataset (--dataset '' skips it)
+        for (const auto& c : proofs::registry())
+            if (!c.needs_dataset || !o.run.dataset.empty()) todo.push_back(&c);
     for (const auto& n : o.names) {
         const auto* c = proofs::find_check(n);
         if (!c) fail_usage("unknown check '" + n + "' (see 'attnspec verify --list')");
@@ -219,8 +234,10 @@ int run_verify(const Invocation& inv) {
     proofs::check_run_options(o.run);
 
     // Open the report first: an unwritable target fails (73) before any work is done.
-    const std::string target =
-        report_target(o.common, default_report_name(todo, o.all), {o.run.embedded_heads});
+    const std::string model_file =  // an output that is the model dataset is refused (64)
+        o.run.dataset.empty() ? "" : find_dataset(DatasetSelector::parse(o.run.dataset).name).path;
+    const std::string target = report_target(o.common, default_report_name(todo, o.all),
+                                             {o.run.embedded_heads, model_file});
     Provenance prov = provenance(inv, o.run.seed);
     prov.extra.emplace_back("statements", statements_note());
     std::unique_ptr<ReportWriter> writer;

@@ -35,6 +35,19 @@ std::vector<size_t> rows_at_10(const ExperimentTable& t) {
     return rows;
 }
 
+// Tables of more rows than this (the real-model experiments: one row per head) are not printed
+// by `verify` and `report show`; the report, --json and `report render` hold them.
+constexpr size_t kMaxRowsShown = 40;
+
+// What the text output shows of a table: the rows at lambda = 10, all rows, or none.
+std::string shown_rows(const ExperimentTable& t, const std::vector<size_t>& rows) {
+    if (axis(t, "lambda") >= 0)
+        return "rows at lambda = 10 of " + std::to_string(t.rows()) +
+               " (every lambda: the report or --json)";
+    return std::to_string(t.rows()) + " rows" +
+           (rows.size() > kMaxRowsShown ? " (not shown: the report or --json)" : "");
+}
+
 // Fixed-width text table of `rows`: axes left-aligned, values right-aligned.
 std::string text_table(const ExperimentTable& t, const std::vector<size_t>& rows) {
     std::vector<size_t> w;
@@ -68,7 +81,11 @@ std::string text_table(const ExperimentTable& t, const std::vector<size_t>& rows
 std::string finding(const ExperimentTable& t) {
     const int n = column(t, "instances"), lo = column(t, "n_lowered"),
               sat = column(t, "n_saturated");
-    if (n < 0 || lo < 0 || sat < 0) return "";
+    if (n < 0 || lo < 0 || sat < 0) {  // other experiments state their finding themselves
+        for (const auto& [name, text] : t.attributes)
+            if (name == "finding") return text;
+        return "";
+    }
     double total = 0, lowered = 0, saturated = 0;
     std::string where;
     for (size_t i : rows_at_10(t)) {
@@ -91,10 +108,10 @@ std::string finding(const ExperimentTable& t) {
 
 void print_experiment_human(std::ostream& os, const CheckRun& run) {
     os << run.check << ": experiment, no verdict  (" << run.claim << ")\n";
-    os << text_table(run.table, rows_at_10(run.table));
+    const auto rows = rows_at_10(run.table);
+    if (rows.size() <= kMaxRowsShown) os << text_table(run.table, rows);
     os << "  " << finding(run.table) << "\n";
-    os << "  rows at lambda = 10 of " << run.table.rows()
-       << " (every lambda: the report or --json); " << run.results.size() << " curves in "
+    os << "  " << shown_rows(run.table, rows) << "; " << run.results.size() << " curves in "
        << format_duration(run.seconds) << ", seed " << run.seed << "\n\n";
 }
 
@@ -141,8 +158,11 @@ void print_experiment_record(std::ostream& os, const CheckResult& r) {
 std::string render_experiment_text(const StoredExperiment& e) {
     std::ostringstream os;
     os << e.name << ": experiment over " << e.instances << " curves in "
-       << format_duration(e.seconds) << ", no verdict\n  question: " << e.claim << "\n"
-       << text_table(e.table, rows_at_10(e.table)) << "  " << finding(e.table) << "\n";
+       << format_duration(e.seconds) << ", no verdict\n  question: " << e.claim << "\n";
+    const auto rows = rows_at_10(e.table);
+    if (rows.size() <= kMaxRowsShown) os << text_table(e.table, rows);
+    os << "  " << finding(e.table) << "\n";
+    if (rows.size() > kMaxRowsShown) os << "  " << shown_rows(e.table, rows) << "\n";
     return os.str();
 }
 

@@ -40,6 +40,7 @@ void write_experiment_run(H5Group& parent, const CheckRun& run) {
         H5Group tg = g.group("table");
         for (size_t a = 0; a < t.axis_names.size(); ++a) tg.write(t.axis_names[a], t.axes[a]);
         for (size_t v = 0; v < t.value_names.size(); ++v) tg.write(t.value_names[v], t.values[v]);
+        for (const auto& [name, text] : t.attributes) tg.attr(name, text);
     }
     // One example record (a whole curve, replayable) per regime without its first component.
     H5Group recs = g.group("records");
@@ -76,6 +77,8 @@ std::vector<StoredExperiment> read_experiment_runs(const H5Reader& r) {
         t.value_names = split(r.attr_string(p, "columns"));
         for (const auto& a : t.axis_names) t.axes.push_back(r.strings(p + "/table/" + a));
         for (const auto& v : t.value_names) t.values.push_back(r.vector(p + "/table/" + v));
+        for (const auto& a : r.attr_names(p + "/table"))
+            t.attributes.emplace_back(a, r.attr_as_text(p + "/table", a));
         for (const auto& col : t.axes)
             if (col.size() != rows) fail_data(r.path() + ": " + p + "/table has a short column");
         for (const auto& col : t.values)

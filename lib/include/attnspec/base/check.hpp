@@ -94,6 +94,9 @@ struct ExperimentTable {
     std::vector<std::vector<std::string>> axes;  // axes[a][row]
     std::vector<std::string> value_names;
     std::vector<std::vector<double>> values;  // values[v][row]
+    // Table-wide (name, text) pairs: conventions (e.g. "kappa", "bias_form") and findings; written
+    // as string attributes of the table/ group (reports/SCHEMA.md, "Experiments").
+    std::vector<std::pair<std::string, std::string>> attributes;
     std::size_t rows() const { return axes.empty() ? 0 : axes[0].size(); }
 };
 

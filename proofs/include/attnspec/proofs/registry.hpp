@@ -38,10 +38,15 @@ struct RunOptions {
     // Embedded input file (datasets/embedded/attention_heads.h5 layout): its heads are added to
     // the attention checks as regimes "embedded/<name>". Empty: none.
     std::string embedded_heads;
+    // Model dataset selector NAME[:layer[:head[:sentence]]] (io/model_input.hpp) of the real-model
+    // analysis (the checks with CheckInfo::needs_dataset). Empty: those checks are skipped.
+    std::string dataset;
 };
 
 // The embedded dataset shipped with the source tree (compile-time path), or "" if it is absent.
 std::string default_embedded_heads();
+// The model dataset of the default run: "minilm-l6" when find_dataset finds it, else "".
+std::string default_model_dataset();
 
 struct CheckInfo {
     std::string name;            // "thm3.5"
@@ -55,6 +60,7 @@ struct CheckInfo {
     // statement is reconstructed from a summary of its paper, not quoted from the paper.
     std::string source;
     std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
+    bool needs_dataset = false;    // runs on RunOptions::dataset; --all skips it when that is ""
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
@@ -73,7 +79,8 @@ CheckRun run_check(const CheckInfo& c, RunOptions opt);
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group);
 
 // Rejects options no check can run with: trials < 0, time_budget_s < 0, kappa_lambda other than
-// "nz" / "strict". Throws Error(Usage, message, parameter name). With a fixed shape A x B, refuses
+// "nz" / "strict", a dataset selector that does not parse (Usage) or names no dataset (NoInput).
+// Throws Error(Usage, message, parameter name). With a fixed shape A x B, refuses
 // (DataError, parameter "max_bytes") when a lower bound of any check's memory at that shape,
 // 8 min(4 A B, A^2) bytes, exceeds memory_limit_bytes().
 void check_run_options(const RunOptions& opt);

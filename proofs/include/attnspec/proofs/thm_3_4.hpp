@@ -9,9 +9,15 @@
 
 namespace attnspec::proofs {
 
+// Where the spectrum of J comes from: a dense SVD of the formed J with enclosures widened by the
+// forming error (small heads), or the large-scale engine (attention/jacobian_spectrum.hpp: the
+// eigenvalues of J J^T, the extreme triplets refined matrix-free and enclosed; J never formed),
+// for real-model heads whose J (Nd x 3Dd, D = 384) is too wide for a dense SVD in the run's time.
+enum class Thm34JRoute { dense, gram };
 struct Thm34Options {
     KappaConvention kappa_lambda = KappaConvention::nz;  // strict makes the bound vacuous (inf)
     double bound_factor = 1.0;                           // tests plant < 1 ("a wrong factor")
+    Thm34JRoute j_route = Thm34JRoute::dense;
 };
 // Hypothesis: J has full rank (numerical rank at rtol = max(m,n) eps, and sigma_min's enclosure
 // away from 0). Claim: kappa(J) <= kappa(X)^3 kappa(Lambda) kappa(W_V)(kappa(W_Q) + kappa(W_K))
