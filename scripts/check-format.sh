@@ -18,3 +18,12 @@ if [ ${#bad[@]} -ne 0 ]; then
   exit 1
 fi
 echo "check-format: all tracked C++/CUDA sources match .clang-format"
+# Catch test names become CTest names: a ';' splits one into two (neither runs) and a leading '-'
+# is read by Catch as an option (the test never runs). Both have happened; refuse them here.
+bad_names=$(git grep -n -E 'TEST_CASE\("(-|[^"]*;)' -- 'tests/*.cpp' || true)
+if [ -n "$bad_names" ]; then
+  echo "$bad_names"
+  echo "check-format: test names above hold ';' or start with '-' (CTest cannot run them)" >&2
+  exit 1
+fi
+echo "check-format: test names are safe for CTest"

@@ -191,7 +191,7 @@ TEST_CASE("neumann and fidelity --dataset use Q and K with biases", "[cli][datas
           std::vector<std::string>{"m:L1:H2:S1"});
 }
 
-TEST_CASE("--dataset: bad selectors, unknown names, ranges and conflicts", "[cli][dataset]") {
+TEST_CASE("dataset option: bad selectors, unknown names, ranges and conflicts", "[cli][dataset]") {
     const Dir dd;
     dd.write("m");
     attnspec::test::ModelFixture f;

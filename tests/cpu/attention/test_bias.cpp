@@ -158,7 +158,8 @@ TEST_CASE("biases: J_Q, J_K, J_V and J_X match complex step and central differen
         }
 }
 
-TEST_CASE("biases: J is the bias-free J of the augmented head [X 1], [W; b^T]", "[bias]") {
+TEST_CASE("biases: J is the bias-free J of the augmented head [X 1], W stacked over b^T",
+          "[bias]") {
     // docs/MATH.md §2: Q = X W_Q + 1 b_Q^T = [X 1] [W_Q; b_Q^T]. The augmented head is bias-free
     // (the paper's code path); its J restricted to the first D rows of each weight is J.
     for (const auto& [N, D, d] : kShapes) {
