@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "attnspec/base/memory.hpp"
 #include "attnspec/io/check_records.hpp"
 #include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/registry.hpp"
@@ -19,6 +20,11 @@ using namespace attnspec::fuzz;
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     init_common();
+    // A replay does O(m n^2) work on the stored matrices: under the 256 MiB budget of the other
+    // targets a legitimate W of (1000000, 4) took 87 s of CPU under ASan/UBSan at -O1 (1.7 s in a
+    // release build) and libFuzzer reported it as a timeout. 16 MiB keeps every accepted input
+    // well inside the 25 s limit and still exercises the refusal of larger declared sizes.
+    set_memory_limit_bytes(16.0 * 1024 * 1024);
     base_instance_files();
     base_report_files();
     return 0;
