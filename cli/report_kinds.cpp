@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "attnspec/base/errors.hpp"
@@ -79,6 +80,9 @@ std::string report_kind(const H5Reader& r) {
             if (g == group) return kind;
         groups += (groups.empty() ? "/" : ", /") + g;
     }
+    // cond / neumann over the heads of a dataset (--dataset): /heads/<k>/[<matrix>/]<kind>.
+    for (const auto& [kind, path] : dataset_groups(r))
+        if (!path.empty()) return kind;
     for (const auto& [kind, group] : report_kinds()) known += (known.empty() ? "" : ", ") + kind;
     const std::string root_kind = text_or(r, "/", "kind");
     fail_data(r.path() + ": a report of unknown kind (" +
@@ -90,9 +94,65 @@ std::string report_kind(const H5Reader& r) {
 Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary& s) {
     if (kind == "verify") return verify_page(s, r.path());
     if (kind == "jacobian") return jacobian_page(r);
+    if ((kind == "cond" || kind == "neumann") && !r.exists("/" + kind))
+        return dataset_page(r, kind);
     if (kind == "cond") return cond_page(r);
     if (kind == "neumann") return neumann_page(r);
     return fidelity_page(r);
+}
+
+std::vector<std::pair<std::string, std::string>> dataset_groups(const H5Reader& r) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!r.is_group("/heads")) return out;
+    auto heads = r.children("/heads");
+    std::stable_sort(heads.begin(), heads.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, ..., 10 in order
+    });
+    for (const auto& h : heads) {
+        const std::string hg = "/heads/" + h;
+        if (!r.is_group(hg)) continue;
+        if (r.is_group(hg + "/neumann")) out.emplace_back("neumann", hg + "/neumann");
+        for (const auto& m : r.children(hg))
+            if (r.is_group(hg + "/" + m) && r.is_group(hg + "/" + m + "/cond"))
+                out.emplace_back("cond", hg + "/" + m + "/cond");
+    }
+    return out;
+}
+
+Page dataset_page(const H5Reader& r, const std::string& kind) {
+    std::vector<std::string> labels;
+    if (r.exists("/dataset_heads")) labels = r.strings("/dataset_heads");
+    Page p;
+    p.kind = kind;
+    std::size_t n = 0;
+    for (const auto& [k, g] : dataset_groups(r)) {
+        if (k != kind) continue;
+        // /heads/<h>/[<matrix>/]<kind>: the head's label, and the matrix for cond.
+        const std::string rest = g.substr(std::string("/heads/").size());
+        const std::string h = rest.substr(0, rest.find('/'));
+        const std::size_t hi = std::strtoul(h.c_str(), nullptr, 10);
+        std::string label = hi < labels.size() ? labels[hi] : "head " + h;
+        if (kind == "cond")
+            label += " " + rest.substr(h.size() + 1, rest.rfind('/') - h.size() - 1);
+        Page one = kind == "cond" ? cond_page(r, g) : neumann_page(r, g);
+        if (n < 8)
+            for (const auto& line : one.summary) p.summary.push_back(label + ": " + line);
+        for (auto& sec : one.sections) {
+            sec.title = label + ": " + sec.title;
+            p.sections.push_back(std::move(sec));
+        }
+        ++n;
+    }
+    if (n == 0) fail_data(r.path() + ": no /heads/<k>/" + kind + " group");
+    const std::string sel = text_or(r, "/", "dataset", "a dataset");
+    p.summary.insert(
+        p.summary.begin(),
+        "Dataset run: " + kind + " on " + std::to_string(n) + " " +
+            (kind == "cond" ? "matrices" : "heads") + " selected by `" + sel + "`" +
+            (r.has_attr("/", "bias_form") ? " (" + text_or(r, "/", "bias_form") + ")"
+                                          : std::string()) +
+            (n > 8 ? "; the first 8 are summarised below, every one has its section" : "") + ".");
+    return p;
 }
 
 Page jacobian_page(const H5Reader& r) {
@@ -161,8 +221,7 @@ Page jacobian_page(const H5Reader& r) {
     return p;
 }
 
-Page cond_page(const H5Reader& r) {
-    const std::string g = "/cond";
+Page cond_page(const H5Reader& r, const std::string& g) {
     Page p;
     p.kind = "cond";
     const std::string conv = r.attr_as_text(g, "headline_convention");
@@ -207,8 +266,7 @@ Page cond_page(const H5Reader& r) {
     return p;
 }
 
-Page neumann_page(const H5Reader& r) {
-    const std::string g = "/neumann";
+Page neumann_page(const H5Reader& r, const std::string& g) {
     Page p;
     p.kind = "neumann";
     const double gamma = r.attr_double(g, "gamma"), rlo = r.attr_double(g, "rho_lo"),

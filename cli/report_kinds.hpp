@@ -26,8 +26,15 @@ Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary
 // `file`: the report's path; the page names only its last component (replay hints).
 Page verify_page(const ReportSummary& s, const std::string& file);
 Page jacobian_page(const H5Reader& r);
-Page cond_page(const H5Reader& r);
-Page neumann_page(const H5Reader& r);
+// `g`: the analysis group, "/cond" or "/neumann" of a single run, or one head's group of a
+// dataset run (dataset_groups).
+Page cond_page(const H5Reader& r, const std::string& g = "/cond");
+Page neumann_page(const H5Reader& r, const std::string& g = "/neumann");
+// A dataset run (`cond|neumann --dataset`): the groups /heads/<k>/neumann and
+// /heads/<k>/<matrix>/cond in head order, as {kind, group}; and their page (one section per group,
+// titled with the head's label from /dataset_heads).
+std::vector<std::pair<std::string, std::string>> dataset_groups(const H5Reader& r);
+Page dataset_page(const H5Reader& r, const std::string& kind);
 Page fidelity_page(const H5Reader& r);
 
 }  // namespace attnspec::cli

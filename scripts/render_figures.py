@@ -671,8 +671,8 @@ def figs_fidelity(rep):
 # --- Neumann truncation -----------------------------------------------------------------------
 
 
-def figs_neumann(rep):
-    base = "/neumann/truncation"
+def figs_neumann(rep, g="/neumann", fid="neumann-truncation", label=""):
+    base = g + "/truncation"
     K = rep.numbers(base + "/K")
     err, bound = rep.numbers(base + "/error", len(K)), rep.numbers(base + "/bound", len(K))
     if not len(K):
@@ -690,13 +690,16 @@ def figs_neumann(rep):
     ax.set_yscale("log")
     ax.set_xlabel("truncation order K")
     ax.set_ylabel("truncation error (2-norm, dimensionless)")
-    ax.set_title("Neumann truncation error (γ = %s)" % fmt(rep.attr("/neumann", "gamma", float)))
+    ax.set_title("%sNeumann truncation error (γ = %s)" % (label + ": " if label else "",
+                                                          fmt(rep.attr(g, "gamma", float))))
     ax.legend()
     caption = ("Truncation error of the Neumann series against its bound, N = %d; the bound "
-               "uses the upper enclosure of ‖Â‖₂." % rep.attr("/neumann", "N", int))
+               "uses the upper enclosure of ‖Â‖₂." % rep.attr(g, "N", int))
+    if label:
+        caption = label + ": " + caption
     data = {"K": as_list(K), "error": as_list(err), "bound": as_list(bound),
             "target": as_list([target])[0], "K_for_target": k_target}
-    return [Figure("neumann-truncation", "neumann", caption, data, fig)]
+    return [Figure(fid, "neumann", caption, data, fig)]
 
 
 # --- singular values: jacobian --svd full, cond -----------------------------------------------
@@ -782,10 +785,10 @@ def fig_jacobian_extremes(rep, extremes):
     return Figure("jacobian-extremes", "jacobian", caption, data, fig)
 
 
-def figs_cond(rep):
-    sigma = rep.numbers("/cond/sigma")
+def figs_cond(rep, g="/cond", fid="cond-sigma", label=""):
+    sigma = rep.numbers(g + "/sigma")
     n = len(sigma)
-    lo, hi = rep.numbers("/cond/sigma_lo", n), rep.numbers("/cond/sigma_hi", n)
+    lo, hi = rep.numbers(g + "/sigma_lo", n), rep.numbers(g + "/sigma_hi", n)
     if not n:
         return []
     fig, axes = new_figure(height=3.2)
@@ -800,14 +803,16 @@ def figs_cond(rep):
     ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel("singular value index i")
     ax.set_ylabel(r"$\sigma_i$ (units of the matrix)")
-    ax.set_title("Singular values of %s" % rep.attr("/cond", "dataset", str, "the matrix"))
+    ax.set_title("Singular values of %s" % (label or rep.attr(g, "dataset", str, "the matrix")))
     ax.legend()
-    kappa = rep.attr("/cond/kappa_strict", "value", float, math.nan)
+    kappa = rep.attr(g + "/kappa_strict", "value", float, math.nan)
     caption = "Singular values with their certified enclosures; κ (strict) = %s, method %s." % (
-        fmt(kappa), rep.attr("/cond", "method", str, "unknown"))
+        fmt(kappa), rep.attr(g, "method", str, "unknown"))
+    if label:
+        caption = label + ": " + caption
     data = {"sigma": as_list(sigma), "sigma_lo": as_list(lo), "sigma_hi": as_list(hi),
             "kappa_strict": as_list([kappa])[0]}
-    return [Figure("cond-sigma", "cond", caption, data, fig)]
+    return [Figure(fid, "cond", caption, data, fig)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -821,6 +826,34 @@ EXPERIMENT_FIGURES = {
 }
 GROUP_FIGURES = [("jacobian", figs_jacobian), ("cond", figs_cond), ("neumann", figs_neumann),
                  ("fidelity", figs_fidelity)]
+
+
+MAX_DATASET_FIGURES = 6
+
+
+def dataset_figures(rep, notes):
+    """cond / neumann over the heads of a dataset (--dataset): /heads/<k>/neumann and
+    /heads/<k>/<matrix>/cond, one figure per group for the first MAX_DATASET_FIGURES groups."""
+    if rep.has("/cond") or rep.has("/neumann") or not rep.has("/heads"):
+        return []
+    labels = list(rep.labels("/dataset_heads")) if rep.has("/dataset_heads") else []
+    groups = []
+    for h in sorted(rep.children("/heads"), key=lambda x: (len(x), x)):
+        hg = "/heads/" + h
+        label = labels[int(h)] if h.isdigit() and int(h) < len(labels) else "head " + h
+        if rep.has(hg + "/neumann"):
+            groups.append((figs_neumann, hg + "/neumann", "neumann-truncation-" + h, label))
+        for m in rep.children(hg):
+            if rep.has(hg + "/" + m + "/cond"):
+                groups.append((figs_cond, hg + "/" + m + "/cond", "cond-sigma-%s-%s" % (h, m),
+                               label + " " + m))
+    if len(groups) > MAX_DATASET_FIGURES:
+        notes.append("dataset run: figures for the first %d of %d groups"
+                     % (MAX_DATASET_FIGURES, len(groups)))
+    figures = []
+    for handler, g, fid, label in groups[:MAX_DATASET_FIGURES]:
+        figures += handler(rep, g, fid, label)
+    return figures
 
 
 def collect(rep, notes):
@@ -848,6 +881,7 @@ def collect(rep, notes):
             figures += drawn
             if not drawn:
                 notes.append("/%s: nothing to plot" % group)
+    figures += dataset_figures(rep, notes)
     for name in rep.children("/"):
         if name.replace("_", "-").startswith("gpu-check"):
             notes.append("/%s: gpu-check report present; its CPU-vs-GPU figure is not drawn yet"

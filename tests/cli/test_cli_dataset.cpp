@@ -2,6 +2,9 @@
 // fixtures (tests/model_fixture.hpp) in a directory named by $ATTNSPEC_DATASETS: each command's
 // result is compared with the same computation fed through --input, and bad selectors, unknown
 // names, indices out of range and conflicting options exit with the documented codes.
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "attnspec/io/h5.hpp"
@@ -228,4 +231,39 @@ TEST_CASE("dataset option: bad selectors, unknown names, ranges and conflicts", 
     const auto big = run_cli("neumann --dataset m --max-memory 1KiB --no-report");
     CHECK(big.code == 65);
     CHECK(has(big.err, "loading --dataset 'm'"));
+}
+
+// A dataset run writes /heads/<k>/neumann and /heads/<k>/<matrix>/cond instead of one /neumann or
+// /cond group; report show|render read them (before: "a report of unknown kind", exit 65).
+TEST_CASE("report show and render read cond and neumann reports of a dataset run",
+          "[cli][dataset][report]") {
+    const Dir dd;
+    dd.write("m");
+    REQUIRE(run_cli("neumann --dataset m:1:*:1 --out " + dd.dir + "/n.h5").code == 0);
+    REQUIRE(run_cli("cond --dataset m:0:1 --out " + dd.dir + "/c.h5").code == 0);
+    const auto n = run_cli("report render " + dd.dir + "/n.h5 --no-figures");
+    INFO(n.err);
+    REQUIRE(n.code == 0);
+    CHECK(has(n.out, "# attnspec neumann report"));
+    CHECK(has(n.out, "Dataset run: neumann on 3 heads selected by `m:1:*:1`"));
+    for (const char* h : {"## m:L1:H0:S1: Neumann kernel", "## m:L1:H1:S1: Neumann kernel",
+                          "## m:L1:H2:S1: Neumann kernel"})
+        CHECK(has(n.out, h));
+    const auto c = run_cli("report show " + dd.dir + "/c.h5");
+    INFO(c.err);
+    REQUIRE(c.code == 0);
+    CHECK(has(c.out, "Dataset run: cond on 3 matrices selected by `m:0:1`"));
+    for (const char* m : {"m:L0:H1 W_Q: ", "m:L0:H1 W_K: ", "m:L0:H1 W_V: "}) CHECK(has(c.out, m));
+    // The figures script draws one figure per group (needs matplotlib: skipped without it).
+    if (std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") != 0) {
+        WARN("matplotlib missing: the dataset figures are not checked");
+        return;
+    }
+    const auto f = run_cli("report render " + dd.dir + "/n.h5 --out " + dd.dir + "/page");
+    INFO(f.err);
+    REQUIRE(f.code == 0);
+    std::ifstream tsv(dd.dir + "/page/figures/figures.tsv");
+    const std::string text((std::istreambuf_iterator<char>(tsv)), std::istreambuf_iterator<char>());
+    for (const char* id : {"neumann-truncation-0\tneumann", "neumann-truncation-2\tneumann"})
+        CHECK(has(text, id));
 }
