@@ -88,8 +88,11 @@ Head stored_head(const H5Reader& r, const std::string& group) {
 std::vector<std::pair<std::string, Head>> load_heads(const std::string& path) {
     AttentionHeads in = load_attention_heads(path);
     std::vector<std::pair<std::string, Head>> out;
-    for (std::size_t h = 0; h < in.size(); ++h)
-        out.emplace_back(std::move(in.names[h]), std::move(in.heads[h]));
+    for (std::size_t h = 0; h < in.size(); ++h) {
+        Head& head = in.heads[h];
+        head.b_Q.resize(0), head.b_K.resize(0), head.b_V.resize(0);  // bias-free: the paper's form
+        out.emplace_back(std::move(in.names[h]), std::move(head));
+    }
     return out;
 }
 

@@ -2,6 +2,8 @@
 // independent confirmation of a thm3.4 counterexample.
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/io/attention_input.hpp"
+#include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/proofs/thm_3_3.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
@@ -88,4 +90,22 @@ TEST_CASE("thm3.4 counterexample confirmed by an independent route", "[thm3.4]")
         CHECK(k > bound);
         CHECK_THAT(k, Catch::Matchers::WithinRel(bad->value("kappa(J)"), 1e-4));
     }
+}
+
+// The embedded heads join the theorem checks in the paper's bias-free form: a file's biases are
+// dropped (a planted b_Q would change J: test_bias.cpp).
+TEST_CASE("embedded heads lose their biases before the theorem checks", "[proofs][bias]") {
+    const std::string path = attnspec::test::temp_dir() + "/biased_heads.h5";
+    {
+        H5Group root(
+            H5Id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose));
+        root.write("X", Eigen::MatrixXd::Random(5, 4).eval());
+        for (const char* w : {"W_Q", "W_K", "W_V"})
+            root.write(w, Eigen::MatrixXd::Random(4, 2).eval());
+        for (const char* b : {"b_Q", "b_K", "b_V"}) root.write(b, std::vector<double>{3.0, -2.0});
+    }
+    REQUIRE(load_attention_heads(path).heads.at(0).biased());  // the file does hold biases
+    const auto heads = load_heads(path);
+    REQUIRE(heads.size() == 1);
+    CHECK_FALSE(heads[0].second.biased());
 }

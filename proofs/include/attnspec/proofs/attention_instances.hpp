@@ -30,7 +30,8 @@ Head draw_head(const AttentionRegime& r, std::uint64_t seed);
 Head stored_head(const H5Reader& r, const std::string& group);
 void store_head(CheckResult& res, const Head& h);
 // Every head of a file in the attention input schema (reports/SCHEMA.md, "Attention input
-// files"; read by io/attention_input.hpp), in file order.
+// files"; read by io/attention_input.hpp), in file order, in the paper's bias-free form: biases
+// b_Q, b_K, b_V the file may hold are dropped (the theorem checks test the statements as made).
 // Errors: NoInput (missing), DataError (malformed, shapes, NaN).
 std::vector<std::pair<std::string, Head>> load_heads(const std::string& path);
 
