@@ -57,7 +57,7 @@ CheckRun run_model_kappa_j(const RunOptions& opt) {
         "kappa(J) of the heads of " + plan.info.name +
             " with their own s, beside the thm3.4 bound and its factors (bias-free)",
         "", heads_per_sentence(plan), [&](const ModelUnit& u) {
-            CheckResult r = check_thm_3_4_model(load_unit_head(plan, u, false), o);
+            CheckResult r = check_thm_3_4_model(load_unit_head(plan, u, true), o);
             r.check = "model-kappa-J";
             r.instance.clear();  // the table holds every number; the matrices stay in the dataset
             r.values.emplace_back("thm3.4_verdict", static_cast<double>(r.verdict));

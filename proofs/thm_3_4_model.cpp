@@ -26,7 +26,7 @@ CheckRun run_thm_3_4_model(const RunOptions& opt) {
                            "+ kappa(X) kappa(S) on the heads of " +
                                plan.info.name + " (bias-free, s of the model)",
                            "bound", heads_per_sentence(plan), [&](const ModelUnit& u) {
-                               return check_thm_3_4_model(load_unit_head(plan, u, false), o);
+                               return check_thm_3_4_model(load_unit_head(plan, u, true), o);
                            });
 }
 
