@@ -81,8 +81,7 @@ std::string report_kind(const H5Reader& r) {
         groups += (groups.empty() ? "/" : ", /") + g;
     }
     // cond / neumann over the heads of a dataset (--dataset): /heads/<k>/[<matrix>/]<kind>.
-    for (const auto& [kind, path] : dataset_groups(r))
-        if (!path.empty()) return kind;
+    if (const auto found = dataset_groups(r); !found.empty()) return found.front().first;
     for (const auto& [kind, group] : report_kinds()) known += (known.empty() ? "" : ", ") + kind;
     const std::string root_kind = text_or(r, "/", "kind");
     fail_data(r.path() + ": a report of unknown kind (" +
