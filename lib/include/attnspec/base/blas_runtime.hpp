@@ -1,0 +1,52 @@
+// The BLAS that runs under attnspec's dense kernels (LAPACKE over OpenBLAS, or another BLAS):
+// which library and core type it uses, why, and how many threads it may start. Issue 13.
+//
+// OpenBLAS chooses its kernels once, when it loads (before main), from the CPU it recognises; an
+// OpenBLAS older than the CPU falls back to its generic Prescott kernels (Debian 12's 0.3.21 on
+// Sapphire/Emerald Rapids). select_blas_kernels() is the first call of every attnspec program
+// (the CLI, the test and benchmark mains): when the library is OpenBLAS, the user has not set
+// OPENBLAS_CORETYPE, and the CPU's features support a faster core than the one loaded, it sets
+// OPENBLAS_CORETYPE and re-executes the program once (the only way to change that choice).
+// ATTNSPEC_BLAS_CORE overrides: "auto" (default), "off" (keep what OpenBLAS chose), or a core
+// name passed to OpenBLAS as is (e.g. Haswell, SkylakeX, Cooperlake).
+#pragma once
+#include <string>
+
+namespace attnspec {
+
+struct BlasInfo {
+    std::string library;  // "OpenBLAS 0.3.21 ..." (openblas_get_config) or "unknown BLAS"
+    std::string core;     // the core type that runs, e.g. "Cooperlake"; "" when unknown
+    std::string reason;   // one line: why this core (detected, chosen by attnspec from the
+                          // CPU features, set by the user through OPENBLAS_CORETYPE, ...)
+    std::string cpu;      // the CPU's model name and the features that decided
+    int threads = 1;      // BLAS threads now (openblas_get_num_threads), 1 when unknown
+};
+
+// What runs now. Cost: a few library queries and /proc/cpuinfo.
+BlasInfo blas_info();
+
+// May not return: re-executes argv[0] (as /proc/self/exe) with OPENBLAS_CORETYPE set, at most
+// once per process tree (guarded by an environment variable). Call it first in main().
+void select_blas_kernels(int argc, char** argv);
+
+// The BLAS's thread count (process-wide). set_blas_threads(n <= 0) is ignored. No-op for a BLAS
+// without a thread control.
+int blas_threads();
+void set_blas_threads(int n);
+
+// Sets the BLAS thread count for its lifetime and restores the old one. Parallel verify runs
+// with one BLAS thread in every worker, whatever --threads is, so that each instance runs the
+// same single-threaded code for any thread count (bit-identical results).
+class BlasThreadsScope {
+  public:
+    explicit BlasThreadsScope(int n) : old_(blas_threads()) { set_blas_threads(n); }
+    ~BlasThreadsScope() { set_blas_threads(old_); }
+    BlasThreadsScope(const BlasThreadsScope&) = delete;
+    BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;
+
+  private:
+    int old_;
+};
+
+}  // namespace attnspec
