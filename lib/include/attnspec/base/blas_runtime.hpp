@@ -15,13 +15,20 @@
 namespace attnspec {
 
 struct BlasInfo {
-    std::string library;  // "OpenBLAS 0.3.21 ..." (openblas_get_config) or "unknown BLAS"
-    std::string core;     // the core type that runs, e.g. "Cooperlake"; "" when unknown
-    std::string reason;   // one line: why this core (detected, chosen by attnspec from the
-                          // CPU features, set by the user through OPENBLAS_CORETYPE, ...)
-    std::string cpu;      // the CPU's model name and the features that decided
-    int threads = 1;      // BLAS threads now (openblas_get_num_threads), 1 when unknown
+    std::string library;   // "OpenBLAS 0.3.21 ..." (openblas_get_config) or "unknown BLAS"
+    std::string core;      // the core type that runs, e.g. "Cooperlake"; "" when unknown
+    std::string reason;    // one line: why this core (detected, chosen by attnspec from the
+                           // CPU features, set by the user through OPENBLAS_CORETYPE, ...)
+    std::string cpu;       // the CPU's model name and the features that decided
+    int threads = 1;       // BLAS threads now (openblas_get_num_threads), 1 when unknown
+    std::string detected;  // the core OpenBLAS chose on its own; "" when unknown (the user set
+                           // OPENBLAS_CORETYPE, or not OpenBLAS)
+    std::string best;      // the best core of this OpenBLAS build for the CPU's features; ""
+                           // when none is known (not OpenBLAS, not x86-64)
 };
+
+// How to override the choice, one line (attnspec info prints it).
+std::string blas_override_help();
 
 // What runs now. Cost: a few library queries and /proc/cpuinfo.
 BlasInfo blas_info();
