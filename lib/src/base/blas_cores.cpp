@@ -95,7 +95,7 @@ unsigned long long xcr0() {
 
 std::string brand_string() {
     unsigned r[12] = {};
-    if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000004u) return "";
+    if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000004u) return "";
     for (unsigned i = 0; i < 3; ++i)
         __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
     std::string s(reinterpret_cast<const char*>(r), sizeof r);
@@ -139,7 +139,7 @@ CpuFeatures cpu_features() {
     CpuFeatures f;
 #ifdef ATTNSPEC_HAVE_CPUID
     unsigned a = 0, b = 0, c = 0, d = 0;
-    const unsigned max_leaf = __get_cpuid_max(0, &b);
+    const auto max_leaf = static_cast<unsigned>(__get_cpuid_max(0, &b));
     if (max_leaf < 1) return f;
     f.x86 = true;
     __get_cpuid(0, &a, &b, &c, &d);
