@@ -95,7 +95,8 @@ TEST_CASE("ATTNSPEC_BLAS_CORE=off keeps OpenBLAS's choice, the default takes the
 
 TEST_CASE("ATTNSPEC_BLAS_CORE forces a core, OPENBLAS_CORETYPE wins, a bad name is a usage error",
           "[blas][cli]") {
-    if (info_with(std::nullopt, std::nullopt)["blas_core"] == "unknown") {
+    auto dflt = info_with(std::nullopt, std::nullopt);
+    if (dflt["blas_core"] == "unknown") {
         WARN("not OpenBLAS: attnspec chooses no kernels");
         return;
     }
@@ -105,6 +106,13 @@ TEST_CASE("ATTNSPEC_BLAS_CORE forces a core, OPENBLAS_CORETYPE wins, a bad name 
     auto user = info_with("off", "Core2");
     CHECK(user["blas_core"] == "Core2");
     CHECK(user["blas_core_reason"] == "set by the user: OPENBLAS_CORETYPE=Core2");
+    if (dflt["blas_core_best_for_cpu"] != "SapphireRapids") {
+        // Forcing a core the CPU or this OpenBLAS build lacks is refused, not run into SIGILL.
+        EnvScope sr("ATTNSPEC_BLAS_CORE", std::string("SapphireRapids"));
+        const auto r = run_cli("info");
+        CHECK(r.code == 64);
+        CHECK(r.err.find("ATTNSPEC_BLAS_CORE = SapphireRapids") != std::string::npos);
+    }
     EnvScope bad("ATTNSPEC_BLAS_CORE", std::string("Skylake"));
     const auto r = run_cli("info");
     CHECK(r.code == 64);
