@@ -33,8 +33,13 @@ std::string blas_override_help();
 // What runs now. Cost: a few library queries and /proc/cpuinfo.
 BlasInfo blas_info();
 
-// May not return: re-executes argv[0] (as /proc/self/exe) with OPENBLAS_CORETYPE set, at most
-// once per process tree (guarded by an environment variable). Call it first in main().
+// May not return: re-executes /proc/self/exe with the same argv and OPENBLAS_CORETYPE set, at
+// most once (the marker ATTNSPEC_BLAS_REEXEC carries this pid, which execv keeps). The restarted
+// process checks the core OpenBLAS loaded, warns on stderr when it is not the one asked, and
+// removes both variables again, so child processes see the user's environment and choose for
+// themselves. If execv fails it goes on with OpenBLAS's choice (blas_info().reason says so). A
+// bad ATTNSPEC_BLAS_CORE (not auto/off/a core name, or a core the CPU or the OpenBLAS build
+// lacks) prints one line and exits 64. Call it first in main(), before any thread starts.
 void select_blas_kernels(int argc, char** argv);
 
 // The BLAS's thread count (process-wide). set_blas_threads(n <= 0) is ignored. No-op for a BLAS
