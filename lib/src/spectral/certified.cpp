@@ -130,19 +130,25 @@ double rump_slack(const Eigen::MatrixXd& G, const Eigen::VectorXd& w, double err
 }
 
 namespace {
-// ||W^-1 |L|||_2^2 for the computed factor L (lower): min(||.||_F^2, ||.||_1 ||.||_inf), rounded
-// up.
+// ||W^-1 |L|||_2^2 for the computed factor L (lower), rounded up: the least of ||.||_F^2,
+// ||.||_1 ||.||_inf and the Collatz-Wielandt bound max_i (M^T M x)_i / x_i (M = W^-1 |L| >= 0,
+// any x > 0) at x from 30 power steps; nonnegative sums have relative rounding <= gamma_n.
 double scaled_factor_norm2(const Eigen::MatrixXd& L, const Eigen::VectorXd& w) {
     const Eigen::Index n = L.rows();
-    Eigen::VectorXd col = Eigen::VectorXd::Zero(n), row = Eigen::VectorXd::Zero(n);
-    double fro = 0;
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
     for (Eigen::Index j = 0; j < n; ++j)
-        for (Eigen::Index i = j; i < n; ++i) {
-            const double x = std::abs(L(i, j)) / w[i];
-            col[j] += x, row[i] += x, fro += x * x;
-        }
-    const double r = std::min(fro, col.maxCoeff() * row.maxCoeff());
-    return r * (1 + gamma(2.0 * static_cast<double>(n) + 4));
+        for (Eigen::Index i = j; i < n; ++i) M(i, j) = std::abs(L(i, j)) / w[i];
+    const double fro = M.squaredNorm();
+    const double one_inf = M.colwise().sum().maxCoeff() * M.rowwise().sum().maxCoeff();
+    Eigen::VectorXd x = Eigen::VectorXd::Ones(n), y(n);
+    for (int k = 0; k < 30; ++k) {
+        y = M.transpose().triangularView<Eigen::Upper>() * (M.triangularView<Eigen::Lower>() * x);
+        x = y / y.maxCoeff();
+    }
+    y = M.transpose().triangularView<Eigen::Upper>() * (M.triangularView<Eigen::Lower>() * x);
+    double cw = std::numeric_limits<double>::infinity();
+    if (x.minCoeff() > 0) cw = (y.array() / x.array()).maxCoeff();
+    return std::min({fro, one_inf, cw}) * (1 + gamma(2.0 * static_cast<double>(n) + 8));
 }
 }  // namespace
 

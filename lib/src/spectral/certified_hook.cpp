@@ -32,6 +32,10 @@ void certify_min(const LinearOperator& J, const LargeSvdOptions& opt, double pad
     notes.push_back(r.method + "; minus the product error " + value_text(pad) + " (A2)");
     notes.insert(notes.end(), r.notes.begin(), r.notes.end());
     if (!r.certified) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "certify: sigma_min >= %.12g, %.3g relative below sigma",
+                  r.sigma_lo, (t.sigma - r.sigma_lo) / t.sigma);
+    notes.emplace_back(buf);
     if (r.sigma_lo > t.enclosure.hi) {
         notes.emplace_back("certify: bound above the enclosure's upper end (assumptions violated)");
         return;
