@@ -8,6 +8,12 @@
 
 namespace attnspec::opspec {
 
+namespace {
+// auto runs the certificate up to 4 n^2 m = 5e11 flops (the (64, 128, 32) head: 2e11, ~30 s on
+// two loaded cores); larger ones only with --certify always.
+constexpr double kAutoFlops = 5e11;
+}  // namespace
+
 void certify_min(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
                  std::vector<std::string>& notes) {
     if (opt.certify == CertifyMode::never) return;
@@ -15,13 +21,14 @@ void certify_min(const LinearOperator& J, const LargeSvdOptions& opt, double pad
     const bool needed = !(t.enclosure.lo > 0) || !(width <= 1e-6);
     if (opt.certify == CertifyMode::auto_select && !needed) return;
     const double n = static_cast<double>(J.rows()), m = static_cast<double>(J.cols());
-    const double bytes = 8.0 * (3 * n * m + 3 * n * n);
-    if (opt.certify == CertifyMode::auto_select && bytes > opt.max_bytes) {
-        char buf[200];
+    const double bytes = 8.0 * (3 * n * m + 3 * n * n), flops = 4 * n * n * m;
+    if (opt.certify == CertifyMode::auto_select && (bytes > opt.max_bytes || flops > kAutoFlops)) {
+        char buf[240];
         std::snprintf(buf, sizeof buf,
-                      "certify (auto): skipped, the rows of J and their split need %.3g GB > "
-                      "max_bytes %.3g GB (--certify always refuses with exit 65)",
-                      bytes / 1e9, opt.max_bytes / 1e9);
+                      "certify (auto): skipped, the rows of J and their split need %.3g GB "
+                      "(max_bytes %.3g GB) and %.3g flops (auto's cap %.3g); --certify always "
+                      "runs it (exit 65 above max_bytes)",
+                      bytes / 1e9, opt.max_bytes / 1e9, flops, kAutoFlops);
         notes.emplace_back(buf);
         return;
     }
