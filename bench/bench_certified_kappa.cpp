@@ -5,8 +5,8 @@
 // and the BLAS core that ran.
 // Usage: bench_certified_kappa [medium|small|vit] [weight_scale] [seed]
 //   small (32, 64, 16), medium (64, 128, 32, default), vit (197, 768, 64: the head; its
-//   rows of J and their split need ~45 GB, so the certificate is refused there - see
-//   proofs/spectral_enclosure.md §6).
+//   rows of J and their split need ~45 GB, so the certificate is refused above the engine's 8 GiB
+//   max_bytes and the bench prints the refusal - see proofs/spectral_enclosure.md §6).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +15,7 @@
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/attention/jacobian_spectrum.hpp"
 #include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/errors.hpp"
 #include "bench_common.hpp"
 
 using namespace attnspec;
@@ -29,7 +30,6 @@ Run run(const Head& h, CertifyMode mode) {
     LargeSvdOptions o;
     o.mode = LargeSvdMode::extremal;
     o.certify = mode;
-    o.max_bytes = 60e9;
     const auto t0 = std::chrono::steady_clock::now();
     Run r;
     r.s = jacobian_spectrum(h, o);
@@ -68,7 +68,13 @@ int main(int argc, char** argv) {
     const Head h = random_head(rs);
     const Run plain = run(h, CertifyMode::never);
     print("uncertified", plain);
-    const Run cert = run(h, CertifyMode::always);
+    Run cert;
+    try {
+        cert = run(h, CertifyMode::always);
+    } catch (const Error& e) {  // ViT-B: the rows of J are refused above max_bytes (8 GiB)
+        std::printf("  certified   refused: %s\n", e.what());
+        return 0;
+    }
     print("certified", cert);
     std::printf("  time ratio certified / uncertified = %.2f = %.2f x the 2x target\n",
                 cert.seconds / plain.seconds, cert.seconds / plain.seconds / 2);
