@@ -205,7 +205,7 @@ CertifiedMin certify_lambda_min(const CompensatedGram& g, const double lambda_es
             break;
         }
         if (t.factored)  // factored, but its rounding needs a larger slack: retry with that
-            c = 1.05 * t.c_needed, margin = std::max(margin, 2 * c * along + 4 * kU * lambda_est);
+            c = 1.05 * t.c_needed, margin = std::max(margin, 1.2 * c * along + 4 * kU * lambda_est);
         else
             margin *= 4;
     }
