@@ -26,6 +26,7 @@ struct Options {
     CommonOptions common;
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
     std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd, bias = "keep";
+    std::string certify = "auto";
     long heads = 1;
     double weight_scale = 1.0;
     std::string dataset;  // --dataset selector (sentence 0 unless given)
@@ -57,7 +58,9 @@ const char* kHelp =
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
     "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
     "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
-    "      kappa(J) from J J^T and matrix-free refinement; dense J, 15 GB, is skipped)\n";
+    "      kappa(J) from J J^T and matrix-free refinement; dense J, 15 GB, is skipped)\n"
+    "  attnspec jacobian --random 32,64,16 --seed 3 --svd extremal --certify always --no-report\n"
+    "      (sigma_min's lower end certified by a verified Cholesky: basis rump-cholesky)\n";
 
 void declare_options(po::options_description& desc, Options& o) {
     desc.add_options()(
@@ -101,7 +104,12 @@ void declare_options(po::options_description& desc, Options& o) {
         "also compute sigma_max, sigma_min, kappa (strict and nz), rank, enclosures and triplet "
         "residuals of each head's J with the spectral engine: full (all eigenvalues of J J^T), "
         "extremal (Lanczos), auto (full up to 2048 rows). J J^T is assembled from the factors, "
-        "so this works where dense J is refused (then J itself is skipped)");
+        "so this works where dense J is refused (then J itself is skipped)")(
+        "certify", po::value(&o.certify),
+        "with --svd: certified lower bound on sigma_min by a verified Cholesky of J J^T - tau I "
+        "(Rump; proofs/spectral_enclosure.md §6): auto (default: when the refined bound is 0 or "
+        "wider than 1e-6 relative, fits --max-memory and needs <= 5e11 flops, e.g. up to a "
+        "(64, 128, 32) head), always, never");
 }
 
 // The heads: read from --input, or a seeded random layer sharing X.
@@ -283,6 +291,7 @@ int run_jacobian(const Invocation& inv) {
     }
     jo.spectrum = !o.svd.empty();
     if (jo.spectrum) jo.svd.mode = large_svd_mode_from_string(o.svd);
+    jo.svd.certify = certify_mode_from_string(o.certify);
     const JacobianPlan plan = plan_jacobians(in.heads, jo);
     const std::string what = jacobian_symbol(jo.wrt);
     if (!plan.dense)

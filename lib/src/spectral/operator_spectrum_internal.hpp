@@ -92,4 +92,12 @@ void refine_min(const LinearOperator& J, const CholShiftOp& chol, const GramEigs
                 double gram_error, double pe, double smax, double pad, int steps, int pcg_max_iter,
                 RefinedTriplet& t);
 
+// ---- certified_hook.cpp -------------------------------------------------------------------------
+
+// opt.certify: replaces t's lower end by the certified bound of spectral/certified.hpp minus pad
+// (the product error, A2) (auto: when it is 0 or wider than 1e-6 relative, and the work fits
+// opt.max_bytes). Notes what it did.
+void certify_min(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
+                 std::vector<std::string>& notes);
+
 }  // namespace attnspec::opspec

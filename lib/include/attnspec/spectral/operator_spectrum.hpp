@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attnspec/spectral/certified.hpp"
 #include "attnspec/spectral/operators.hpp"
 #include "attnspec/spectral/svd.hpp"
 
@@ -30,6 +31,10 @@ struct LargeSvdOptions {
     // 4 sqrt(rows + cols) u. Callers with an a-priori bound pass it.
     double product_rel_error = -1;
     double max_bytes = 8.0 * (1ull << 30);  // refuse Gram + factor copies above this
+    // Certified lower bound on sigma_min (spectral/certified.hpp) when the refined one is 0 or
+    // wider than 1e-6 relative and the work is moderate (auto), always, or never (the library's
+    // default, so verify's theorem checks are unchanged; `jacobian --certify` defaults to auto).
+    CertifyMode certify = CertifyMode::never;
 };
 
 struct RefinedTriplet {
