@@ -163,8 +163,9 @@ std::string source_of(const Options& o, const AttentionHeads& in) {
 
 // Why J is not in the report, in terms of the options.
 std::string not_stored_cause(const JacobianPlan& p) {
-    return p.dense ? "above --store-limit"
-                   : "not formed: --svd needs no dense J; --store-j forms it";
+    if (p.dense) return "above --store-limit";
+    return std::string(p.fits ? "not formed" : "not formed, above --max-memory") +
+           ": --svd needs no dense J, --store-j forms it";
 }
 
 // "" when every head is described by the header line, else " (name; N, D, d = ...; s = ...)".
@@ -237,7 +238,7 @@ void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::
                   << r.cols << (a.plan.dense ? "" : " (not formed)");
         if (std::isfinite(r.frobenius))
             std::cout << ", ||" << what << "||_F = " << format_number(r.frobenius)
-                      << (a.plan.dense ? "" : " (from the Gram spectrum)");
+                      << (a.plan.dense ? "" : " (from J J^T)");
         if (a.plan.dense)
             std::cout << ", max |entry| = " << format_number(r.max_abs) << ", "
                       << format_number(r.seconds, 3) << " s";

@@ -42,12 +42,14 @@ JacobianPlan plan_jacobians(const std::vector<Head>& heads, const JacobianOption
     // kept, when asked for (store) or when it is small (store_bytes).
     const bool small = p.bytes <= opt.store_bytes && p.bytes <= opt.max_bytes;
     p.dense = !opt.spectrum || opt.store || small;
+    p.fits = p.bytes <= opt.max_bytes;
     if (!p.dense)
-        p.why_not_dense =
-            what + " (" + human_bytes(p.bytes) + ") is not needed: the spectrum uses " +
-            jacobian_symbol(opt.wrt) + " " + jacobian_symbol(opt.wrt) +
-            "^T and matrix-free products; above store_bytes = " + human_bytes(opt.store_bytes) +
-            ", not formed";
+        p.why_not_dense = what + " (" + human_bytes(p.bytes) +
+                          ") is not needed: the spectrum uses " + jacobian_symbol(opt.wrt) + " " +
+                          jacobian_symbol(opt.wrt) + "^T and matrix-free products; above " +
+                          (p.fits ? "store_bytes = " + human_bytes(opt.store_bytes)
+                                  : "max_bytes = " + human_bytes(opt.max_bytes)) +
+                          ", not formed";
     else if (!(p.bytes <= opt.max_bytes))
         throw Error(ExitCode::DataError,
                     what + " of one head would need " + human_bytes(p.bytes) +

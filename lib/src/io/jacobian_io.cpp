@@ -74,7 +74,9 @@ void JacobianSection::finish(const JacobianAnalysis& a) {
         g_.attr("layer", "not reported: each head has its own X (a layer needs a shared X)");
     g_.attr("stored", a.plan.store   ? "yes"
                       : a.plan.dense ? "no (above --store-limit)"
-                                     : "no (not formed: --svd needs no dense J)");
+                      : a.plan.fits
+                          ? "no (not formed: --svd needs no dense J)"
+                          : "no (not formed: above --max-memory; --svd needs no dense J)");
 }
 
 }  // namespace attnspec

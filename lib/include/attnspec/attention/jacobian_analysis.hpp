@@ -38,6 +38,7 @@ struct JacobianPlan {
     // needs dense J (J J^T from the factors, matrix-free J v and J^T u).
     bool dense = true;
     bool store = true;  // J is handed to the sink for the report (dense; store or <= store_bytes)
+    bool fits = true;   // bytes <= max_bytes
     std::string why_not_dense;   // why J is not formed; empty when it is
     std::string why_not_stored;  // why J is not kept for the report; empty when it is
 };
