@@ -48,9 +48,9 @@ const char* kHelp =
     "biases b_Q, b_K, b_V (J at Q = X W_Q + 1 b_Q^T, ...; --bias drop for the paper's\n"
     "bias-free form) and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or\n"
     "oversized problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
-    "examples: (times on 2 cores)\n"
+    "examples: (times measured on 2 busy cores, OpenBLAS Cooperlake kernels)\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm --svd auto\n"
-    "      (MiniLM size: kappa(J) in ~2 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
+    "      (MiniLM size: kappa(J) in ~4 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
@@ -61,12 +61,12 @@ const char* kHelp =
     "      model on sentence 0, s = 1/sqrt(d) from the file; NAME:l:h:* = every sentence,\n"
     "      one block of heads per sentence; under a second)\n"
     "  attnspec jacobian --random 64,128,32 --svd auto --store-j   (kappa(J) and the 200 MB J\n"
-    "      in the report, written uncompressed; a few seconds)\n"
+    "      in the report, written uncompressed; ~2 s)\n"
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
-    "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
+    "      (J is 1.1 GiB: computed and its norms reported, not written to the report; ~2 s)\n"
     "  attnspec jacobian --random 197,768,64 --token-dist layernorm --scale invsqrt \\\n"
     "      --svd extremal --max-memory 8GiB   (ViT-B head: kappa(J) from J J^T, a 12608^2\n"
-    "      Gram matrix, and matrix-free refinement; minutes, with progress on stderr)\n";
+    "      Gram matrix, and matrix-free refinement; ~1 min, 2.6 GB, progress on stderr)\n";
 
 void declare_options(po::options_description& desc, Options& o) {
     desc.add_options()(

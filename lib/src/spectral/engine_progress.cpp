@@ -90,7 +90,7 @@ void with_heartbeat(const EngineProgressFn& fn, const std::string& stage, double
 }
 
 double measured_cholesky_rate(const Eigen::MatrixXd& G, double shift) {
-    const Eigen::Index m = std::min<Eigen::Index>(G.rows(), 512);
+    const Eigen::Index m = std::min<Eigen::Index>(G.rows(), 1024);
     Eigen::MatrixXd A = G.topLeftCorner(m, m);
     A.diagonal().array() -= shift;
     const auto t0 = std::chrono::steady_clock::now();
