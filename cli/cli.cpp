@@ -304,18 +304,21 @@ std::vector<long> parse_dims(const std::string& s, size_t count, const std::stri
 Progress::Progress(std::string label, long total, bool enabled)
     : label_(std::move(label)), total_(total), tty_(isatty(STDERR_FILENO)), enabled_(enabled) {}
 
-void Progress::update(long done) {
+void Progress::update(long done) { update(done, ""); }
+
+void Progress::update(long done, const std::string& note) {
     if (!enabled_ || total_ <= 0) return;
     done = std::min(std::max(done, 0L), total_);  // the count never passes the total
-    if (tty_) {
-        std::fprintf(stderr, "\r[%s] %ld/%ld", label_.c_str(), done, total_);
+    const std::string tail = note.empty() ? "" : " " + note;
+    if (tty_) {  // "\033[K" clears what a longer previous note left on the line
+        std::fprintf(stderr, "\r[%s] %ld/%ld%s\033[K", label_.c_str(), done, total_, tail.c_str());
         std::fflush(stderr);
         return;
     }
     long decile = done * 10 / total_;
     if (decile != last_decile_ && decile > 0) {
         last_decile_ = decile;
-        std::fprintf(stderr, "[%s] %ld/%ld\n", label_.c_str(), done, total_);
+        std::fprintf(stderr, "[%s] %ld/%ld%s\n", label_.c_str(), done, total_, tail.c_str());
     }
 }
 

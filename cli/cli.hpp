@@ -106,6 +106,8 @@ class Progress {
   public:
     Progress(std::string label, long total, bool enabled = true);
     void update(long done);
+    // The same with a note after the count, e.g. "products, ~12 s left".
+    void update(long done, const std::string& note);
     // A new total (instances dropped or added while running); the printed deciles carry on.
     void set_total(long total) { total_ = total; }
     void done();

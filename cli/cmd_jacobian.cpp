@@ -17,6 +17,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "dataset_option.hpp"
+#include "engine_progress.hpp"
 #include "memory_option.hpp"
 
 namespace attnspec::cli {
@@ -25,9 +26,10 @@ namespace {
 struct Options {
     CommonOptions common;
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
-    std::string token_dist = "gaussian", max_memory, store_limit = "256MiB", svd, bias = "keep";
+    std::string token_dist = "gaussian", max_memory, store_limit = "16MiB", svd, bias = "keep";
+    bool store_j = false, quiet = false;
     std::string certify = "auto";
-    long heads = 1;
+    long heads = 1, full_upto = 512;
     double weight_scale = 1.0;
     std::string dataset;  // --dataset selector (sentence 0 unless given)
 };
@@ -38,14 +40,18 @@ const char* kHelp =
     "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by\n"
     "the structured closed form, column-major vec (rows i + N c; columns a + D b for W,\n"
     "m + N a for X). Prints shape, Frobenius and max norms and time per head; writes the\n"
-    "inputs and J to the report. Input files follow the one attention input schema\n"
+    "inputs, and J when it is at most --store-limit (16 MiB) or --store-j asks, to the report.\n"
+    "With --svd, kappa(J) takes the spectral engine's path (J J^T from the factors, matrix-free\n"
+    "refinement) and a J above --store-limit is not formed at all; long solves show their\n"
+    "progress and an estimate on stderr. Input files follow the one attention input schema\n"
     "(reports/SCHEMA.md, \"Attention input files\"): heads at the root or /heads/<name>/,\n"
     "X shared at the root or one per head (then no layer norm is reported), optional C_*,\n"
     "biases b_Q, b_K, b_V (J at Q = X W_Q + 1 b_Q^T, ...; --bias drop for the paper's\n"
     "bias-free form) and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or\n"
     "oversized problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
-    "examples:\n"
-    "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm\n"
+    "examples: (times measured on 2 busy cores, OpenBLAS Cooperlake kernels)\n"
+    "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm --svd auto\n"
+    "      (MiniLM size: kappa(J) in ~4 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
@@ -54,11 +60,14 @@ const char* kHelp =
     "      bias-free form of heads that carry biases; --bias keep, the default, uses them)\n"
     "  attnspec jacobian --dataset minilm-l6:0:0 --svd auto   (layer 0, head 0 of the real\n"
     "      model on sentence 0, s = 1/sqrt(d) from the file; NAME:l:h:* = every sentence,\n"
-    "      one block of heads per sentence)\n"
+    "      one block of heads per sentence; under a second)\n"
+    "  attnspec jacobian --random 64,128,32 --svd auto --store-j   (kappa(J) and the 200 MB J\n"
+    "      in the report, written uncompressed; ~2 s)\n"
     "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
-    "      (J is 1.1 GiB: computed and its norms reported, not written to the report)\n"
-    "  attnspec jacobian --random 197,768,64 --svd auto --max-memory 8GiB   (ViT-B head:\n"
-    "      kappa(J) from J J^T and matrix-free refinement; dense J, 15 GB, is skipped)\n"
+    "      (J is 1.1 GiB: computed and its norms reported, not written to the report; ~2 s)\n"
+    "  attnspec jacobian --random 197,768,64 --token-dist layernorm --scale invsqrt \\\n"
+    "      --svd extremal --max-memory 8GiB   (ViT-B head: kappa(J) from J J^T, a 12608^2\n"
+    "      Gram matrix, and matrix-free refinement; ~1 min, 2.6 GB, progress on stderr)\n"
     "  attnspec jacobian --random 32,64,16 --seed 3 --svd extremal --certify always --no-report\n"
     "      (sigma_min's lower end certified by a verified Cholesky: basis rump-cholesky)\n";
 
@@ -94,17 +103,29 @@ void declare_options(po::options_description& desc, Options& o) {
         "heads", count_value(&o.heads, "--heads", 1, kMaxDim),
         "number of heads H sharing X (default 1); per-head J blocks, "
         "the full-layer J is block diagonal (weights) or their stack (input)")(
+        "store-j", po::bool_switch(&o.store_j),
+        "form J and write it into the report whatever its size (up to --max-memory); "
+        "uncompressed above 64 MiB")(
         "store-limit", po::value(&o.store_limit),
-        "write J into the report only up to this size "
-        "(default 256MiB; inputs and norms are always written)");
+        "without --store-j, write J into the report only up to this size (default 16MiB; "
+        "inputs and norms are always written); with --svd a J above it is not formed at all")(
+        "quiet,q", po::bool_switch(&o.quiet), "no progress on stderr (also off with --json)");
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "jacobian.h5");
     desc.add_options()(
         "svd", po::value(&o.svd),
         "also compute sigma_max, sigma_min, kappa (strict and nz), rank, enclosures and triplet "
         "residuals of each head's J with the spectral engine: full (all eigenvalues of J J^T), "
-        "extremal (Lanczos), auto (full up to 2048 rows). J J^T is assembled from the factors, "
-        "so this works where dense J is refused (then J itself is skipped)")(
+        "extremal (Lanczos), auto (full up to --full-upto rows). J J^T is assembled from the "
+        "factors and "
+        "the refinement is matrix-free: no route needs dense J, which is formed only with "
+        "--store-j or below --store-limit. Progress with an estimate on stderr")(
+        "full-upto", count_value(&o.full_upto, "--full-upto", 1, kMaxDim),
+        "--svd auto: all eigenvalues of J J^T up to this many rows (default 512: dsyevd is slow "
+        "on 2 cores above), Lanczos above; a J whose full rank Lanczos cannot prove falls back to "
+        "all eigenvalues up to 4x "
+        "this (announced on stderr with its expected time)")(
+
         "certify", po::value(&o.certify),
         "with --svd: certified lower bound on sigma_min by a verified Cholesky of J J^T - tau I "
         "(Rump; proofs/spectral_enclosure.md §6): auto (default: when the refined bound is 0 or "
@@ -151,7 +172,9 @@ std::string source_of(const Options& o, const AttentionHeads& in) {
 
 // Why J is not in the report, in terms of the options.
 std::string not_stored_cause(const JacobianPlan& p) {
-    return p.dense ? "above --store-limit" : "not formed, above --max-memory";
+    if (p.dense) return "above --store-limit";
+    return std::string(p.fits ? "not formed" : "not formed, above --max-memory") +
+           ": --svd needs no dense J, --store-j forms it";
 }
 
 // "" when every head is described by the header line, else " (name; N, D, d = ...; s = ...)".
@@ -224,7 +247,7 @@ void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::
                   << r.cols << (a.plan.dense ? "" : " (not formed)");
         if (std::isfinite(r.frobenius))
             std::cout << ", ||" << what << "||_F = " << format_number(r.frobenius)
-                      << (a.plan.dense ? "" : " (from the Gram spectrum)");
+                      << (a.plan.dense ? "" : " (from J J^T)");
         if (a.plan.dense)
             std::cout << ", max |entry| = " << format_number(r.max_abs) << ", "
                       << format_number(r.seconds, 3) << " s";
@@ -257,6 +280,28 @@ void print_text(const AttentionHeads& in, const JacobianAnalysis& a, const std::
               << "\n";
 }
 
+// The analysis options from the command line, checked before any work (usage errors: 64).
+JacobianOptions jacobian_options(const Options& o, const po::variables_map& vm) {
+    if (o.wrt != "weights" && o.wrt != "input")
+        fail_usage("--wrt must be weights or input, got '" + o.wrt + "'");
+    if (o.scale != "1" && o.scale != "invsqrt")
+        fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
+    JacobianOptions jo;
+    jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
+    jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
+    jo.store_bytes = parse_size(o.store_limit, "--store-limit", true);
+    jo.store = o.store_j;
+    if (o.store_j && o.common.no_report)
+        fail_usage("--store-j writes J into the report: it does not go with --no-report");
+    jo.spectrum = !o.svd.empty();
+    if (jo.spectrum) jo.svd.mode = large_svd_mode_from_string(o.svd);
+    jo.svd.certify = certify_mode_from_string(o.certify);
+    jo.svd.full_upto = o.full_upto;
+    if (given(vm, "full-upto") && (!jo.spectrum || jo.svd.mode != LargeSvdMode::auto_select))
+        fail_usage("--full-upto applies to --svd auto only");
+    return jo;
+}
+
 }  // namespace
 
 int run_jacobian(const Invocation& inv) {
@@ -266,16 +311,12 @@ int run_jacobian(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "jacobian", kSynopsis, kHelp, desc, vm)) return 0;
     check_sources(o, vm);
-    if (o.wrt != "weights" && o.wrt != "input")
-        fail_usage("--wrt must be weights or input, got '" + o.wrt + "'");
-    if (o.scale != "1" && o.scale != "invsqrt")
-        fail_usage("--scale must be 1 or invsqrt, got '" + o.scale + "'");
+    JacobianOptions jo = jacobian_options(o, vm);
     const CorrectionSpec corr = CorrectionSpec::parse(o.correction);
     const BiasForm bias = bias_form_from_string(o.bias);
-    JacobianOptions jo;
-    jo.wrt = o.wrt == "weights" ? JacobianWrt::weights : JacobianWrt::input;
-    jo.max_bytes = jo.svd.max_bytes = apply_memory_option(o.max_memory);
-    jo.store_bytes = parse_size(o.store_limit, "--store-limit", true);
+    EngineProgressView view(!o.quiet && !o.common.json);
+    jo.svd.progress = view.progress(std::string("kappa(") + jacobian_symbol(jo.wrt) + ")");
+    jo.svd.notice = view.notice();
     const std::string target = report_target(o.common, "jacobian.h5", {o.input});
     AttentionHeads in = load(o, jo.max_bytes);
     if (in.corrections && corr.kind != CorrectionKind::none)
@@ -289,15 +330,11 @@ int run_jacobian(const Invocation& inv) {
         if (!in.corrections) apply_correction(h, corr);
         h.validate(o.input.empty() ? "random input" : o.input);
     }
-    jo.spectrum = !o.svd.empty();
-    if (jo.spectrum) jo.svd.mode = large_svd_mode_from_string(o.svd);
-    jo.svd.certify = certify_mode_from_string(o.certify);
     const JacobianPlan plan = plan_jacobians(in.heads, jo);
     const std::string what = jacobian_symbol(jo.wrt);
-    if (!plan.dense)
-        log("dense " + what + " (" + human_bytes(plan.bytes) +
-            ") is above --max-memory: skipped; " + "the spectrum uses " + what + " " + what +
-            "^T and matrix-free products");
+    if (!plan.dense && !o.quiet)
+        log("dense " + what + " (" + human_bytes(plan.bytes) + ") not formed: the spectrum uses " +
+            what + " " + what + "^T and matrix-free products (--store-j forms and stores it)");
     const std::string corr_name = in.corrections ? "given" : corr.describe();
     std::optional<ReportWriter> rep;
     std::optional<JacobianSection> sec;
@@ -310,6 +347,7 @@ int run_jacobian(const Invocation& inv) {
     const JacobianAnalysis a =
         analyse_jacobians(in.heads, in.shared_X, jo,
                           [&](std::size_t h, const HeadJacobian& r, const Eigen::MatrixXd& J) {
+                              view.end();
                               if (sec) sec->write_head(h, r, J);
                               if (!o.common.json && plan.dense)
                                   log("head " + std::to_string(h) + ": " + what + " computed in " +

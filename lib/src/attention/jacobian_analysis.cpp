@@ -38,19 +38,24 @@ JacobianPlan plan_jacobians(const std::vector<Head>& heads, const JacobianOption
     p.wrt = opt.wrt;
     for (const Head& h : heads) p.bytes = std::max(p.bytes, dense_bytes(h, opt.wrt));
     const std::string what = std::string("dense ") + jacobian_symbol(opt.wrt);
-    // With the spectrum, J J^T and matrix-free products replace J: dense J is optional.
-    p.dense = !opt.spectrum || p.bytes <= opt.max_bytes;
+    // The spectrum needs no dense J (J J^T and matrix-free products): J is formed only to be
+    // kept, when asked for (store) or when it is small (store_bytes).
+    const bool small = p.bytes <= opt.store_bytes && p.bytes <= opt.max_bytes;
+    p.dense = !opt.spectrum || opt.store || small;
+    p.fits = p.bytes <= opt.max_bytes;
     if (!p.dense)
         p.why_not_dense = what + " (" + human_bytes(p.bytes) +
-                          ") is above max_bytes = " + human_bytes(opt.max_bytes) +
-                          ": not formed; the spectrum uses " + jacobian_symbol(opt.wrt) + " " +
-                          jacobian_symbol(opt.wrt) + "^T and matrix-free products";
+                          ") is not needed: the spectrum uses " + jacobian_symbol(opt.wrt) + " " +
+                          jacobian_symbol(opt.wrt) + "^T and matrix-free products; above " +
+                          (p.fits ? "store_bytes = " + human_bytes(opt.store_bytes)
+                                  : "max_bytes = " + human_bytes(opt.max_bytes)) +
+                          ", not formed";
     else if (!(p.bytes <= opt.max_bytes))
         throw Error(ExitCode::DataError,
                     what + " of one head would need " + human_bytes(p.bytes) +
                         ", above max_bytes = " + human_bytes(opt.max_bytes),
                     "max_bytes");
-    p.store = p.dense && p.bytes <= opt.store_bytes;
+    p.store = p.dense && (opt.store || p.bytes <= opt.store_bytes);
     if (!p.dense)
         p.why_not_stored = "not formed";
     else if (!p.store)
@@ -90,10 +95,12 @@ JacobianAnalysis analyse_jacobians(const std::vector<Head>& heads, bool shared_X
                 r.spectrum = operator_spectrum(op, &G, opt.svd);
             }
             r.has_spectrum = true;
-            // J not formed: ||J||_F^2 = trace(J J^T) = sum of all Gram eigenvalues, known from a
-            // full spectrum (extremal mode has only the ends: then it stays NaN, not reported).
-            if (!dense && r.spectrum.gram_sigma.size() == r.rows)
-                r.frobenius = r.spectrum.gram_sigma.norm();
+            // J not formed: ||J||_F^2 = trace(J J^T), the sum of all Gram eigenvalues in full
+            // mode, the trace of the Gram matrix in extremal mode.
+            if (!dense)
+                r.frobenius = r.spectrum.gram_sigma.size() == r.rows
+                                  ? r.spectrum.gram_sigma.norm()
+                                  : std::sqrt(std::max(0.0, r.spectrum.gram_trace));
         }
         if (wrt_w && dense) {
             r.has_blocks = true;

@@ -75,12 +75,13 @@ void H5Group::attr(const std::string& name, std::int64_t value) {
 }
 
 void H5Group::write_numeric(const std::string& name, hid_t mem_type, hid_t file_type, int rank,
-                            const hsize_t* dims, const void* data) {
+                            const hsize_t* dims, const void* data, bool compress) {
     H5Id space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
     H5Id dcpl = no_times(H5P_DATASET_CREATE);
     hsize_t n = 1;
     for (int i = 0; i < rank; ++i) n *= dims[i];
-    if (n >= (1u << 16)) {  // large: chunk + shuffle + deflate (chunks of ~1 MiB or less)
+    if (compress &&
+        n >= (1u << 16)) {  // large: chunk + shuffle + deflate (chunks of ~1 MiB or less)
         hsize_t chunk[2] = {dims[0], rank == 2 ? dims[1] : 1};
         const hsize_t target = 1u << 17;  // elements per chunk
         if (rank == 2) {
@@ -101,12 +102,12 @@ void H5Group::write_numeric(const std::string& name, hid_t mem_type, hid_t file_
         io_fail("cannot write dataset '" + name + "'");
 }
 
-void H5Group::write(const std::string& name, const Eigen::MatrixXd& m) {
+void H5Group::write(const std::string& name, const Eigen::MatrixXd& m, bool compress) {
     // Eigen is column-major; HDF5 (and h5py) are row-major: store the row-major copy so that the
     // dataset's shape is (rows, cols) and h5py's f[name][i, j] == m(i, j).
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm = m;
     hsize_t dims[2] = {static_cast<hsize_t>(m.rows()), static_cast<hsize_t>(m.cols())};
-    write_numeric(name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, dims, rm.data());
+    write_numeric(name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, dims, rm.data(), compress);
 }
 
 void H5Group::write(const std::string& name, const std::vector<double>& v) {

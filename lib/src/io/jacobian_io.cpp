@@ -62,7 +62,9 @@ void JacobianSection::write_head(std::size_t h, const HeadJacobian& r, const Eig
     if (r.has_blocks)
         for (int b = 0; b < 3; ++b)
             gh.attr(std::string("frobenius_J_") + "QKV"[b], r.frobenius_blocks[b]);
-    if (J.size()) gh.write(jacobian_symbol(wrt_), J);
+    // Above 64 MiB J is written uncompressed: deflate would cost seconds per 100 MB of values
+    // that barely compress.
+    if (J.size()) gh.write(jacobian_symbol(wrt_), J, 8.0 * J.size() <= 64.0 * (1 << 20));
 }
 
 void JacobianSection::finish(const JacobianAnalysis& a) {
@@ -72,7 +74,9 @@ void JacobianSection::finish(const JacobianAnalysis& a) {
         g_.attr("layer", "not reported: each head has its own X (a layer needs a shared X)");
     g_.attr("stored", a.plan.store   ? "yes"
                       : a.plan.dense ? "no (above --store-limit)"
-                                     : "no (not formed: above --max-memory)");
+                      : a.plan.fits
+                          ? "no (not formed: --svd needs no dense J)"
+                          : "no (not formed: above --max-memory; --svd needs no dense J)");
 }
 
 }  // namespace attnspec

@@ -13,6 +13,7 @@
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
+#include "engine_progress.hpp"
 #include "operator_spectrum_internal.hpp"
 
 namespace attnspec {
@@ -101,6 +102,20 @@ void full_mode_rank(OperatorSpectrum& s, const Vec& all, double threshold, bool 
                           " Gram values straddle the rank threshold: rank is a lower bound");
 }
 
+// What the auto fallback tells the user before it starts: why, what, and how long.
+std::string fallback_notice(const OperatorSpectrum& s, Eigen::Index n, double seconds) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "auto: the extremal path cannot prove full rank (sigma_min >= %.3g, threshold "
+                  "%.3g); falling back to all eigenvalues of the %ld x %ld Gram matrix (dsyevd, "
+                  "%.3g flops): expect about %.0f s",
+                  s.min.enclosure.lo,
+                  static_cast<double>(std::max(s.rows, s.cols)) *
+                      std::numeric_limits<double>::epsilon() * s.max.enclosure.hi,
+                  static_cast<long>(n), static_cast<long>(n), 4.0 * n * n * n / 3, seconds);
+    return buf;
+}
+
 }  // namespace
 
 OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::MatrixXd* G_in,
@@ -131,6 +146,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
         s.notes.push_back("G assembled from " + std::to_string(n) + " products J (J^T e_i)");
     }
     const Eigen::MatrixXd& G = G_in ? *G_in : G_own;
+    s.gram_trace = G.trace();
     Rng rng(opt.seed);
     LargeSvdMode mode = opt.mode;
     if (mode == LargeSvdMode::auto_select)
@@ -146,15 +162,24 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
         return dt;
     };
     opspec::CholShiftOp chol(G);
-    const double tau = opspec::factor_shifted(chol, lambda_max_est);
+    double tau = 0;
+    const double rate0 =
+        opt.progress ? opspec::measured_cholesky_rate(G, -lambda_max_est * 1e-8) : 1;
+    opspec::with_heartbeat(opt.progress, "Cholesky", opspec::cholesky_seconds(n, rate0),
+                           [&] { tau = opspec::factor_shifted(chol, lambda_max_est); });
     const double t_chol = lap();
-    const opspec::GramEigs d = opspec::extremal_eigs(G, chol, tau, rng, s.notes);
+    const double rate = t_chol > 0 ? opspec::cholesky_seconds(n, 1) / t_chol : rate0;  // flop/s
+    const opspec::GramEigs d = opspec::extremal_eigs(G, chol, tau, rng, s.notes, opt.progress);
     const double t_lanczos = lap();
     const char* const kFullMethod =
         "G=JJ^T: LAPACK dsyevd (all) + Spectra Lanczos/shift-invert vectors";
     Vec all;
+    auto all_eigenvalues = [&] {
+        opspec::with_heartbeat(opt.progress, "eigensolve", opspec::eigensolve_seconds(n, rate),
+                               [&] { all = opspec::gram_eigenvalues(G); });
+    };
     if (mode == LargeSvdMode::full) {
-        all = opspec::gram_eigenvalues(G);
+        all_eigenvalues();
         s.method = kFullMethod;
     } else {
         s.method = "G=JJ^T: Spectra Lanczos (largest) + shift-invert at -tau (smallest)";
@@ -170,11 +195,15 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     s.product_rel_error = pe;
 
     // ---- refinement of both ends
+    opspec::StageProgress refining(opt.progress, "refinement", "ends", 2);
     const double pad = opspec::refine_max(J, d, s.gram_error, pe, opt.refine_steps, s.max);
+    refining.update(1);
     const double smax = s.max.sigma;
     opspec::refine_min(J, chol, d, s.gram_error, pe, smax, pad, opt.refine_steps, opt.pcg_max_iter,
                        s.min);
     opspec::certify_min(J, opt, pad, s.min, s.notes);
+    refining.update(2);
+    refining.finish();
     const double t_refine = lap();
     char buf[256];
     std::snprintf(buf, sizeof buf,
@@ -194,7 +223,8 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     // auto: a (possibly) rank-deficient J needs the whole spectrum for rank and kappa_nz
     if (opt.mode == LargeSvdMode::auto_select && mode == LargeSvdMode::extremal && !proven_full &&
         n <= 4 * opt.full_upto) {
-        all = opspec::gram_eigenvalues(G);
+        if (opt.notice) opt.notice(fallback_notice(s, n, opspec::eigensolve_seconds(n, rate)));
+        all_eigenvalues();
         s.method = kFullMethod;
         mode = LargeSvdMode::full;
         s.mode = to_string(mode);

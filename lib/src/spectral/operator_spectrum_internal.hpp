@@ -73,8 +73,9 @@ struct GramEigs {            // Ritz pairs at both ends of G's spectrum
 // Spectra Lanczos (largest) and shift-invert at -tau on `chol` (smallest); dense for n <= 8. The
 // Ritz values are then recomputed as Rayleigh quotients with their residuals (ritz_check), so
 // each is within its residual of an eigenvalue of G whatever the solver's tolerance was.
+// Progress (optional): stage "Lanczos", in operator applications of both ends.
 GramEigs extremal_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, Rng& rng,
-                       std::vector<std::string>& notes);
+                       std::vector<std::string>& notes, const EngineProgressFn& progress = {});
 // All eigenvalues of G, ascending (LAPACK dsyevd, values only). DataError on LAPACK failure.
 Vec gram_eigenvalues(const Eigen::MatrixXd& G);
 

@@ -22,18 +22,23 @@ const char* jacobian_symbol(JacobianWrt w);  // "J", "J_X"
 
 struct JacobianOptions {
     JacobianWrt wrt = JacobianWrt::weights;
-    double max_bytes = 4.0 * (1ull << 30);      // refuse a dense J above this (parameter max_bytes)
-    double store_bytes = 256.0 * (1ull << 20);  // keep J for the report up to this (store_bytes)
-    bool spectrum = false;                      // also run the spectral engine per head
-    LargeSvdOptions svd;                        // its options (spectrum only)
+    double max_bytes = 4.0 * (1ull << 30);     // refuse a dense J above this (parameter max_bytes)
+    double store_bytes = 16.0 * (1ull << 20);  // keep J for the report up to this (store_bytes)
+    bool store = false;     // keep J for the report whatever its size (up to max_bytes)
+    bool spectrum = false;  // also run the spectral engine per head
+    LargeSvdOptions svd;    // its options (spectrum only)
 };
 
 // What will be formed, decided from the sizes before any work.
 struct JacobianPlan {
     JacobianWrt wrt = JacobianWrt::weights;
-    double bytes = 0;   // dense J of the largest head
-    bool dense = true;  // J is formed (false only with spectrum and bytes above max_bytes)
-    bool store = true;  // J is handed to the sink for the report (dense and bytes <= store_bytes)
+    double bytes = 0;  // dense J of the largest head
+    // J is formed. Without the spectrum always (its norms need it). With the spectrum only when
+    // it is kept (store, or bytes <= store_bytes and <= max_bytes): the spectral engine never
+    // needs dense J (J J^T from the factors, matrix-free J v and J^T u).
+    bool dense = true;
+    bool store = true;  // J is handed to the sink for the report (dense; store or <= store_bytes)
+    bool fits = true;   // bytes <= max_bytes
     std::string why_not_dense;   // why J is not formed; empty when it is
     std::string why_not_stored;  // why J is not kept for the report; empty when it is
 };
@@ -66,8 +71,9 @@ struct JacobianAnalysis {
 using JacobianSink =
     std::function<void(std::size_t h, const HeadJacobian& r, const Eigen::MatrixXd& J)>;
 
-// O(1). Throws DataError (parameter max_bytes) when a dense J is needed (no spectrum) and the
-// largest head's exceeds max_bytes, and (parameter store_bytes / max_bytes) for negative limits.
+// O(1). Throws DataError (parameter max_bytes) when a dense J is needed (no spectrum, or
+// JacobianOptions::store) and the largest head's exceeds max_bytes, and (parameter store_bytes /
+// max_bytes) for negative limits.
 JacobianPlan plan_jacobians(const std::vector<Head>& heads, const JacobianOptions& opt);
 
 // Cost per head: forming J ~ N d (3 D d) (weights) or N d (N D) (input) entries, each O(N + D + d)

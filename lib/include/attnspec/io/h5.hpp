@@ -43,7 +43,9 @@ class H5Group {
     void attr(const std::string& name, double value);
     void attr(const std::string& name, std::int64_t value);
     void attr(const std::string& name, int value) { attr(name, static_cast<std::int64_t>(value)); }
-    void write(const std::string& name, const Eigen::MatrixXd& m);  // shape (rows, cols)
+    // Shape (rows, cols); datasets of 2^16 elements or more are chunked and deflated unless
+    // `compress` is false (contiguous: fast for hundreds of MB that barely compress).
+    void write(const std::string& name, const Eigen::MatrixXd& m, bool compress = true);
     void write(const std::string& name, const std::vector<double>& v);
     void write(const std::string& name, const std::vector<std::int64_t>& v);
     void write(const std::string& name, const std::vector<std::string>& v);
@@ -51,7 +53,7 @@ class H5Group {
 
   private:
     void write_numeric(const std::string& name, hid_t mem_type, hid_t file_type, int rank,
-                       const hsize_t* dims, const void* data);
+                       const hsize_t* dims, const void* data, bool compress = true);
     H5Id id_;
 };
 

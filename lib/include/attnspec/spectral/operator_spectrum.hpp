@@ -6,6 +6,7 @@
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,24 @@ namespace attnspec {
 enum class LargeSvdMode { full, extremal, auto_select };
 const char* to_string(LargeSvdMode m);
 LargeSvdMode large_svd_mode_from_string(const std::string& s);  // "full|extremal|auto"; Usage
+
+// One report of the engine's progress inside a stage of one solve. Stages, in order: "Cholesky"
+// (dpotrf of G + tau I), "Lanczos" (both ends), "eigensolve" (dsyevd, full mode or the auto
+// fallback), "refinement". done rises within a stage and never passes total; total is in the
+// stage's unit (unit: "%" of the estimated time for LAPACK calls, "products" for Lanczos,
+// "steps" for refinement) and may grow when an estimate proves short. seconds_left is an estimate
+// from the sizes and a rate measured in this run (NaN when none yet).
+struct EngineProgress {
+    std::string stage;
+    const char* unit = "";
+    long done = 0, total = 0;
+    double seconds_left = 0;
+};
+// Progress callback: called at least once per stage (done = total at its end), and while a long
+// LAPACK call runs from a helper thread about twice a second (never two calls at once).
+using EngineProgressFn = std::function<void(const EngineProgress&)>;
+// A notice for the user: the engine switches to a much costlier method (with its estimate).
+using EngineNoticeFn = std::function<void(const std::string&)>;
 
 struct LargeSvdOptions {
     LargeSvdMode mode = LargeSvdMode::auto_select;
@@ -35,6 +54,8 @@ struct LargeSvdOptions {
     // wider than 1e-6 relative and the work is moderate (auto), always, or never (the library's
     // default, so verify's theorem checks are unchanged; `jacobian --certify` defaults to auto).
     CertifyMode certify = CertifyMode::never;
+    EngineProgressFn progress;  // optional: progress inside the solve
+    EngineNoticeFn notice;      // optional: fallbacks to a costlier method
 };
 
 struct RefinedTriplet {
@@ -56,6 +77,7 @@ struct OperatorSpectrum {
     Eigen::Index rank = -1;  // numerical rank at the default rtol; -1 when unknown
     Kappa strict, nz;
     double gram_error = 0;  // bound used for ||fl(G) - J J^T||_2 (estimate x safety)
+    double gram_trace = 0;  // trace(fl(G)) = ||J||_F^2 up to G's forming error, in every mode
     double product_rel_error = 0;
     double seconds = 0;
     double rel_error_bound = 0;  // kappa enclosure half-width / kappa (strict, or nz if inf)
