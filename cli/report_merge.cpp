@@ -131,8 +131,12 @@ void check_cover(const std::vector<Shard>& shards) {
             if (!s.r->is_group(std::string("/") + check_runs_group() + "/" + c))
                 throw data_error(s.path + " names check " + c + " but holds no group for it");
         }
-    for (const auto& c : split(shards.front().selection, ','))
+    const auto selection = split(shards.front().selection, ',');
+    for (const auto& c : selection)
         if (!holder.count(c)) throw data_error("no shard holds check " + c);
+    if (holder.size() != selection.size())
+        throw data_error("the shards hold checks the selection '" + shards.front().selection +
+                         "' does not name");
 }
 
 // The counterexample files of every check of `s`, checked against the count its run stores.
@@ -172,6 +176,16 @@ Provenance merged_provenance(const Shard& first, const std::string& command_line
     return p;
 }
 
+// The build attributes of the merged report are the shards' (they computed the numbers), not
+// those of the binary that merges.
+void copy_build_attributes(const Shard& first, H5Group& root) {
+    for (const auto& kv : build_versions()) {
+        if (!first.r->has_attr("/", kv.first)) continue;
+        H5Adelete(root.id(), kv.first.c_str());
+        root.attr(kv.first, first.r->attr_as_text("/", kv.first));
+    }
+}
+
 // Copies /checks/<check> of `s` into `checks`, naming the merged companion directory.
 void copy_check(const Shard& s, const std::string& check, H5Group& checks,
                 const std::string& companion) {
@@ -203,6 +217,7 @@ MergedReport merge_shard_reports(const std::vector<std::string>& paths, const st
     m.target = target;
     m.shards = static_cast<int>(shards.size());
     ReportWriter w(target, merged_provenance(shards.front(), command_line));
+    copy_build_attributes(shards.front(), w.root());
     const std::string staging = w.companion_staging();
     const std::string companion = fs::path(w.companion_dir()).filename().string();
     H5Group checks = w.root().group(check_runs_group());
