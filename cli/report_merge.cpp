@@ -208,6 +208,7 @@ MergedReport merge_shard_reports(const std::vector<std::string>& paths, const st
     if (paths.empty()) throw Error(ExitCode::Usage, "report merge: give the shard reports");
     check_output_target(target, paths);
     std::vector<Shard> shards;
+    shards.reserve(paths.size());
     for (const auto& p : paths) shards.push_back(read_shard(p));
     for (const auto& s : shards) check_same_run(shards.front(), s);
     check_cover(shards);

@@ -95,6 +95,7 @@ int run_verify_mpi(const std::string& target, const std::string& command_line,
                                   : 0;
     MPI_Bcast(&tag, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
     std::vector<std::string> paths;
+    paths.reserve(static_cast<size_t>(size));
     for (int r = 0; r < size; ++r) paths.push_back(shard_path(target, tag, r, size));
 
     std::exception_ptr failure;
