@@ -137,3 +137,14 @@ TEST_CASE("verify --shard and report merge: bad usage exits 64", "[cli][shard]")
     CHECK(m.code == 64);
     CHECK(run_cli("report merge /nonexistent/s0.h5 --out /tmp/never.h5").code == 66);
 }
+
+#ifdef ATTNSPEC_TESTS_NO_MPI
+TEST_CASE("verify --mpi in a build without MPI exits 69 and writes nothing", "[cli][shard]") {
+    const std::string dir = attnspec::test::temp_dir();
+    const auto r = run_cli("verify thm3.5 --trials 2 --mpi --out " + dir + "/r.h5");
+    CHECK(r.code == 69);
+    CHECK(r.err.find("built without MPI") != std::string::npos);
+    CHECK(!exists(dir + "/r.h5"));
+    sh("rm -rf " + dir);
+}
+#endif
