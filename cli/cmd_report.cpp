@@ -46,14 +46,17 @@ struct ReportOptions {
 };
 
 void declare(po::options_description& desc, ReportOptions& o) {
-    desc.add_options()("action", po::value(&o.action), "show | render | merge (positional)")(
-        "more", po::value(&o.more)->multitoken(), "merge: more shard reports (positional)")(
-        "file", po::value(&o.file), "report file (positional)")("tree", po::bool_switch(&o.tree),
-                                                                "show: also print the HDF5 tree")(
-        "out", po::value(&o.out),
-        "render: DIR (report.md + figures/) or F.md (Markdown only); default stdout. merge: the "
-        "merged report (required)")("no-figures", po::bool_switch(&o.no_figures),
-                                    "render --out DIR: the Markdown only");
+    // clang-format off
+    desc.add_options()
+        ("action", po::value(&o.action), "show | render | merge (positional)")
+        ("file", po::value(&o.file), "report file (positional)")
+        ("more", po::value(&o.more)->multitoken(), "merge: more shard reports (positional)")
+        ("tree", po::bool_switch(&o.tree), "show: also print the HDF5 tree")
+        ("out", po::value(&o.out),
+         "render: DIR (report.md + figures/) or F.md (Markdown only); default stdout. merge: the "
+         "merged report (required)")
+        ("no-figures", po::bool_switch(&o.no_figures), "render --out DIR: the Markdown only");
+    // clang-format on
     add_common_options(desc, o.common, "", kJson);
 }
 
