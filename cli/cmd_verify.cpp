@@ -278,6 +278,8 @@ int run_verify(const Invocation& inv) {
     }
     if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
         fail_usage("--fail-on must be violated, inconclusive or never, got '" + o.fail_on + "'");
+    if (!o.instance.empty() && (!o.shard.empty() || o.mpi))
+        fail_usage("--instance replays one record: not with --shard or --mpi");
     if (!o.instance.empty()) return replay(o);
     const auto todo = selected_checks(o);
     o.run.seed = o.common.seed;

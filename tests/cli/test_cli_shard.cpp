@@ -135,6 +135,8 @@ TEST_CASE("verify --shard and report merge: bad usage exits 64", "[cli][shard]")
     CHECK(run_cli("report show a.h5 b.h5").code == 64);    // one FILE
     const auto m = run_cli("verify thm3.5 --trials 2 --mpi --shard 0/2");
     CHECK(m.code == 64);
+    CHECK(m.err.find("not with --shard") != std::string::npos);
+    CHECK(run_cli("verify thm3.5 --instance x.h5 --shard 0/2").code == 64);
     CHECK(run_cli("report merge /nonexistent/s0.h5 --out /tmp/never.h5").code == 66);
 }
 
