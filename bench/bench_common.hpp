@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "attnspec/base/blas_runtime.hpp"
+
 namespace attnspec::bench {
 
 inline double median(std::vector<double> v) {
@@ -30,9 +32,13 @@ inline double max_rss_bytes() {
 }
 
 // Runs `/usr/bin/python3 -c "<code>"` and reads the number of seconds it prints; NaN on failure
-// (the peer is then reported as unavailable, never as a win).
+// (the peer is then reported as unavailable, never as a win). The peer runs the OpenBLAS core
+// this program runs (Debian's numpy loads the same OpenBLAS, which alone would pick Prescott on
+// a CPU it does not recognise: select_blas_kernels restores the user's environment).
 inline double python_peer_seconds(const std::string& code) {
-    const std::string cmd = "/usr/bin/python3 -c \"" + code + "\" 2>/dev/null";
+    const std::string core = blas_info().core;
+    const std::string env = core.empty() ? "" : "OPENBLAS_CORETYPE=" + core + " ";
+    const std::string cmd = env + "/usr/bin/python3 -c \"" + code + "\" 2>/dev/null";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return NAN;
     double t = NAN;

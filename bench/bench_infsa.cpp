@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
@@ -23,8 +24,6 @@
 #include "attnspec/infsa/neumann.hpp"
 #include "attnspec/infsa/perron.hpp"
 #include "bench_common.hpp"
-
-extern "C" char* openblas_get_corename(void);
 
 using namespace attnspec;
 using Clock = std::chrono::steady_clock;
@@ -175,14 +174,9 @@ void bench_linear(long N, int threads, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // OpenBLAS (DYNAMIC_ARCH) misdetects this unnamed Xeon as "Prescott" (SSE3 kernels, ~3x slower
-    // dgemm); it reads OPENBLAS_CORETYPE when it loads, so set it and re-exec once. Printed below.
-    if (!std::getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f")) {
-        setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-        execv("/proc/self/exe", argv);  // returns only on failure: continue with the default core
-    }
-    std::printf("[setup] OpenBLAS core %s (OPENBLAS_CORETYPE=%s)\n", openblas_get_corename(),
-                std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
+    select_blas_kernels(argc, argv);  // may re-execute with faster OpenBLAS kernels (issue 13)
+    const BlasInfo blas = blas_info();
+    std::printf("[setup] OpenBLAS core %s (%s)\n", blas.core.c_str(), blas.reason.c_str());
     std::vector<std::string> parts;
     long n_cv = 4096, n_perron = 65536, n_linear = 331776;
     int threads = 2, reps = 3;

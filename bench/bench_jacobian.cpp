@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attnspec/attention/jacobian.hpp"
+#include "attnspec/base/blas_runtime.hpp"
 #include "bench_common.hpp"
 
 using namespace attnspec;
@@ -40,6 +41,7 @@ Head make(Eigen::Index N, Eigen::Index D, Eigen::Index d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    attnspec::select_blas_kernels(argc, argv);  // the CLI's BLAS kernels (issue 13)
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     constexpr double kTorchSeconds = 16.0, kTorchPeakBytes = 5.5e9;  // issue 3 figure (quoted)
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/spectral/svd.hpp"
 #include "bench_common.hpp"
@@ -32,6 +33,7 @@ double numpy_seconds(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    attnspec::select_blas_kernels(argc, argv);  // the CLI's BLAS kernels (issue 13)
     const int n = argc > 1 ? std::atoi(argv[1]) : 2048;
     const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
     Rng rng(1);

@@ -14,10 +14,12 @@
 
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/attention/jacobian_spectrum.hpp"
+#include "attnspec/base/blas_runtime.hpp"
 
 using namespace attnspec;
 
 int main(int argc, char** argv) {
+    attnspec::select_blas_kernels(argc, argv);  // the CLI's BLAS kernels (issue 13)
     const std::string which = argc > 1 ? argv[1] : "minilm";
     const std::string mode = argc > 2 ? argv[2] : "auto";
     const bool vit = which == "vit";

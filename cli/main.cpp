@@ -5,6 +5,7 @@
 #include <iostream>
 #include <new>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/version.hpp"
@@ -13,6 +14,7 @@
 
 int main(int argc, char** argv) {
     using namespace attnspec;
+    select_blas_kernels(argc, argv);  // may re-execute with faster OpenBLAS kernels (issue 13)
     install_cleanup_signal_handlers();
     std::vector<std::string> all(argv + 1, argv + argc);
     if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {

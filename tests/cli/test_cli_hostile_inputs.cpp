@@ -93,6 +93,15 @@ with h5py.File(path, 'w') as f:
         t['n_holds'] = np.array([1.0, 2.5, 3.0])
     t['worst_ratio'] = np.ones(3)
     t['median_ratio'] = np.ones(3) if variant != 'strings' else np.array(['a', 'b', 'c'], dtype=h5py.string_dtype())
+    if variant == 'neg_rows':  # an experiment table whose row count is -2^63
+        e = f.create_group('checks/exp')
+        for k, v in (('kind', 'experiment'), ('claim', 'x'), ('seed', '1'), ('axes', ''),
+                     ('columns', '')):
+            e.attrs[k] = v
+        e.attrs['instances'] = 1
+        e.attrs['seconds'] = 0.5
+        e.attrs['rows'] = -9.223372036854776e18
+        e.create_group('table')
 )PY";
 
 // argv[2]: 'cycle' (a -> b -> a hard links) or 'deep' (500 nested groups).
@@ -176,6 +185,20 @@ TEST_CASE("hostile cli: a count that is NaN or fractional is a data error", "[cl
         CHECK(f.code == 65);
         CHECK(f.err.find("/checks/thm/regimes/n_holds row 1 holds 2.5, expected a count") !=
               std::string::npos);
+    }
+}
+
+// Found by fuzz_report: an experiment table's row count of -2^63 was cast to size_t (UB).
+TEST_CASE("hostile cli: an experiment table with a negative row count is a data error",
+          "[cli][hostile]") {
+    const std::string dir = temp_dir();
+    REQUIRE(python(kReport, dir + "/rows.h5 neg_rows") == 0);
+    for (const char* action : {"show", "render"}) {
+        const auto r = run_timed(std::string("report ") + action + " " + dir + "/rows.h5", 60);
+        CHECK(r.code == 65);
+        CHECK(one_line(r.err));
+        CHECK(r.err.find("attribute 'rows' on '/checks/exp' holds") != std::string::npos);
+        CHECK(r.err.find("expected a count") != std::string::npos);
     }
 }
 

@@ -71,7 +71,7 @@ std::vector<StoredExperiment> read_experiment_runs(const H5Reader& r) {
         e.seed = r.attr_string(p, "seed");
         e.instances = r.attr_count(p, "instances");
         e.seconds = r.attr_double(p, "seconds");
-        const size_t rows = static_cast<size_t>(r.attr_double(p, "rows"));
+        const auto rows = static_cast<size_t>(r.attr_count(p, "rows"));
         ExperimentTable& t = e.table;
         t.axis_names = split(r.attr_string(p, "axes"));
         t.value_names = split(r.attr_string(p, "columns"));

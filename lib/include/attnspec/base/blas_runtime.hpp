@@ -15,19 +15,31 @@
 namespace attnspec {
 
 struct BlasInfo {
-    std::string library;  // "OpenBLAS 0.3.21 ..." (openblas_get_config) or "unknown BLAS"
-    std::string core;     // the core type that runs, e.g. "Cooperlake"; "" when unknown
-    std::string reason;   // one line: why this core (detected, chosen by attnspec from the
-                          // CPU features, set by the user through OPENBLAS_CORETYPE, ...)
-    std::string cpu;      // the CPU's model name and the features that decided
-    int threads = 1;      // BLAS threads now (openblas_get_num_threads), 1 when unknown
+    std::string library;   // "OpenBLAS 0.3.21 ..." (openblas_get_config) or "unknown BLAS"
+    std::string core;      // the core type that runs, e.g. "Cooperlake"; "" when unknown
+    std::string reason;    // one line: why this core (detected, chosen by attnspec from the
+                           // CPU features, set by the user through OPENBLAS_CORETYPE, ...)
+    std::string cpu;       // the CPU's model name and the features that decided
+    int threads = 1;       // BLAS threads now (openblas_get_num_threads), 1 when unknown
+    std::string detected;  // the core OpenBLAS chose on its own; "" when unknown (the user set
+                           // OPENBLAS_CORETYPE, or not OpenBLAS)
+    std::string best;      // the best core of this OpenBLAS build for the CPU's features; ""
+                           // when none is known (not OpenBLAS, not x86-64)
 };
+
+// How to override the choice, one line (attnspec info prints it).
+std::string blas_override_help();
 
 // What runs now. Cost: a few library queries and /proc/cpuinfo.
 BlasInfo blas_info();
 
-// May not return: re-executes argv[0] (as /proc/self/exe) with OPENBLAS_CORETYPE set, at most
-// once per process tree (guarded by an environment variable). Call it first in main().
+// May not return: re-executes /proc/self/exe with the same argv and OPENBLAS_CORETYPE set, at
+// most once (the marker ATTNSPEC_BLAS_REEXEC carries this pid, which execv keeps). The restarted
+// process checks the core OpenBLAS loaded, warns on stderr when it is not the one asked, and
+// removes both variables again, so child processes see the user's environment and choose for
+// themselves. If execv fails it goes on with OpenBLAS's choice (blas_info().reason says so). A
+// bad ATTNSPEC_BLAS_CORE (not auto/off/a core name, or a core the CPU or the OpenBLAS build
+// lacks) prints one line and exits 64. Call it first in main(), before any thread starts.
 void select_blas_kernels(int argc, char** argv);
 
 // The BLAS's thread count (process-wide). set_blas_threads(n <= 0) is ignored. No-op for a BLAS
