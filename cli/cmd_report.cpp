@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "report_figures.hpp"
 #include "report_kinds.hpp"
+#include "report_merge.hpp"
 #include "report_render.hpp"
 
 namespace attnspec::cli {
@@ -32,21 +33,30 @@ const char* kExamples =
     "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann\n"
     "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all\n"
     "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all --no-figures\n"
-    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann.md\n";
+    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann.md\n"
+    "  attnspec verify thm3.5 thm3.8 --shard 0/2 --out /tmp/s0.h5\n"
+    "  attnspec verify thm3.5 thm3.8 --shard 1/2 --out /tmp/s1.h5\n"
+    "  attnspec report merge /tmp/s0.h5 /tmp/s1.h5 --out /tmp/verify.h5\n";
 
 struct ReportOptions {
     CommonOptions common;  // --json only
     std::string action, file, out;
+    std::vector<std::string> more;  // merge: the shards after the first
     bool tree = false, no_figures = false;
 };
 
 void declare(po::options_description& desc, ReportOptions& o) {
-    desc.add_options()("action", po::value(&o.action), "show | render (positional)")(
-        "file", po::value(&o.file), "report file (positional)")("tree", po::bool_switch(&o.tree),
-                                                                "show: also print the HDF5 tree")(
-        "out", po::value(&o.out),
-        "render: DIR (report.md + figures/) or F.md (Markdown only); default stdout")(
-        "no-figures", po::bool_switch(&o.no_figures), "render --out DIR: the Markdown only");
+    // clang-format off
+    desc.add_options()
+        ("action", po::value(&o.action), "show | render | merge (positional)")
+        ("file", po::value(&o.file), "report file (positional)")
+        ("more", po::value(&o.more)->multitoken(), "merge: more shard reports (positional)")
+        ("tree", po::bool_switch(&o.tree), "show: also print the HDF5 tree")
+        ("out", po::value(&o.out),
+         "render: DIR (report.md + figures/) or F.md (Markdown only); default stdout. merge: the "
+         "merged report (required)")
+        ("no-figures", po::bool_switch(&o.no_figures), "render --out DIR: the Markdown only");
+    // clang-format on
     add_common_options(desc, o.common, "", kJson);
 }
 
@@ -81,6 +91,29 @@ bool tree_of_unrenderable(const ReportOptions& o, const H5Reader& r) {
     }
 }
 
+// report merge SHARD.h5... --out R.h5 (report_merge.hpp).
+int merge(const ReportOptions& o, const Invocation& inv) {
+    if (o.file.empty()) fail_usage("report merge: give the shard reports: merge S0.h5 S1.h5 ...");
+    if (o.out.empty()) fail_usage("report merge: --out R.h5 is required");
+    std::vector<std::string> shards = {o.file};
+    shards.insert(shards.end(), o.more.begin(), o.more.end());
+    const MergedReport m = merge_shard_reports(shards, o.out, inv.command_line);
+    if (o.common.json) {
+        JsonWriter j(std::cout);
+        j.begin_object();
+        json_header(j, "report merge");
+        j.kv("report", m.target).kv("shards", static_cast<long>(m.shards));
+        j.kv("counterexample_files", m.counterexample_files);
+        j.key("checks").begin_array();
+        for (const auto& c : m.checks) j.value(c);
+        j.end_array().end_object();
+        j.finish();
+    } else {
+        std::cout << merged_report_text(m);
+    }
+    return 0;
+}
+
 }  // namespace
 
 int run_report(const Invocation& inv) {
@@ -88,12 +121,19 @@ int run_report(const Invocation& inv) {
     ReportOptions o;
     declare(desc, o);
     po::positional_options_description pos;
-    pos.add("action", 1).add("file", 1);
+    pos.add("action", 1).add("file", 1).add("more", -1);
     po::variables_map vm;
-    if (!parse(inv, "report", "show|render FILE [options]", kExamples, desc, vm, &pos)) return 0;
+    if (!parse(inv, "report", "show|render FILE | merge SHARD.h5... --out R.h5 [options]",
+               kExamples, desc, vm, &pos))
+        return 0;
+    if (o.action == "merge") return merge(o, inv);
     if (o.action != "show" && o.action != "render")
-        fail_usage("report: expected 'show FILE' or 'render FILE' (see 'attnspec report --help')");
+        fail_usage(
+            "report: expected 'show FILE', 'render FILE' or 'merge SHARD.h5... --out R.h5' "
+            "(see 'attnspec report --help')");
     if (o.file.empty()) fail_usage("report " + o.action + ": missing FILE");
+    if (!o.more.empty())
+        fail_usage("report " + o.action + ": one FILE, got '" + o.more[0] + "' too");
     if (o.action == "render" && !o.out.empty()) {  // before reading anything
         if (ends_with_md(o.out))
             check_output_target(o.out, {o.file});

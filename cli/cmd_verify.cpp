@@ -17,7 +17,9 @@
 #include "commands.hpp"
 #include "experiment_output.hpp"
 #include "memory_option.hpp"
+#include "verify_mpi.hpp"
 #include "verify_output.hpp"
+#include "verify_shard.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -39,6 +41,10 @@ const char* kExamples =
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
     "  attnspec verify --all --thorough --time-budget 600\n"
     "  attnspec verify --all --dataset ''          without the real-model analysis\n"
+    "  attnspec verify --all --shard 1/4 --out /tmp/s1.h5    one of 4 parts (then 'attnspec report "
+    "merge')\n"
+    "  mpirun -n 2 --bind-to none attnspec verify --all --mpi   2 ranks, one report (as root add\n"
+    "      --allow-run-as-root; more ranks than cores: --oversubscribe; README, 'Sweeps')\n"
     "  attnspec verify thm3.4-model model-kappa-J --dataset minilm-l6:0   layer 0 only\n"
     "  attnspec verify model-infsa --dataset minilm-l6:*:3 --regime L5   head 3 of layer 5\n"
     "  attnspec verify thm3.8-above-sigma1 --instance "
@@ -54,8 +60,8 @@ const char* kExamples =
 struct VerifyOptions {
     CommonOptions common;
     std::vector<std::string> names;
-    bool all = false, list = false, quiet = false;
-    std::string shape, fail_on = "inconclusive", instance, record, max_memory;
+    bool all = false, list = false, quiet = false, mpi = false;
+    std::string shape, fail_on = "inconclusive", instance, record, max_memory, shard;
     proofs::RunOptions run;
 };
 
@@ -113,7 +119,15 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "thm3.4: wall-clock cap on the searches (default none); the report says whether it "
          "was reached (then the run is not reproducible)")
         ("search-budget", real_value(&o.run.search_budget_s, "--search-budget", 0, 1e9),
-         "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S");
+         "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S")
+        ("shard", po::value(&o.shard),
+         "i/n (0 <= i < n): run only part i of n of the selected checks (whole checks, split by "
+         "estimated cost; a part may hold none when n exceeds the checks) and write a shard "
+         "report (default verify-<checks>.shard-i-of-n.h5); 'attnspec report merge' combines "
+         "the n shards into the report of the whole run")
+        ("mpi", po::bool_switch(&o.mpi),
+         "under mpirun: rank r of K runs shard r/K, rank 0 merges them into one report (needs an "
+         "MPI build; exit 69 otherwise)");
     // clang-format on
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "verify-<checks>.h5");
@@ -207,6 +221,43 @@ CounterexampleFiles write_counterexamples(ReportWriter& w, const CheckRun& run,
     return f;
 }
 
+// Runs the checks of `todo` that shard `s` holds (all of them when not sharded) and writes the
+// report `target` ("" = none; a shard report carries the shard attributes).
+std::vector<CheckRun> run_and_write(const VerifyOptions& o,
+                                    const std::vector<const proofs::CheckInfo*>& todo,
+                                    const ShardSpec& s, const std::string& target,
+                                    const Provenance& prov, bool quiet) {
+    std::vector<const proofs::CheckInfo*> mine = todo;
+    if (s.active()) {
+        mine.clear();
+        const auto plan = plan_shards(todo, o.run, s.count);
+        for (size_t i : plan[static_cast<size_t>(s.index)]) mine.push_back(todo[i]);
+        if (mine.empty() && !quiet)
+            log("shard " + std::to_string(s.index) + "/" + std::to_string(s.count) +
+                " holds no check (" + std::to_string(todo.size()) + " checks over " +
+                std::to_string(s.count) + " shards): it writes an empty shard");
+    }
+    std::unique_ptr<ReportWriter> writer;
+    if (!target.empty()) writer = std::make_unique<ReportWriter>(target, prov);
+    if (writer) writer->companion_staging();  // the old companion directory goes at commit
+    std::vector<CheckRun> runs;
+    std::vector<CounterexampleFiles> files;
+    for (const auto* c : mine) {
+        runs.push_back(run_one(*c, o.run, quiet));
+        if (writer) files.push_back(write_counterexamples(*writer, runs.back(), prov, quiet));
+    }
+    if (!writer) return runs;
+    write_check_runs(writer->root(), runs, &files);
+    if (s.active()) {
+        std::vector<std::string> all, held;
+        for (const auto* c : todo) all.push_back(c->name);
+        for (const auto* c : mine) held.push_back(c->name);
+        write_shard_attributes(writer->root(), s, all, held, shard_options_text(o.run));
+    }
+    writer->commit();
+    return runs;
+}
+
 }  // namespace
 
 int run_verify(const Invocation& inv) {
@@ -227,37 +278,40 @@ int run_verify(const Invocation& inv) {
     }
     if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
         fail_usage("--fail-on must be violated, inconclusive or never, got '" + o.fail_on + "'");
+    if (!o.instance.empty() && (!o.shard.empty() || o.mpi))
+        fail_usage("--instance replays one record: not with --shard or --mpi");
     if (!o.instance.empty()) return replay(o);
     const auto todo = selected_checks(o);
     o.run.seed = o.common.seed;
     if (!o.shape.empty()) o.run.shape = parse_dims(o.shape, 2, "--shape");
     proofs::check_run_options(o.run);
 
+    const ShardSpec shard = o.shard.empty() ? ShardSpec{} : parse_shard(o.shard);
+    if (o.mpi && (shard.active() || o.common.no_report || o.common.json))
+        fail_usage(
+            "--mpi splits the run itself and writes one report: not with --shard, "
+            "--no-report or --json (read it with 'attnspec report show R --json')");
+
     // Open the report first: an unwritable target fails (73) before any work is done.
     const std::string model_file =  // an output that is the model dataset is refused (64)
         o.run.dataset.empty() ? "" : find_dataset(DatasetSelector::parse(o.run.dataset).name).path;
-    const std::string target = report_target(o.common, default_report_name(todo, o.all),
-                                             {o.run.embedded_heads, model_file});
+    std::string name = default_report_name(todo, o.all);
+    if (shard.active()) name = shard_report_name(name, shard);
+    const std::string target = report_target(o.common, name, {o.run.embedded_heads, model_file});
     Provenance prov = provenance(inv, o.run.seed);
     prov.extra.emplace_back("statements", statements_note());
-    std::unique_ptr<ReportWriter> writer;
-    if (!target.empty()) writer = std::make_unique<ReportWriter>(target, prov);
-    if (writer) writer->companion_staging();  // the old companion directory goes at commit
-    std::vector<CheckRun> runs;
-    std::vector<CounterexampleFiles> files;
-    for (const auto* c : todo) {
-        runs.push_back(run_one(*c, o.run, o.quiet));
-        if (writer) files.push_back(write_counterexamples(*writer, runs.back(), prov, o.quiet));
-    }
-    if (writer) {
-        write_check_runs(writer->root(), runs, &files);
-        writer->commit();
-    }
-    const std::string shown = writer ? writer->target() : "";
+    if (o.mpi)
+        return run_verify_mpi(
+            target, inv.command_line,
+            [&](const ShardSpec& s, const std::string& path, bool quiet) {
+                return verify_exit_code(run_and_write(o, todo, s, path, prov, quiet), o.fail_on);
+            },
+            o.quiet);
+    const auto runs = run_and_write(o, todo, shard, target, prov, o.quiet);
     if (o.common.json)
-        print_runs_json(std::cout, runs, shown);
+        print_runs_json(std::cout, runs, target);
     else
-        print_runs_human(std::cout, runs, shown);
+        print_runs_human(std::cout, runs, target);
     return verify_exit_code(runs, o.fail_on);
 }
 

@@ -4,7 +4,12 @@
 times, creation time, host, command line and the build identity (git sha, versions, compiler).
 
     /usr/bin/python3 scripts/compare-reports.py A.h5 B.h5 [--ignore NAME ...] [--rtol R]
+    /usr/bin/python3 scripts/compare-reports.py A.h5 B.h5 --counterexamples [--rtol R]
     /usr/bin/python3 scripts/compare-reports.py --json A.json B.json [--rtol R]
+
+With --counterexamples, the reports' companion directories (<stem>.counterexamples, written by
+`verify`) are compared too: the same file names, and each pair of instance files entry by entry
+under the same rules (used to show that `report merge` of shards gives the unsharded run's files).
 
 With --json, A and B are the figures' data of two renderings (figures.json, reports/SCHEMA.md
 "Rendered report directory"): the same keys, list lengths and strings, numbers to --rtol.
@@ -24,6 +29,7 @@ scripts/check-reference.sh.
 import argparse
 import json
 import math
+import os
 import sys
 
 try:
@@ -101,6 +107,43 @@ def json_diffs(a, b, rtol, path="", out=None):
     return out
 
 
+def companion(path):
+    return (path[:-3] if path.endswith(".h5") else path) + ".counterexamples"
+
+
+def compare_files(a, b, ignore, rtol, label=""):
+    """Number of differing entries of two HDF5 files (the first 20 differences are printed)."""
+    ea, eb = entries(a, ignore), entries(b, ignore)
+    diffs = 0
+    for key in sorted(set(ea) | set(eb)):
+        if key not in ea or key not in eb:
+            msg = f"only in {'B' if key not in ea else 'A'}: {label}{key}"
+        elif not same(ea[key], eb[key], rtol):
+            msg = f"differs: {label}{key}: {str(ea[key])[:70]} | {str(eb[key])[:70]}"
+        else:
+            continue
+        diffs += 1
+        if diffs <= 20:
+            print(msg)
+    return len(ea), len(eb), diffs
+
+
+def compare_companions(a, b, ignore, rtol):
+    """Differences between the counterexample directories of reports A and B."""
+    da, db = companion(a), companion(b)
+    fa = set(os.listdir(da)) if os.path.isdir(da) else set()
+    fb = set(os.listdir(db)) if os.path.isdir(db) else set()
+    diffs = 0
+    for name in sorted(fa ^ fb):
+        print(f"only in {'B' if name in fb else 'A'}'s counterexamples: {name}")
+        diffs += 1
+    for name in sorted(fa & fb):
+        diffs += compare_files(os.path.join(da, name), os.path.join(db, name), ignore, rtol,
+                               f"{name}:")[2]
+    print(f"{len(fa)} counterexample files in A, {len(fb)} in B")
+    return diffs
+
+
 def main_json(args):
     try:
         with open(args.a) as fa, open(args.b) as fb:
@@ -123,6 +166,8 @@ def main():
                     help="another attribute name to ignore (repeatable)")
     ap.add_argument("--rtol", type=float, default=0.0,
                     help="relative tolerance for floating-point entries (default 0: exact)")
+    ap.add_argument("--counterexamples", action="store_true",
+                    help="also compare the reports' counterexample directories file by file")
     ap.add_argument("--json", action="store_true",
                     help="A and B are figures.json files (the figures' data), not reports")
     args = ap.parse_args()
@@ -130,22 +175,13 @@ def main():
         return main_json(args)
     ignore = RUN_ATTRIBUTES | set(args.ignore)
     try:
-        ea, eb = entries(args.a, ignore), entries(args.b, ignore)
+        na, nb, diffs = compare_files(args.a, args.b, ignore, args.rtol)
+        print(f"{na} entries in A, {nb} in B; {diffs} differences")
+        if args.counterexamples:
+            diffs += compare_companions(args.a, args.b, ignore, args.rtol)
     except OSError as e:
         print(f"compare-reports: cannot read: {e}", file=sys.stderr)
         return 2
-    diffs = 0
-    for key in sorted(set(ea) | set(eb)):
-        if key not in ea or key not in eb:
-            msg = f"only in {'B' if key not in ea else 'A'}: {key}"
-        elif not same(ea[key], eb[key], args.rtol):
-            msg = f"differs: {key}: {str(ea[key])[:70]} | {str(eb[key])[:70]}"
-        else:
-            continue
-        diffs += 1
-        if diffs <= 20:
-            print(msg)
-    print(f"{len(ea)} entries in A, {len(eb)} in B; {diffs} differences")
     return 1 if diffs else 0
 
 

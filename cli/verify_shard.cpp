@@ -1,0 +1,137 @@
+// The split of a check selection over shards and the shard attributes (verify_shard.hpp).
+#include "verify_shard.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+#include "attnspec/base/errors.hpp"
+
+namespace attnspec::cli {
+
+const char* const kShardAttributes[5] = {"shard_index", "shard_count", "shard_selection",
+                                         "shard_checks", "shard_options"};
+
+ShardSpec parse_shard(const std::string& text) {
+    const auto bad = [&](const std::string& why) {
+        return Error(ExitCode::Usage, "--shard '" + text + "': " + why +
+                                          " (expected i/n with 0 <= i < n, e.g. --shard 0/4)");
+    };
+    const auto slash = text.find('/');
+    if (slash == std::string::npos) throw bad("no '/'");
+    const auto number = [&](const std::string& s) {
+        if (s.empty() || s.size() > 6 ||
+            !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            throw bad("'" + s + "' is not a number from 0 to 100000");
+        return std::stoi(s);
+    };
+    ShardSpec s;
+    s.index = number(text.substr(0, slash));
+    s.count = number(text.substr(slash + 1));
+    if (s.count < 1 || s.count > 100000) throw bad("n must lie in [1, 100000]");
+    if (s.index >= s.count) throw bad("i must be below n");
+    return s;
+}
+
+namespace {
+// Seconds and instances of each check in the reference run (reports/reference/verify.h5:
+// `verify --all --seed 20251` on 2 cores, generic BLAS kernels).
+struct MeasuredCost {
+    const char* check;
+    double seconds;
+    double instances;
+};
+constexpr MeasuredCost kMeasured[] = {
+    {"thm3.3", 0.21, 164},
+    {"thm3.4", 7.77, 654},
+    {"thm3.5", 0.18, 480},
+    {"lemma3.7", 0.14, 288},
+    {"thm3.8", 0.10, 288},
+    {"thm3.8-sufficient", 0.11, 288},
+    {"thm3.8-trained", 0.14, 288},
+    {"thm3.8-above-sigma1", 0.11, 288},
+    {"specA-sweep", 0.99, 144},
+    {"infsa.neumann", 0.30, 28},
+    {"infsa.perron", 0.01, 28},
+    {"model-weights-kappa", 2.53, 72},
+    {"thm3.4-model", 9.82, 72},
+    {"model-kappa-J", 12.72, 72},
+    {"model-speca-lambda", 32.09, 72},
+    {"model-infsa", 1.83, 576},
+};
+}  // namespace
+
+double shard_cost_estimate(const proofs::CheckInfo& c, const proofs::RunOptions& opt) {
+    for (const auto& m : kMeasured) {
+        if (c.name != m.check) continue;
+        if (opt.trials > 0) return m.seconds * opt.trials / m.instances;
+        return m.seconds * (opt.thorough ? 2.0 : 1.0);
+    }
+    return 1.0;
+}
+
+std::vector<std::vector<size_t>> plan_shards(const std::vector<const proofs::CheckInfo*>& todo,
+                                             const proofs::RunOptions& opt, int count) {
+    std::vector<double> cost(todo.size());
+    for (size_t i = 0; i < todo.size(); ++i) cost[i] = shard_cost_estimate(*todo[i], opt);
+    std::vector<size_t> order(todo.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    std::vector<std::vector<size_t>> plan(static_cast<size_t>(count));
+    std::vector<double> load(static_cast<size_t>(count), 0.0);
+    for (size_t i : order) {
+        const auto k =
+            static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        plan[k].push_back(i);
+        load[k] += cost[i];
+    }
+    for (auto& p : plan) std::sort(p.begin(), p.end());
+    return plan;
+}
+
+std::string shard_options_text(const proofs::RunOptions& opt) {
+    const auto num = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        return std::string(buf);
+    };
+    const auto join = [](const auto& v) {
+        std::ostringstream os;
+        for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+        return os.str();
+    };
+    std::ostringstream os;
+    os << "seed=" << opt.seed << "\ntrials=" << opt.trials << "\nthorough=" << opt.thorough
+       << "\ntime_budget=" << num(opt.time_budget_s) << "\nshape=" << join(opt.shape)
+       << "\nregimes=" << join(opt.regimes) << "\nkappa_lambda=" << opt.kappa_lambda
+       << "\nsearch_evals=" << opt.search_evals << "\nsearch_seconds=" << num(opt.search_seconds)
+       << "\nsearch_budget=" << num(opt.search_budget_s) << "\nembedded=" << opt.embedded_heads
+       << "\ndataset=" << opt.dataset;
+    return os.str();
+}
+
+std::string shard_report_name(const std::string& name, const ShardSpec& s) {
+    const std::string stem = name.size() > 3 && name.substr(name.size() - 3) == ".h5"
+                                 ? name.substr(0, name.size() - 3)
+                                 : name;
+    return stem + ".shard-" + std::to_string(s.index) + "-of-" + std::to_string(s.count) + ".h5";
+}
+
+void write_shard_attributes(H5Group& root, const ShardSpec& s,
+                            const std::vector<std::string>& selection,
+                            const std::vector<std::string>& held, const std::string& options) {
+    const auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+        return out;
+    };
+    root.attr(kShardAttributes[0], static_cast<std::int64_t>(s.index));
+    root.attr(kShardAttributes[1], static_cast<std::int64_t>(s.count));
+    root.attr(kShardAttributes[2], join(selection));
+    root.attr(kShardAttributes[3], join(held));
+    root.attr(kShardAttributes[4], options);
+}
+
+}  // namespace attnspec::cli

@@ -1,0 +1,15 @@
+# ATTNSPEC_MPI: `attnspec verify --mpi` (cli/verify_mpi.cpp). AUTO builds it when find_package(MPI)
+# finds MPI (Debian: openmpi-bin libopenmpi-dev), ON requires it, OFF leaves it out (then
+# --mpi exits 69). Sets ATTNSPEC_WITH_MPI, read by cli/ and tests/.
+set(ATTNSPEC_MPI "AUTO" CACHE STRING "Build verify --mpi: AUTO (ON when MPI is found), ON, OFF")
+set_property(CACHE ATTNSPEC_MPI PROPERTY STRINGS AUTO ON OFF)
+set(ATTNSPEC_WITH_MPI OFF)
+if(ATTNSPEC_MPI STREQUAL "ON" OR ATTNSPEC_MPI STREQUAL "AUTO")
+  find_package(MPI COMPONENTS C QUIET)  # the C API only (cli/verify_mpi.cpp)
+  if(MPI_C_FOUND)
+    set(ATTNSPEC_WITH_MPI ON)
+  elseif(ATTNSPEC_MPI STREQUAL "ON")
+    message(FATAL_ERROR "ATTNSPEC_MPI=ON but no MPI was found (Debian: openmpi-bin libopenmpi-dev)")
+  endif()
+endif()
+message(STATUS "attnspec: verify --mpi ${ATTNSPEC_WITH_MPI} (ATTNSPEC_MPI=${ATTNSPEC_MPI})")
