@@ -128,13 +128,16 @@ CheckRun run_thm_3_5(const RunOptions& opt) {
     for (const auto& sh : shapes)
         for (const auto& fam : families) {
             const std::string regime = sh.name + "/" + fam;
-            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
+            for (long t = 0; t < per; ++t, ++i) {
                 if (loop.skip(i, regime)) continue;
                 if (fam == "rank-deficient" && std::min(sh.D, sh.d) < 2) {
                     loop.drop();
                     continue;
                 }
-                loop.add(check_thm_3_5(draw(fam, sh.D, sh.d, loop.seed(i))), regime, loop.seed(i));
+                const std::uint64_t seed = loop.seed(i);
+                loop.submit(regime, seed, [fam, D = sh.D, d = sh.d, seed] {
+                    return check_thm_3_5(draw(fam, D, d, seed));
+                });
             }
         }
     return loop.finish();
