@@ -70,8 +70,8 @@ std::size_t parallel_for_ordered(std::size_t n, int threads,
                                  const std::function<void(std::size_t)>& fn,
                                  const std::function<bool()>& stop) {
     Queue q(n, stop);
-    const std::size_t extra =
-        threads > 1 ? std::min<std::size_t>(static_cast<std::size_t>(threads), n) - 1 : 0;
+    const std::size_t extra =  // n = 0 or 1 starts no thread
+        threads > 1 && n > 1 ? std::min<std::size_t>(static_cast<std::size_t>(threads), n) - 1 : 0;
     std::vector<std::thread> pool;
     pool.reserve(extra);
     try {
