@@ -113,7 +113,7 @@ CheckRun run_attention_check(const RunOptions& opt, const std::string& name,
     std::uint64_t i = 0;
     for (const auto& reg : regimes) {
         const std::string rname = reg.name();
-        for (long t = 0; t < per; ++t, ++i) {
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
             if (loop.skip(i, rname)) continue;
             const std::uint64_t seed = loop.seed(i);
             loop.submit(rname, seed, [&fn, reg, seed] { return fn(draw_head(reg, seed)); });

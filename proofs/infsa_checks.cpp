@@ -181,7 +181,7 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
     for (long N : Ns)
         for (const auto& fam : fams) {
             const std::string regime = "N=" + std::to_string(N) + "/" + fam;
-            for (long t = 0; t < per; ++t, ++i) {
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 if (loop.skip(i, regime)) continue;
                 const std::uint64_t seed = loop.seed(i);
                 loop.submit(regime, seed, [&one, N, fam, seed]() -> std::optional<CheckResult> {

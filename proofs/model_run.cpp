@@ -81,7 +81,7 @@ CheckRun run_model_units(const RunOptions& opt, const ModelPlan& plan, const std
     std::uint64_t i = 0;
     for (size_t r = 0; r < plan.regimes.size(); ++r) {
         const auto& units = plan.units[r];
-        for (long t = 0; t < per; ++t, ++i) {
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
             if (loop.skip(i, plan.regimes[r])) continue;
             if (t >= static_cast<long>(units.size())) {
                 loop.drop();  // --trials asked for more units than the layer has

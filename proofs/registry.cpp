@@ -323,7 +323,12 @@ std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.s
 double RunLoop::elapsed() const { return now_s() - t0_; }
 
 void RunLoop::submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep) {
+    if (stopped_) return;
     queue_.push_back({regime, seed, std::move(fn), std::move(keep)});
+    // Evaluated in batches, so that a huge --trials never queues more than a batch and the
+    // budget stops the submitting loops (stopped()); 16 instances per worker keep the idle time
+    // at a batch's end small.
+    if (queue_.size() >= static_cast<std::size_t>(std::max(64, 16 * opt_.threads))) evaluate();
 }
 
 void RunLoop::evaluate() {

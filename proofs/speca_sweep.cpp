@@ -202,7 +202,7 @@ CheckRun run_speca_sweep(const RunOptions& opt) {
             const long want =
                 opt.trials > 0 ? opt.trials / cells + (c < opt.trials % cells ? 1 : 0) : 4 * per;
             long got = 0;
-            for (long t = 0; t < stride && got < want; ++t) {
+            for (long t = 0; t < stride && got < want && !loop.stopped(); ++t) {
                 const std::uint64_t seed = loop.seed(static_cast<std::uint64_t>(c * stride + t));
                 for (const bool q_only : {false, true})
                     for (const bool inv : {true, false}) {

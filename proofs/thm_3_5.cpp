@@ -128,7 +128,7 @@ CheckRun run_thm_3_5(const RunOptions& opt) {
     for (const auto& sh : shapes)
         for (const auto& fam : families) {
             const std::string regime = sh.name + "/" + fam;
-            for (long t = 0; t < per; ++t, ++i) {
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 if (loop.skip(i, regime)) continue;
                 if (fam == "rank-deficient" && std::min(sh.D, sh.d) < 2) {
                     loop.drop();

@@ -256,7 +256,7 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
     std::uint64_t i = 0;
     for (const auto& sh : shapes)
         for (const auto& fam : fams)
-            for (long t = 0; t < per; ++t, ++i) {
+            for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 const std::string regime = sh.name + "/" + fam;
                 if (loop.skip(i, regime)) continue;
                 const std::uint64_t seed = loop.seed(i);
@@ -364,7 +364,7 @@ CheckRun run_thm_3_8_trained(const RunOptions& opt) {
         for (const auto& fam : fams) {
             const long n =
                 opt.trials > 0 ? opt.trials / cells + (c < opt.trials % cells ? 1 : 0) : per;
-            for (long t = 0; t < n; ++t) {
+            for (long t = 0; t < n && !loop.stopped(); ++t) {
                 const std::uint64_t seed = loop.seed(static_cast<std::uint64_t>(c * per + t));
                 auto one = [fam, D = sh.D, d = sh.d, t, seed] {
                     Rng rng(seed);

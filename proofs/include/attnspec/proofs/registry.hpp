@@ -92,8 +92,10 @@ void check_run_options(const RunOptions& opt);
 // The bookkeeping every runner shares: the run's header, the regime filter, the time budget,
 // instance seeds, progress, the parallel evaluation, and the closing summary with its timing.
 //
-// A runner queues its instances with submit() in instance order; evaluate() (called by finish())
-// runs the queue on RunOptions::threads workers, each with a single-threaded BLAS, and adds the
+// A runner queues its instances with submit() in instance order; evaluate() (called by finish(),
+// and by submit() whenever a batch of max(64, 16 x threads) is queued, so a huge --trials never
+// queues more) runs the queue on RunOptions::threads workers, each with a single-threaded BLAS,
+// and adds the
 // results in the order they were queued, so verdicts, numbers and records do not depend on the
 // thread count. The time budget is checked as each instance starts: none starts once it is
 // spent, and the run keeps the instances that started before, a prefix of the queue in instance
@@ -123,11 +125,13 @@ class RunLoop {
     // Whether instance `i` (= regime index * per_regime + t) is not drawn: beyond its regime's
     // share of --trials, or its regime filtered out (the progress total drops it).
     bool skip(std::uint64_t i, const std::string& regime);
-    bool stopped() const { return stopped_; }  // the time budget stopped evaluate()
+    // The time budget stopped an evaluation: submit() queues nothing more, loops may end.
+    bool stopped() const { return stopped_; }
     void drop();              // a planned instance that is not drawn (progress total - 1)
     void expect(long extra);  // instances beyond the regime grid (progress total + extra)
     std::uint64_t seed(std::uint64_t i) const;  // instance_seed(master, i)
-    // Queues an instance; its record gets `regime` (or the one `keep` sets) and `seed`.
+    // Queues an instance (evaluating the queue when a batch is full; nothing once stopped());
+    // its record gets `regime` (or the one `keep` sets) and `seed`.
     void submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep = {});
     // Evaluates the queue as described above and empties it. Exceptions: the first instance (in
     // queue order) that threw rethrows here, after every started instance has ended.
