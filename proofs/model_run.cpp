@@ -106,7 +106,7 @@ Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases)
     sel.head = u.head;
     if (u.sentence >= 0) sel.sentence = u.sentence;
     std::vector<SelectedHead> heads;
-    {  // run_model_units calls this from its workers: HDF5 (not thread-safe) under one lock
+    {  // run_model_units calls this from its workers: HDF5 under one lock (any build)
         static std::mutex hdf5;
         std::lock_guard<std::mutex> lock(hdf5);
         heads = load_selected_heads(sel, u.sentence >= 0);

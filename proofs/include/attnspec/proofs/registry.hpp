@@ -103,8 +103,8 @@ void check_run_options(const RunOptions& opt);
 class RunLoop {
   public:
     // One instance, run on a worker: its result, or nothing when the draw has nothing to check
-    // (the progress total drops it). It must not call HDF5 (not thread-safe in Debian's build)
-    // nor write state another instance reads.
+    // (the progress total drops it). It must not call HDF5 but under a lock (load_unit_head: a
+    // build without thread safety would corrupt its state) nor write state another instance reads.
     using Instance = std::function<std::optional<CheckResult>()>;
     // Runs on the caller's thread, in instance order: whether a result enters the run; it may set
     // r.regime (used when submit() was given an empty regime).
