@@ -9,6 +9,8 @@
 //   --source   the source tree, for scripts/compare-reports.py (default: the current directory)
 //   --threads  the parallel run's thread count (default: every core this process may use)
 //   --quick    only `verify --all --dataset ''` (about a quarter of the time)
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,12 +36,22 @@ std::string self_dir() {
     return p.substr(0, p.find_last_of('/'));
 }
 
-// One run's wall seconds; NaN when the CLI failed (exit status other than 0, 1, 2: verify's
-// verdict codes).
-double run_seconds(const std::string& cmd) {
+// CPU seconds (user + system) of the finished children so far (the CLI under std::system's shell).
+double children_cpu_seconds() {
+    rusage r{};
+    getrusage(RUSAGE_CHILDREN, &r);
+    auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+    return sec(r.ru_utime) + sec(r.ru_stime);
+}
+
+// One run's wall seconds (and its CPU seconds in *cpu); NaN when the CLI failed (exit status
+// other than 0, 1, 2: verify's verdict codes).
+double run_seconds(const std::string& cmd, double* cpu) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = children_cpu_seconds();
     const int rc = std::system(cmd.c_str());
     const double s = bench::seconds_since(t0);
+    *cpu = children_cpu_seconds() - c0;
     const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     if (code < 0 || code > 2) {
         std::printf("  failed (exit %d): %s\n", code, cmd.c_str());
@@ -65,10 +77,15 @@ void measure(const Setup& st, const std::string& label, const std::string& args)
     for (int r = 0; r < reps; ++r)
         for (int t : {1, threads}) {
             const std::string out = dir + "/" + label + "-t" + std::to_string(t) + ".h5";
-            const double s = run_seconds(st.cli + " verify " + args + " -q --fail-on never --out " +
-                                         out + " --threads " + std::to_string(t) + " > /dev/null");
+            double cpu = NAN;
+            const double s =
+                run_seconds(st.cli + " verify " + args + " -q --fail-on never --out " + out +
+                                " --threads " + std::to_string(t) + " > /dev/null",
+                            &cpu);
             (t == 1 ? one : many).push_back(s);
-            std::printf("  run %d, --threads %d: %.2f s\n", r + 1, t, s);
+            // on a loaded machine the wall times say how much of the cores the run got; the CPU
+            // seconds say how much work it did (about equal for both: the same instances)
+            std::printf("  run %d, --threads %d: %.2f s wall, %.2f s CPU\n", r + 1, t, s, cpu);
         }
     const double m1 = bench::median(one), mn = bench::median(many);
     const std::string script = st.source + "/scripts/compare-reports.py";
