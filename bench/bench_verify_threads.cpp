@@ -109,6 +109,7 @@ void measure(const Setup& st, const std::string& label, const std::string& args)
 
 int main(int argc, char** argv) {
     select_blas_kernels(argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each run's line as it ends, also into a file
     Setup st;
     st.cli = self_dir() + "/../cli/attnspec";
     st.threads = available_threads();
