@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnspec/base/parallel.hpp"
 #include "attnspec/io/check_records.hpp"
 #include "attnspec/io/model_input.hpp"
 #include "attnspec/io/provenance.hpp"
@@ -40,6 +41,7 @@ const char* kExamples =
     "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
     "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
     "  attnspec verify --all --thorough --time-budget 600\n"
+    "  attnspec verify --all --threads 1           serial: the same report, slower\n"
     "  attnspec verify --all --dataset ''          without the real-model analysis\n"
     "  attnspec verify --all --shard 1/4 --out /tmp/s1.h5    one of 4 parts (then 'attnspec report "
     "merge')\n"
@@ -71,6 +73,7 @@ void declare(po::options_description& desc, VerifyOptions& o) {
     o.common.seed = o.run.seed;
     o.run.embedded_heads = proofs::default_embedded_heads();
     o.run.dataset = proofs::default_model_dataset();
+    o.run.threads = available_threads();
     // clang-format off
     desc.add_options()
         ("check", po::value(&o.names)->multitoken(), "checks to run (positional), e.g. thm3.5")
@@ -88,8 +91,15 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "only regimes whose name contains this text; matching no regime of a check is a usage "
          "error; thm3.4 search/* regimes run only when a text contains 'search'")
         ("time-budget", real_value(&o.run.time_budget_s, "--time-budget", 0, 1e9, true),
-         "seconds (> 0) per check after which no new instance is drawn: a check ends within "
-         "one instance's time of it")
+         "seconds (> 0) per check after which no new instance starts: a check ends within "
+         "one instance's time of it and keeps the instances started before, in instance order "
+         "(more with more --threads)")
+        ("threads", count_value(&o.run.threads, "--threads", 1, 4096),
+         ("workers evaluating a check's instances in parallel (default: every core this "
+          "process may use, here " + std::to_string(o.run.threads) + "); 1 is a serial run. "
+          "Verdicts, numbers and records are the same for any N (each instance runs with one "
+          "BLAS thread), e.g. --threads 1 and --threads 8 give reports equal under "
+          "scripts/compare-reports.py").c_str())
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),

@@ -113,12 +113,14 @@ CheckRun run_attention_check(const RunOptions& opt, const std::string& name,
     std::uint64_t i = 0;
     for (const auto& reg : regimes) {
         const std::string rname = reg.name();
-        for (long t = 0; t < per && !loop.stopped(); ++t, ++i)
-            if (!loop.skip(i, rname))
-                loop.add(fn(draw_head(reg, loop.seed(i))), rname, loop.seed(i));
+        for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
+            if (loop.skip(i, rname)) continue;
+            const std::uint64_t seed = loop.seed(i);
+            loop.submit(rname, seed, [&fn, reg, seed] { return fn(draw_head(reg, seed)); });
+        }
     }
-    for (const auto& [name, h] : embedded)
-        if (!loop.stopped() && !loop.out_of_time()) loop.add(fn(h), "embedded/" + name, 0);
+    for (const auto& [name, h] : embedded)  // `embedded` outlives the evaluation in finish()
+        loop.submit("embedded/" + name, 0, [&fn, &h = h] { return fn(h); });
     return loop.finish();
 }
 

@@ -184,18 +184,17 @@ CheckRun run_grid(const RunOptions& opt, const std::string& check, const std::st
             for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 if (loop.skip(i, regime)) continue;
                 const std::uint64_t seed = loop.seed(i);
-                Eigen::MatrixXd Q, K;
-                const bool shared = fam.rfind("shared", 0) == 0;
-                draw_family(shared ? "shared-mean" : "gaussian", N, 16, 1.0, seed, Q, K);
-                AffinityOptions ao;
-                ao.kind = fam.find("softmax") != std::string::npos ? AffinityKind::softmax
-                                                                   : AffinityKind::relu;
-                const Affinity A = affinity(Q, K, ao);
-                if (A.A_hat.maxCoeff() == 0) {  // all scores <= 0: nothing to certify
-                    loop.drop();
-                    continue;
-                }
-                loop.add(one(A.A_hat), regime, seed);
+                loop.submit(regime, seed, [&one, N, fam, seed]() -> std::optional<CheckResult> {
+                    Eigen::MatrixXd Q, K;
+                    const bool shared = fam.rfind("shared", 0) == 0;
+                    draw_family(shared ? "shared-mean" : "gaussian", N, 16, 1.0, seed, Q, K);
+                    AffinityOptions ao;
+                    ao.kind = fam.find("softmax") != std::string::npos ? AffinityKind::softmax
+                                                                       : AffinityKind::relu;
+                    const Affinity A = affinity(Q, K, ao);
+                    if (A.A_hat.maxCoeff() == 0) return std::nullopt;  // all scores <= 0
+                    return one(A.A_hat);
+                });
             }
         }
     return loop.finish();

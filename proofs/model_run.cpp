@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <numeric>
 
 #include "attnspec/base/errors.hpp"
@@ -86,12 +87,13 @@ CheckRun run_model_units(const RunOptions& opt, const ModelPlan& plan, const std
                 loop.drop();  // --trials asked for more units than the layer has
                 continue;
             }
-            const ModelUnit& u = units[size_t(t)];
-            CheckResult res = fn(u);
-            res.values.emplace_back("layer", u.layer);
-            res.values.emplace_back("head", u.head);
-            res.values.emplace_back("sentence", u.sentence);
-            loop.add(std::move(res), plan.regimes[r], 0);
+            loop.submit(plan.regimes[r], 0, [&fn, u = units[size_t(t)]] {
+                CheckResult res = fn(u);
+                res.values.emplace_back("layer", u.layer);
+                res.values.emplace_back("head", u.head);
+                res.values.emplace_back("sentence", u.sentence);
+                return res;
+            });
         }
     }
     return loop.finish();
@@ -103,7 +105,12 @@ Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases)
     sel.layer = u.layer;
     sel.head = u.head;
     if (u.sentence >= 0) sel.sentence = u.sentence;
-    std::vector<SelectedHead> heads = load_selected_heads(sel, u.sentence >= 0);
+    std::vector<SelectedHead> heads;
+    {  // run_model_units calls this from its workers: HDF5 under one lock (any build)
+        static std::mutex hdf5;
+        std::lock_guard<std::mutex> lock(hdf5);
+        heads = load_selected_heads(sel, u.sentence >= 0);
+    }
     if (heads.size() != 1)
         throw Error(ExitCode::Internal, "load_selected_heads(" + sel.describe() + ") returned " +
                                             std::to_string(heads.size()) + " heads, expected 1");

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 #include <string>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/memory.hpp"
+#include "attnspec/base/parallel.hpp"
 #include "attnspec/io/check_records.hpp"
 #include "attnspec/io/model_input.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
@@ -305,8 +308,7 @@ bool RunLoop::skip(std::uint64_t i, const std::string& regime) {
         drop();
         return true;
     }
-    stopped_ = out_of_time();
-    return stopped_;
+    return false;
 }
 
 void RunLoop::drop() {
@@ -320,16 +322,48 @@ std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.s
 
 double RunLoop::elapsed() const { return now_s() - t0_; }
 
-void RunLoop::add(CheckResult r, const std::string& regime, std::uint64_t seed) {
-    r.regime = regime;
-    r.seed = seed;
-    run_.results.push_back(std::move(r));
-    ++done_;
-    total_ = std::max(total_, done_);
-    if (opt_.progress) opt_.progress(done_, total_);
+void RunLoop::submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep) {
+    if (stopped_) return;
+    queue_.push_back({regime, seed, std::move(fn), std::move(keep)});
+    // Evaluated in batches, so that a huge --trials never queues more than a batch and the
+    // budget stops the submitting loops (stopped()); 16 instances per worker keep the idle time
+    // at a batch's end small.
+    if (queue_.size() >= static_cast<std::size_t>(std::max(64, 16 * opt_.threads))) evaluate();
+}
+
+void RunLoop::evaluate() {
+    std::vector<Queued> queue = std::move(queue_);
+    queue_.clear();
+    std::vector<std::optional<CheckResult>> out(queue.size());
+    std::mutex m;  // done_, total_ and the progress callback
+    std::size_t started = 0;
+    {
+        BlasThreadsScope one(1);  // each instance runs single-threaded code, whatever --threads
+        started = parallel_for_ordered(
+            queue.size(), opt_.threads,
+            [&](std::size_t k) {
+                out[k] = queue[k].fn();
+                std::lock_guard<std::mutex> lock(m);
+                if (out[k])
+                    total_ = std::max(total_, ++done_);
+                else
+                    total_ = std::max(done_, total_ - 1);  // nothing to check: not drawn
+                if (opt_.progress) opt_.progress(done_, total_);
+            },
+            [&] { return stopped_ || (stopped_ = out_of_time()); });  // under the pool's lock
+    }
+    for (std::size_t k = 0; k < started; ++k) {
+        if (!out[k]) continue;
+        CheckResult& r = *out[k];
+        if (queue[k].keep && !queue[k].keep(r)) continue;
+        if (!queue[k].regime.empty()) r.regime = queue[k].regime;
+        r.seed = queue[k].seed;
+        run_.results.push_back(std::move(r));
+    }
 }
 
 CheckRun RunLoop::finish() {
+    evaluate();
     if (!opt_.regimes.empty() && !any_selected_ && !offered_.empty()) {
         std::string filter, list;
         for (const auto& f : opt_.regimes) filter += (filter.empty() ? "'" : ", '") + f + "'";

@@ -202,17 +202,19 @@ CheckRun run_speca_sweep(const RunOptions& opt) {
             const long want =
                 opt.trials > 0 ? opt.trials / cells + (c < opt.trials % cells ? 1 : 0) : 4 * per;
             long got = 0;
-            for (long t = 0; t < stride && got < want && !loop.out_of_time(); ++t) {
-                const auto i = static_cast<std::uint64_t>(c * stride + t);
-                Head h = base_head(sh, tok, loop.seed(i));
+            for (long t = 0; t < stride && got < want && !loop.stopped(); ++t) {
+                const std::uint64_t seed = loop.seed(static_cast<std::uint64_t>(c * stride + t));
                 for (const bool q_only : {false, true})
                     for (const bool inv : {true, false}) {
                         const std::string regime = std::string(sh.name) + "/" + tok + "/" +
                                                    (q_only ? "Q" : "QKV") + "/" +
                                                    (inv ? "s=1/sqrt(d)" : "s=1");
                         if (got >= want || !loop.selected(regime)) continue;
-                        h.s = logit_scale(inv ? LogitScale::inv_sqrt_d : LogitScale::one, sh.d);
-                        loop.add(sweep_speca(h, q_only), regime, loop.seed(i));
+                        loop.submit(regime, seed, [sh, tok, seed, q_only, inv] {
+                            Head h = base_head(sh, tok, seed);  // the same head for all 4 curves
+                            h.s = logit_scale(inv ? LogitScale::inv_sqrt_d : LogitScale::one, sh.d);
+                            return sweep_speca(h, q_only);
+                        });
                         ++got;
                     }
             }

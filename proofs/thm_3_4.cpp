@@ -8,14 +8,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <optional>
 
 #include "attention_run.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/attention/jacobian_spectrum.hpp"
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/memory.hpp"
+#include "attnspec/base/parallel.hpp"
 #include "attnspec/base/random.hpp"
 
 namespace attnspec::proofs {
@@ -350,10 +353,23 @@ void tally(SearchTally& t, const CheckResult& r, const std::string& where) {
     if (objective(r) > t.best) t.best = objective(r), t.where = where;
 }
 
-// Search 1: from the tightest feasible instances of the random part.
-SearchTally search_from_tightest(CheckRun& run, const RunOptions& opt, const Thm34Options& o,
-                                 long budget, Cap& cap) {
-    SearchTally t;
+// One climb of a search (a start and its local search), independent of every other: it runs on a
+// worker with its own copy of the cap. Its record, where it started (for the tally), its
+// evaluations and whether the cap stopped it; no record when nothing was feasible to climb from.
+struct Climbed {
+    std::optional<CheckResult> record;
+    std::string where;
+    long evals = 0;
+    bool hit = false;
+};
+struct SearchJob {
+    int search;  // 0: from the tightest instances, 1: N <= D shapes
+    std::function<Climbed(Cap&)> run;
+};
+
+// Search 1: from the tightest feasible instances of the random part (`run` must outlive the jobs).
+void search_from_tightest(std::vector<SearchJob>& jobs, const CheckRun& run, const RunOptions& opt,
+                          const Thm34Options& o, long budget) {
     std::vector<size_t> order;
     for (size_t i = 0; i < run.results.size(); ++i)
         if (objective(run.results[i]) > 0) order.push_back(i);
@@ -362,27 +378,32 @@ SearchTally search_from_tightest(CheckRun& run, const RunOptions& opt, const Thm
     });
     const size_t starts = std::min<size_t>(order.size(), opt.thorough ? 24 : 6);
     for (size_t k = 0; k < starts && budget > 0; ++k) {
-        const CheckResult from = run.results[order[k]];
-        const std::string regime = "search/" + from.regime.substr(0, from.regime.find('/'));
+        const CheckResult* from = &run.results[order[k]];
+        const std::string regime = "search/" + from->regime.substr(0, from->regime.find('/'));
         if (!selected(opt, regime)) continue;
-        const std::uint64_t seed = instance_seed(from.seed, 77);
-        CheckResult r =
-            climb(head_of(from), from, seed, o, share(budget, starts, k), cap, &t.evals);
-        r.regime = regime;
-        r.seed = seed;
-        r.note += (r.note.empty() ? "" : "; ") + std::string("local search from ") + from.regime +
-                  " seed " + std::to_string(from.seed);
-        tally(t, r, from.regime);
-        run.results.push_back(std::move(r));
+        const long steps = share(budget, starts, k);
+        jobs.push_back({0, [from, regime, steps, &o](Cap& cap) {
+                            Climbed c;
+                            const std::uint64_t seed = instance_seed(from->seed, 77);
+                            CheckResult r =
+                                climb(head_of(*from), *from, seed, o, steps, cap, &c.evals);
+                            r.regime = regime;
+                            r.seed = seed;
+                            r.note += (r.note.empty() ? "" : "; ") +
+                                      std::string("local search from ") + from->regime + " seed " +
+                                      std::to_string(from->seed);
+                            c.where = from->regime;
+                            c.record = std::move(r);
+                            return c;
+                        }});
     }
-    return t;
 }
 
 // Search 2: shapes with N <= D (ViT-like N < D included), where no violation had been seen.
 // Per shape: 6 seeded starts (gauss-0.1, gauss-1, kappa-1e3 weights x logit scale 1, 1/sqrt(d);
-// Gaussian tokens), then a local search from the best of them. --thorough adds two larger shapes
-// (an evaluation costs ~0.1 s at (8,16,8), ~0.4 s at (12,32,8), ~6 s at (16,64,16), which is
-// left out).
+// Gaussian tokens), then a local search from the best of them: one job per shape. --thorough adds
+// two larger shapes (an evaluation costs ~0.1 s at (8,16,8), ~0.4 s at (12,32,8), ~6 s at
+// (16,64,16), which is left out).
 struct LeShape {
     long N, D, d;
     bool thorough_only;
@@ -397,39 +418,70 @@ std::vector<LeShape> le_shapes(const RunOptions& opt) {
     return out;
 }
 
-SearchTally search_n_le_d(CheckRun& run, const RunOptions& opt, const Thm34Options& o, long budget,
-                          Cap& cap) {
-    SearchTally t;
+void search_n_le_d(std::vector<SearchJob>& jobs, const RunOptions& opt, const Thm34Options& o,
+                   long budget) {
     const auto list = le_shapes(opt);
     const size_t shapes = list.size();
-    std::uint64_t i = 0;
+    std::uint64_t next = 0;  // the starts' instance numbers: 6 per shape the filter keeps
     for (size_t k = 0; k < shapes && budget > 0; ++k) {
         const long N = list[k].N, D = list[k].D, d = list[k].d;
         const std::string regime = "search/N<=D" + shape_text(N, D, d);
         if (!selected(opt, regime)) continue;
-        long left = share(budget, shapes, k);
-        std::optional<CheckResult> best;
-        std::string from;
-        for (const char* w : {"gauss-0.1", "gauss-1", "kappa-1e3"})
-            for (bool inv : {false, true}) {
-                const AttentionRegime reg{"N<=D", N, D, d, w, inv, "gaussian"};
-                const std::uint64_t seed = instance_seed(opt.seed, 1000000 + i++);
-                if (left <= 0 || cap.reached()) continue;
-                CheckResult c = check_thm_3_4(draw_head(reg, seed), o);
-                --left, ++t.evals;
-                if (!best || objective(c) > objective(*best))
-                    from = reg.name() + " seed " + std::to_string(seed), best = std::move(c);
-            }
-        if (!best) continue;
-        const std::uint64_t seed = instance_seed(opt.seed, 2000000 + k);
-        CheckResult r = climb(head_of(*best), *best, seed, o, left, cap, &t.evals);
-        r.regime = regime;
-        r.seed = seed;
-        r.note += (r.note.empty() ? "" : "; ") + std::string("local search from ") + from;
-        tally(t, r, regime);
-        run.results.push_back(std::move(r));
+        const long left0 = share(budget, shapes, k);
+        const std::uint64_t master = opt.seed, first = next;
+        next += 6;
+        jobs.push_back(
+            {1, [=, &o](Cap& cap) {
+                 Climbed c;
+                 long left = left0;
+                 std::optional<CheckResult> best;
+                 std::string from;
+                 std::uint64_t i = first;
+                 for (const char* w : {"gauss-0.1", "gauss-1", "kappa-1e3"})
+                     for (bool inv : {false, true}) {
+                         const AttentionRegime reg{"N<=D", N, D, d, w, inv, "gaussian"};
+                         const std::uint64_t seed = instance_seed(master, 1000000 + i++);
+                         if (left <= 0 || cap.reached()) continue;
+                         CheckResult r = check_thm_3_4(draw_head(reg, seed), o);
+                         --left, ++c.evals;
+                         if (!best || objective(r) > objective(*best))
+                             from = reg.name() + " seed " + std::to_string(seed),
+                             best = std::move(r);
+                     }
+                 if (!best) return c;
+                 const std::uint64_t seed = instance_seed(master, 2000000 + k);
+                 CheckResult r = climb(head_of(*best), *best, seed, o, left, cap, &c.evals);
+                 r.regime = regime;
+                 r.seed = seed;
+                 r.note += (r.note.empty() ? "" : "; ") + std::string("local search from ") + from;
+                 c.where = regime;
+                 c.record = std::move(r);
+                 return c;
+             }});
     }
-    return t;
+}
+
+// Runs the jobs of both searches on opt.threads workers (one BLAS thread each) and appends their
+// records to `run` in job order, so the report does not depend on the thread count.
+void run_searches(CheckRun& run, const std::vector<SearchJob>& jobs, int threads, Cap& cap,
+                  SearchTally tally_of[2]) {
+    std::vector<Climbed> out(jobs.size());
+    {
+        BlasThreadsScope one(1);
+        parallel_for_ordered(jobs.size(), threads, [&](size_t j) {
+            Cap mine = cap;
+            out[j] = jobs[j].run(mine);
+            out[j].hit = mine.hit;
+        });
+    }
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        SearchTally& t = tally_of[jobs[j].search];
+        t.evals += out[j].evals;
+        cap.hit = cap.hit || out[j].hit;
+        if (!out[j].record) continue;
+        tally(t, *out[j].record, out[j].where);
+        run.results.push_back(std::move(*out[j].record));
+    }
 }
 
 std::string number(double x) {
@@ -486,8 +538,15 @@ CheckRun run_thm_3_4(const RunOptions& opt) {
     // Two thirds to the search from the tightest instances, one third to the N <= D shapes
     // (skipped with --shape, which fixes the shape).
     const long le_budget = opt.shape.empty() ? budget / 3 : 0;
-    const SearchTally a = search_from_tightest(run, opt, o, budget - le_budget, cap);
-    const SearchTally b = search_n_le_d(run, opt, o, le_budget, cap);
+    std::vector<SearchJob> jobs;
+    search_from_tightest(jobs, run, opt, o, budget - le_budget);
+    search_n_le_d(jobs, opt, o, le_budget);
+    CheckRun found;  // the records go after the random part only when every job has ended
+    SearchTally tallies[2];
+    run_searches(found, jobs, opt.threads, cap, tallies);
+    for (auto& r : found.results) run.results.push_back(std::move(r));
+    const SearchTally& a = tallies[0];
+    const SearchTally& b = tallies[1];
     std::string text = std::to_string(random_part) + " random instances; search budget " +
                        std::to_string(budget) +
                        " evaluations, objective kappa(J)/bound subject "

@@ -134,7 +134,10 @@ CheckRun run_thm_3_5(const RunOptions& opt) {
                     loop.drop();
                     continue;
                 }
-                loop.add(check_thm_3_5(draw(fam, sh.D, sh.d, loop.seed(i))), regime, loop.seed(i));
+                const std::uint64_t seed = loop.seed(i);
+                loop.submit(regime, seed, [fam, D = sh.D, d = sh.d, seed] {
+                    return check_thm_3_5(draw(fam, D, d, seed));
+                });
             }
         }
     return loop.finish();

@@ -259,14 +259,16 @@ CheckRun run_lambda_check(const RunOptions& opt, const std::string& name, const 
             for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
                 const std::string regime = sh.name + "/" + fam;
                 if (loop.skip(i, regime)) continue;
-                Rng rng(loop.seed(i));
-                // lambda: the paper's 10, the threshold 2, or log-uniform in [0.1, 100]
-                const int pick = int(t % 3);
-                const double lambda = pick == 0   ? 10.0
-                                      : pick == 1 ? 2.0
-                                                  : rng.log_uniform(0.1, 100);
-                loop.add(fn(draw_w(fam, sh.D, sh.d, lambda, rng), lambda, rng), regime,
-                         loop.seed(i));
+                const std::uint64_t seed = loop.seed(i);
+                loop.submit(regime, seed, [&fn, fam, D = sh.D, d = sh.d, t, seed] {
+                    Rng rng(seed);
+                    // lambda: the paper's 10, the threshold 2, or log-uniform in [0.1, 100]
+                    const int pick = int(t % 3);
+                    const double lambda = pick == 0   ? 10.0
+                                          : pick == 1 ? 2.0
+                                                      : rng.log_uniform(0.1, 100);
+                    return fn(draw_w(fam, D, d, lambda, rng), lambda, rng);
+                });
             }
     return loop.finish();
 }
@@ -362,15 +364,22 @@ CheckRun run_thm_3_8_trained(const RunOptions& opt) {
         for (const auto& fam : fams) {
             const long n =
                 opt.trials > 0 ? opt.trials / cells + (c < opt.trials % cells ? 1 : 0) : per;
-            for (long t = 0; t < n && !loop.out_of_time(); ++t) {
-                const auto i = static_cast<std::uint64_t>(c * per + t);
-                Rng rng(loop.seed(i));
-                const int pick = int(t % 3);  // lambda: 2, 10, or log-uniform in [2, 100]
-                const double lambda = pick == 0 ? 2.0 : pick == 1 ? 10.0 : rng.log_uniform(2, 100);
-                CheckResult r = check_thm_3_8_trained(draw_trained_w(fam, sh.D, sh.d, rng), lambda);
-                const std::string regime = trained_regime(r.value("kappa(W)"), lambda);
-                if (loop.selected(regime) || loop.selected(sh.name + "/" + fam))
-                    loop.add(std::move(r), regime, loop.seed(i));
+            for (long t = 0; t < n && !loop.stopped(); ++t) {
+                const std::uint64_t seed = loop.seed(static_cast<std::uint64_t>(c * per + t));
+                auto one = [fam, D = sh.D, d = sh.d, t, seed] {
+                    Rng rng(seed);
+                    const int pick = int(t % 3);  // lambda: 2, 10, or log-uniform in [2, 100]
+                    const double lambda = pick == 0   ? 2.0
+                                          : pick == 1 ? 10.0
+                                                      : rng.log_uniform(2, 100);
+                    CheckResult r = check_thm_3_8_trained(draw_trained_w(fam, D, d, rng), lambda);
+                    r.regime = trained_regime(r.value("kappa(W)"), lambda);
+                    return r;
+                };
+                // the regime is known after the draw: the filter applies as results are gathered
+                loop.submit("", seed, one, [&loop, cell = sh.name + "/" + fam](CheckResult& r) {
+                    return loop.selected(r.regime) || loop.selected(cell);
+                });
             }
             ++c;
         }

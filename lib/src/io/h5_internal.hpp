@@ -3,7 +3,6 @@
 #pragma once
 #include <hdf5.h>
 
-#include <mutex>
 #include <string>
 
 #include "attnspec/base/errors.hpp"
@@ -13,9 +12,11 @@ namespace attnspec::io_detail {
 
 [[noreturn]] inline void io_fail(const std::string& what) { throw Error(ExitCode::IoError, what); }
 
+// Per thread: in a thread-safe HDF5 (Debian's is) each thread has its own error stack and
+// printing setting, and verify --threads reads model heads from its workers.
 inline void silence_hdf5() {
-    static std::once_flag once;
-    std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+    thread_local bool silenced = false;
+    if (!silenced) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr), silenced = true;
 }
 
 inline H5Id utf8_vlen_type() {

@@ -1,5 +1,5 @@
 // proofs::RunLoop: --trials N draws exactly N over the kept regimes, the progress total is right
-// from the start and never passed, the time budget stops the loops at once.
+// from the start and never passed, the time budget stops the evaluation at once (any --threads).
 #include <chrono>
 #include <string>
 #include <thread>
@@ -31,9 +31,11 @@ Drive drive(RunOptions opt, const std::vector<std::string>& names, long quick) {
         for (long t = 0; t < per && !loop.stopped(); ++t, ++i) {
             ++d.iterations;
             if (loop.skip(i, names[r])) continue;
-            loop.add(CheckResult{}, names[r], loop.seed(i));
+            loop.submit(names[r], loop.seed(i), [] { return CheckResult{}; });
             ++d.per_regime_count[r], ++d.drawn;
         }
+    const CheckRun run = loop.finish();
+    CHECK(run.results.size() == static_cast<std::size_t>(d.drawn));
     return d;
 }
 }  // namespace
@@ -64,25 +66,34 @@ TEST_CASE("RunLoop: --trials N draws exactly N, spread over the kept regimes", "
     CHECK(d.last_total == 14);
 }
 
-TEST_CASE("RunLoop: the time budget ends the loops within one instance", "[check]") {
-    RunOptions opt;
-    opt.trials = 2147483647;
-    opt.time_budget_s = 0.05;
-    opt.progress = {};
-    RunLoop loop(opt, "t", "claim", "h");
-    const std::vector<std::string> names = {"a", "b", "c"};
-    const long per = loop.per_regime(names, 1, 1);
-    const auto t0 = std::chrono::steady_clock::now();
-    long iterations = 0;
-    std::uint64_t i = 0;
-    for (std::size_t r = 0; r < names.size(); ++r)
-        for (long t = 0; t < per && !loop.stopped(); ++t, ++i, ++iterations) {
-            if (loop.skip(i, names[r])) continue;
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));  // one "instance"
-            loop.add(CheckResult{}, names[r], 0);
-        }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(loop.stopped());
-    CHECK(s < 0.05 + 0.5);
-    CHECK(iterations < 100);
+TEST_CASE("RunLoop: the time budget ends the evaluation within one instance", "[check]") {
+    for (int threads : {1, 3}) {
+        RunOptions opt;
+        opt.trials = 1000;
+        opt.time_budget_s = 0.05;
+        opt.threads = threads;
+        RunLoop loop(opt, "t", "claim", "h");
+        const std::vector<std::string> names = {"a", "b", "c"};
+        const long per = loop.per_regime(names, 1, 1);
+        const auto t0 = std::chrono::steady_clock::now();
+        std::uint64_t i = 0;
+        for (std::size_t r = 0; r < names.size(); ++r)
+            for (long t = 0; t < per; ++t, ++i) {
+                if (loop.skip(i, names[r])) continue;
+                loop.submit(names[r], loop.seed(i), [] {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // one "instance"
+                    return CheckResult{};
+                });
+            }
+        const CheckRun run = loop.finish();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO("threads " << threads);
+        CHECK(loop.stopped());
+        CHECK(s < 0.05 + 0.5);
+        CHECK(run.results.size() < 100);
+        // what a budget-cut run keeps: the instances that started, a prefix in instance order
+        for (std::size_t k = 0; k < run.results.size(); ++k)
+            CHECK(run.results[k].seed == loop.seed(k));
+    }
 }

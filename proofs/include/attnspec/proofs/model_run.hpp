@@ -43,13 +43,16 @@ long heads_per_sentence(const ModelPlan& plan);
 // Runs `fn` on the units of `plan`: per layer its first `quick` units by default (every unit with
 // --thorough), --trials N spread over the layers --regime keeps (the first N mod L one more, at
 // most every unit of a layer), ending at --time-budget. Each record gets its layer's regime, seed 0
-// (nothing is drawn) and the values layer, head, sentence. Cost: the units' `fn`.
+// (nothing is drawn) and the values layer, head, sentence. The units run on RunOptions::threads
+// workers (RunLoop), so `fn` must be thread-safe: load heads with load_unit_head, which holds a
+// lock around HDF5. Cost: the units' `fn`.
 CheckRun run_model_units(const RunOptions& opt, const ModelPlan& plan, const std::string& check,
                          const std::string& claim, const std::string& headline, long quick,
                          const std::function<CheckResult(const ModelUnit&)>& fn);
 
 // The head of a unit with the model's s: X, W_*, and b_* when with_biases (else none: the paper's
-// bias-free form). A weight-only unit (sentence -1) has no X. Cost: reading one head (and X).
+// bias-free form). A weight-only unit (sentence -1) has no X. Thread-safe (the HDF5 read holds a
+// process-wide lock). Cost: reading one head (and X).
 Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases);
 
 // An experiment record of `check` (verdict not_applicable, the note saying why) holding one

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,13 @@ class H5Reader;  // io/h5.hpp: only the replay entries need it, so <hdf5.h> stay
 namespace attnspec::proofs {
 
 struct RunOptions {
-    int trials = 0;                    // 0: the check's default for the run (quick or thorough)
-    std::uint64_t seed = 20251;        // master seed; instance i uses a seed derived from it
-    bool thorough = false;             // go deeper (more trials, larger shapes)
-    double time_budget_s = 0;          // 0: no limit; a check stops drawing instances past it
+    int trials = 0;              // 0: the check's default for the run (quick or thorough)
+    std::uint64_t seed = 20251;  // master seed; instance i uses a seed derived from it
+    bool thorough = false;       // go deeper (more trials, larger shapes)
+    double time_budget_s = 0;    // 0: no limit; no instance starts past it (RunLoop)
+    // Workers evaluating a check's instances (verify --threads; 1: serial on the caller's thread).
+    // Results are gathered in instance order: the run is bit-identical for any count.
+    int threads = 1;
     std::vector<long> shape;           // optional fixed shape (e.g. D, d), empty: the regime grid
     std::vector<std::string> regimes;  // optional filter on regime names (substring match)
     std::function<void(long done, long total)> progress;  // may be empty
@@ -86,9 +90,26 @@ CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::stri
 void check_run_options(const RunOptions& opt);
 
 // The bookkeeping every runner shares: the run's header, the regime filter, the time budget,
-// instance seeds, progress, and the closing summary with its timing.
+// instance seeds, progress, the parallel evaluation, and the closing summary with its timing.
+//
+// A runner queues its instances with submit() in instance order; evaluate() (called by finish(),
+// and by submit() whenever a batch of max(64, 16 x threads) is queued, so a huge --trials never
+// queues more) runs the queue on RunOptions::threads workers, each with a single-threaded BLAS,
+// and adds the
+// results in the order they were queued, so verdicts, numbers and records do not depend on the
+// thread count. The time budget is checked as each instance starts: none starts once it is
+// spent, and the run keeps the instances that started before, a prefix of the queue in instance
+// order (with more threads, more of them). Progress is reported under a lock as instances end.
 class RunLoop {
   public:
+    // One instance, run on a worker: its result, or nothing when the draw has nothing to check
+    // (the progress total drops it). It must not call HDF5 but under a lock (load_unit_head: a
+    // build without thread safety would corrupt its state) nor write state another instance reads.
+    using Instance = std::function<std::optional<CheckResult>()>;
+    // Runs on the caller's thread, in instance order: whether a result enters the run; it may set
+    // r.regime (used when submit() was given an empty regime).
+    using Keep = std::function<bool(CheckResult&)>;
+
     RunLoop(const RunOptions& opt, const std::string& check, const std::string& claim,
             const std::string& headline);
     // Instances per regime: the check's default (quick or thorough), or with --trials N the
@@ -102,23 +123,36 @@ class RunLoop {
     bool selected(const std::string& regime) const;
     bool out_of_time() const;  // --time-budget spent
     // Whether instance `i` (= regime index * per_regime + t) is not drawn: beyond its regime's
-    // share of --trials, its regime filtered out (the progress total drops it), or the time budget
-    // spent (then stopped() holds: loops end at once, nothing else is drawn).
+    // share of --trials, or its regime filtered out (the progress total drops it).
     bool skip(std::uint64_t i, const std::string& regime);
+    // The time budget stopped an evaluation: submit() queues nothing more, loops may end.
     bool stopped() const { return stopped_; }
     void drop();              // a planned instance that is not drawn (progress total - 1)
     void expect(long extra);  // instances beyond the regime grid (progress total + extra)
     std::uint64_t seed(std::uint64_t i) const;  // instance_seed(master, i)
-    void add(CheckResult r, const std::string& regime, std::uint64_t seed);
+    // Queues an instance (evaluating the queue when a batch is full; nothing once stopped());
+    // its record gets `regime` (or the one `keep` sets) and `seed`.
+    void submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep = {});
+    // Evaluates the queue as described above and empties it. Exceptions: the first instance (in
+    // queue order) that threw rethrows here, after every started instance has ended.
+    void evaluate();
     CheckRun& run() { return run_; }
     double elapsed() const;
-    // Summarize, time, hand the run over. Throws Error(Usage) when a --regime filter selected
-    // none of the regimes offered to selected(), naming the filter and listing them.
+    // Evaluate what is queued, summarize, time, hand the run over. Throws Error(Usage) when a
+    // --regime filter selected none of the regimes offered to selected(), naming the filter and
+    // listing them.
     CheckRun finish();
 
   private:
+    struct Queued {
+        std::string regime;
+        std::uint64_t seed;
+        Instance fn;
+        Keep keep;
+    };
     const RunOptions& opt_;
     CheckRun run_;
+    std::vector<Queued> queue_;
     long total_ = 0, done_ = 0, per_ = 1, regimes_ = 1;
     bool stopped_ = false;
     std::vector<long> share_;  // per named regime: instances to draw (0 when filtered out)

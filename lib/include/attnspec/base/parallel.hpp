@@ -1,0 +1,29 @@
+// A small ordered thread pool for independent work items (issue 13, "every core, same answer").
+// Items are numbered 0..n-1 and handed out in increasing order; the caller stores each item's
+// result in slot i, so whatever order the items finish in, what it gathers is in index order and
+// the same for any thread count. CPU only; no global state (threads start and end per call).
+#pragma once
+#include <cstddef>
+#include <functional>
+
+namespace attnspec {
+
+// The cores this process may run on: sched_getaffinity's count (taskset, cgroups' cpusets), else
+// std::thread::hardware_concurrency(), at least 1.
+int available_threads();
+
+// Calls fn(i) for i = 0 .. n-1 on min(threads, n) threads (the caller's thread is one of them;
+// threads <= 1 runs everything on the caller's thread, in order). Indices start in increasing
+// order: when index k starts, every index below k has started. `stop`, when given, is asked
+// under a lock before each index is handed out; once it answers true no further index starts
+// (the ones running finish). Returns how many indices started: they are exactly 0 .. k-1.
+//
+// Exceptions: after an item throws no further index starts; once every started item has ended,
+// the exception of the lowest index that threw is rethrown in the caller (the one a serial run
+// would have thrown first). No deadlock: every worker is joined before the call returns or throws.
+// Cost: the items' work plus one thread start per extra thread.
+std::size_t parallel_for_ordered(std::size_t n, int threads,
+                                 const std::function<void(std::size_t)>& fn,
+                                 const std::function<bool()>& stop = {});
+
+}  // namespace attnspec

@@ -1,0 +1,74 @@
+// verify --threads (issue 13): reports bit-identical for any thread count, compared by
+// scripts/compare-reports.py --rtol 0, and a planted difference (another seed) that the same
+// comparison catches.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "test_support.hpp"
+
+using attnspec::test::run_cli;
+
+namespace {
+// Fast checks, one with violations (counterexample files), with few instances each.
+const std::string kChecks =
+    "verify thm3.5 thm3.8 thm3.8-above-sigma1 infsa.neumann thm3.3 --trials 12 -q ";
+
+// scripts/compare-reports.py --rtol 0 on a and b: its exit status (0 equal, 1 different).
+int compare(const std::string& a, const std::string& b, const std::string& log) {
+    const std::string cmd = std::string(ATTNSPEC_PYTHON) + " " + ATTNSPEC_SOURCE_DIR +
+                            "/scripts/compare-reports.py --rtol 0 " + a + " " + b + " > " + log +
+                            " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+void verify_to(const std::string& args, const std::string& out) {
+    auto r = run_cli(kChecks + args + " --out " + out);
+    INFO(r.err);
+    REQUIRE(r.code == 1);  // thm3.8-above-sigma1 is expected violated
+}
+}  // namespace
+
+TEST_CASE("verify --threads 1 and --threads 3 give reports and counterexamples that compare equal",
+          "[cli][parallel]") {
+    const std::string dir = attnspec::test::temp_dir();
+    verify_to("--threads 1", dir + "/t1.h5");
+    verify_to("--threads 3", dir + "/t3.h5");
+    CHECK(compare(dir + "/t1.h5", dir + "/t3.h5", dir + "/cmp.txt") == 0);
+    const int found = std::system(("ls " + dir + "/t1.counterexamples/*.h5 > /dev/null").c_str());
+    REQUIRE(found == 0);
+    const int same_files =
+        std::system(("cd " + dir + "/t1.counterexamples && for f in *.h5; do " + ATTNSPEC_PYTHON +
+                     " " + ATTNSPEC_SOURCE_DIR + "/scripts/compare-reports.py --rtol 0 $f ../" +
+                     "t3.counterexamples/$f > /dev/null || exit 1; done")
+                        .c_str());
+    CHECK(same_files == 0);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("verify --threads: a planted difference (another --seed) is caught by the comparison",
+          "[cli][parallel]") {
+    const std::string dir = attnspec::test::temp_dir();
+    verify_to("--threads 3 --seed 1", dir + "/a.h5");
+    verify_to("--threads 3 --seed 2", dir + "/b.h5");
+    CHECK(compare(dir + "/a.h5", dir + "/b.h5", dir + "/cmp.txt") == 1);
+    std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("verify --threads 0 is a usage error naming the option", "[cli][parallel]") {
+    for (const char* bad : {"0", "-2", "many"}) {
+        auto r = run_cli(std::string("verify thm3.5 --no-report --threads ") + bad);
+        CHECK(r.code == 64);
+        CHECK(r.err.find("--threads") != std::string::npos);
+    }
+}
+
+TEST_CASE("verify --help teaches --threads", "[cli][parallel]") {
+    auto r = run_cli("verify --help");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("--threads") != std::string::npos);
+    CHECK(r.out.find("verify --all --threads 1") != std::string::npos);
+}

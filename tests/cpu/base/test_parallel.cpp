@@ -1,0 +1,173 @@
+// base/parallel.hpp: the ordered pool (order, exceptions, stop, more threads than items, no items)
+// and RunLoop's parallel evaluation (proofs/registry.hpp): the same run for any thread count.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/parallel.hpp"
+#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/thm_3_5.hpp"
+
+using attnspec::parallel_for_ordered;
+
+TEST_CASE("parallel_for_ordered: every index once, slots in index order, any thread count",
+          "[parallel]") {
+    for (int threads : {1, 2, 3, 8}) {
+        const std::size_t n = 100;
+        std::vector<int> calls(n, 0);
+        std::vector<std::size_t> slot(n, 0);
+        const std::size_t started = parallel_for_ordered(n, threads, [&](std::size_t i) {
+            ++calls[i];  // each index is handed to one worker only: no race on calls[i]
+            slot[i] = i * i;
+        });
+        CHECK(started == n);
+        for (std::size_t i = 0; i < n; ++i) {
+            CHECK(calls[i] == 1);
+            CHECK(slot[i] == i * i);
+        }
+    }
+}
+
+TEST_CASE("parallel_for_ordered: threads > n, n = 0 and threads <= 0", "[parallel]") {
+    std::atomic<int> calls{0};
+    CHECK(parallel_for_ordered(3, 16, [&](std::size_t) { ++calls; }) == 3);
+    CHECK(calls == 3);
+    CHECK(parallel_for_ordered(0, 4, [&](std::size_t) { ++calls; }) == 0);
+    CHECK(calls == 3);
+    std::vector<std::thread::id> who;  // threads <= 1: the caller's thread, in order
+    for (int t : {0, -2, 1}) {
+        who.clear();
+        std::vector<std::size_t> seen;
+        parallel_for_ordered(5, t, [&](std::size_t i) {
+            who.push_back(std::this_thread::get_id());
+            seen.push_back(i);
+        });
+        CHECK(seen == std::vector<std::size_t>{0, 1, 2, 3, 4});
+        for (const auto& id : who) CHECK(id == std::this_thread::get_id());
+    }
+}
+
+TEST_CASE("parallel_for_ordered: the lowest throwing index propagates, nothing hangs",
+          "[parallel]") {
+    for (int threads : {1, 2, 4}) {
+        std::atomic<int> after{0};
+        try {
+            parallel_for_ordered(200, threads, [&](std::size_t i) {
+                if (i == 7) {  // with 2+ threads, 9 starts and throws first: 7 must still win
+                    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                    throw std::runtime_error("7");
+                }
+                if (i == 9 || i == 150) throw std::runtime_error(std::to_string(i));
+                if (i > 20) ++after;
+            });
+            FAIL("no exception propagated");
+        } catch (const std::runtime_error& e) {
+            CHECK(std::string(e.what()) == "7");
+        }
+        // no index starts once an item threw: far fewer than the 179 items above 20 ran
+        CHECK(after < 179);
+    }
+}
+
+TEST_CASE("parallel_for_ordered: stop ends the hand-out and what started is a prefix",
+          "[parallel]") {
+    for (int threads : {1, 3}) {
+        std::atomic<int> ran{0};
+        std::vector<char> done(50, 0);
+        const std::size_t started = parallel_for_ordered(
+            50, threads,
+            [&](std::size_t i) {
+                done[i] = 1;
+                ++ran;
+            },
+            [&] { return ran.load() >= 10; });
+        CHECK(started >= 10);
+        CHECK(started < 50);
+        CHECK(ran.load() == static_cast<int>(started));
+        for (std::size_t i = 0; i < 50; ++i) CHECK(done[i] == (i < started ? 1 : 0));
+    }
+}
+
+TEST_CASE("available_threads is at least 1", "[parallel]") {
+    CHECK(attnspec::available_threads() >= 1);
+}
+
+namespace {
+std::vector<double> numbers(const attnspec::CheckRun& run) {
+    std::vector<double> v;
+    for (const auto& r : run.results) {
+        v.push_back(static_cast<double>(r.seed));
+        v.push_back(static_cast<double>(r.verdict));
+        for (const auto& [k, x] : r.values) v.push_back(x);
+    }
+    return v;
+}
+}  // namespace
+
+TEST_CASE("RunLoop: thm3.5 with 1 and 3 threads gives the same records in the same order",
+          "[parallel]") {
+    attnspec::proofs::RunOptions opt;
+    opt.trials = 40;
+    opt.threads = 1;
+    const auto serial = attnspec::proofs::run_thm_3_5(opt);
+    opt.threads = 3;
+    const auto parallel = attnspec::proofs::run_thm_3_5(opt);
+    REQUIRE(serial.results.size() == 40);
+    REQUIRE(parallel.results.size() == serial.results.size());
+    for (std::size_t i = 0; i < serial.results.size(); ++i)
+        CHECK(parallel.results[i].regime == serial.results[i].regime);
+    CHECK(numbers(parallel) == numbers(serial));  // exact: bit-identical doubles
+    opt.seed += 1;                                // planted difference: another master seed
+    CHECK(numbers(attnspec::proofs::run_thm_3_5(opt)) != numbers(serial));
+}
+
+TEST_CASE("RunLoop: the BLAS runs one thread during the evaluation and is restored after",
+          "[parallel]") {
+    const int before = attnspec::blas_threads();
+    attnspec::proofs::RunOptions opt;
+    opt.trials = 6;
+    opt.threads = 2;
+    std::vector<int> seen;
+    std::mutex m;
+    opt.progress = [&](long, long) {
+        std::lock_guard<std::mutex> lock(m);
+        seen.push_back(attnspec::blas_threads());
+    };
+    attnspec::proofs::run_thm_3_5(opt);
+    REQUIRE(seen.size() == 6);
+    for (int t : seen) CHECK(t == 1);
+    CHECK(attnspec::blas_threads() == before);
+}
+
+TEST_CASE("RunLoop: progress counts up to the total under a lock, from any worker", "[parallel]") {
+    attnspec::proofs::RunOptions opt;
+    opt.trials = 30;
+    opt.threads = 4;
+    std::vector<long> done;
+    long last_total = -1;
+    opt.progress = [&](long d, long total) {  // RunLoop holds its lock: no race on `done`
+        done.push_back(d);
+        last_total = total;
+    };
+    const auto run = attnspec::proofs::run_thm_3_5(opt);
+    REQUIRE(done.size() == 30);
+    for (std::size_t k = 0; k < done.size(); ++k) CHECK(done[k] == static_cast<long>(k + 1));
+    CHECK(last_total == 30);
+    CHECK(run.results.size() == 30);
+}
+
+TEST_CASE("RunLoop: a spent time budget starts no instance, with any thread count", "[parallel]") {
+    for (int threads : {1, 3}) {
+        attnspec::proofs::RunOptions opt;
+        opt.threads = threads;
+        opt.time_budget_s = 1e-9;  // spent before the first instance starts
+        const auto run = attnspec::proofs::run_thm_3_5(opt);
+        CHECK(run.results.empty());
+    }
+}
