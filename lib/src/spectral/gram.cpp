@@ -89,21 +89,26 @@ class Counted {
 // attention Jacobians up to ViT-B size; the total grows when a run needs more.
 constexpr long kExpectedLanczosOps = 40;
 
+// Both ends from a dense eigensolve of G (O(n^3)): the three smallest and largest pairs.
+GramEigs dense_eigs(const Eigen::MatrixXd& G) {
+    const Eigen::Index n = G.rows();
+    GramEigs d;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(G);
+    const Eigen::Index k = std::min<Eigen::Index>(3, n);
+    d.bot_vals = es.eigenvalues().head(k);
+    d.bot_vecs = es.eigenvectors().leftCols(k);
+    d.top_vals = es.eigenvalues().tail(k).reverse();
+    d.top_vecs = es.eigenvectors().rightCols(k).rowwise().reverse();
+    return d;
+}
+
 GramEigs lanczos_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, Rng& rng,
                       std::vector<std::string>& notes, const EngineProgressFn& progress) {
     const Eigen::Index n = G.rows();
     GramEigs d;
     Vec v0(n);
     for (Eigen::Index i = 0; i < n; ++i) v0[i] = rng.normal();
-    if (n <= 8) {  // Spectra needs nev < n: tiny cases go dense
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(G);
-        const Eigen::Index k = std::min<Eigen::Index>(3, n);
-        d.bot_vals = es.eigenvalues().head(k);
-        d.bot_vecs = es.eigenvectors().leftCols(k);
-        d.top_vals = es.eigenvalues().tail(k).reverse();
-        d.top_vecs = es.eigenvectors().rightCols(k).rowwise().reverse();
-        return d;
-    }
+    if (n <= 8) return dense_eigs(G);  // Spectra needs nev < n: tiny cases go dense
     const Eigen::Index nev = 2,
                        ncv = std::min<Eigen::Index>(n, 16);  // refinement follows: loose tol
     StageProgress prog(progress, "Lanczos", "products", 2 * kExpectedLanczosOps);
@@ -139,6 +144,18 @@ GramEigs lanczos_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, R
     for (Eigen::Index i = 0; i < bv.size(); ++i) {
         d.bot_vals[i] = bv[order[i]];
         d.bot_vecs.col(i) = bV.col(order[i]);
+    }
+    if (d.top_vals.size() == 0 || d.bot_vals.size() == 0) {
+        // Spectra returns only converged pairs: none at one end (seen with OpenBLAS's Prescott
+        // kernels on 2 threads, model-speca-lambda) would leave nothing to refine.
+        notes.emplace_back(
+            "Lanczos returned no converged pair at one end: both ends from a "
+            "dense eigensolve of the " +
+            std::to_string(n) + " x " + std::to_string(n) + " Gram");
+        GramEigs dense = dense_eigs(G);
+        dense.top_ops = d.top_ops;
+        dense.bot_ops = d.bot_ops;
+        return dense;
     }
     return d;
 }
