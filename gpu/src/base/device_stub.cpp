@@ -1,5 +1,6 @@
 // CPU-only build of attnspec_gpu: every entry reports "not compiled" (exit 69 where required).
 #include "attnspec/base/errors.hpp"
+#include "attnspec/gpu/base/context.hpp"
 #include "attnspec/gpu/base/device.hpp"
 
 namespace attnspec::gpu {
@@ -13,5 +14,24 @@ std::string DeviceInfo::summary() const {
 void require_device() {
     throw Error(ExitCode::NoDevice, "CUDA support not compiled (rebuild with -DATTNSPEC_CUDA=ON)");
 }
+
+const char* to_string(MathMode m) { return m == MathMode::pedantic ? "pedantic" : "fast"; }
+
+Context::Context(int, MathMode) { require_device(); }
+Context::~Context() = default;
+std::string Context::math_mode_description() const { return "none (CUDA not compiled)"; }
+void Context::synchronize() const {}
+
+DeviceBuffer::DeviceBuffer(std::size_t) { require_device(); }
+DeviceBuffer::~DeviceBuffer() = default;
+DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept = default;
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
+void DeviceBuffer::upload_sync(const Context&, const void*, std::size_t, std::size_t) {
+    require_device();
+}
+void DeviceBuffer::download_sync(const Context&, void*, std::size_t, std::size_t) const {
+    require_device();
+}
+void DeviceBuffer::zero(const Context&) { require_device(); }
 
 }  // namespace attnspec::gpu

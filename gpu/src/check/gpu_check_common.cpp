@@ -1,0 +1,61 @@
+// Parts of gpu-check that need no device (both builds): planted faults and the shared comparison.
+#include <algorithm>
+#include <cmath>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/gpu/check/gpu_check.hpp"
+
+namespace attnspec::gpu {
+
+namespace {
+PlantedFault g_fault = PlantedFault::none;
+}
+
+const char* to_string(PlantedFault f) {
+    switch (f) {
+        case PlantedFault::none:
+            return "none";
+        case PlantedFault::off_by_one_tile:
+            return "off-by-one-tile";
+        case PlantedFault::dropped_term:
+            return "dropped-term";
+    }
+    return "none";
+}
+
+PlantedFault planted_fault_from_string(const std::string& s) {
+    for (PlantedFault f :
+         {PlantedFault::none, PlantedFault::off_by_one_tile, PlantedFault::dropped_term})
+        if (s == to_string(f)) return f;
+    throw Error(ExitCode::Usage, "unknown planted fault '" + s +
+                                     "' (expected none, off-by-one-tile or dropped-term)");
+}
+
+PlantedFault planted_fault() { return g_fault; }
+
+ScopedPlantedFault::ScopedPlantedFault(PlantedFault f) : previous_(g_fault) { g_fault = f; }
+ScopedPlantedFault::~ScopedPlantedFault() { g_fault = previous_; }
+
+void compare_into(TwinCase& c, const double* cpu, const double* gpu, long n, double tolerance,
+                  bool on_abs, std::string reason) {
+    double max_diff = 0, max_cpu = 0, max_gpu = 0;
+    bool finite = true;
+    for (long i = 0; i < n; ++i) {
+        if (!std::isfinite(cpu[i]) || !std::isfinite(gpu[i])) {
+            finite = false;
+            continue;
+        }
+        max_diff = std::max(max_diff, std::abs(gpu[i] - cpu[i]));
+        max_cpu = std::max(max_cpu, std::abs(cpu[i]));
+        max_gpu = std::max(max_gpu, std::abs(gpu[i]));
+    }
+    const double scale = std::max(max_cpu, max_gpu);
+    c.max_abs_err = finite ? max_diff : INFINITY;
+    c.max_rel_err = !finite ? INFINITY : scale > 0 ? max_diff / scale : 0.0;
+    c.tolerance = tolerance;
+    c.tolerance_on_abs = on_abs;
+    c.tolerance_reason = std::move(reason);
+    c.agrees = finite && (on_abs ? c.max_abs_err : c.max_rel_err) <= tolerance;
+}
+
+}  // namespace attnspec::gpu
