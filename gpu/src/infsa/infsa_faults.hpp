@@ -1,0 +1,15 @@
+// Planted faults (gpu_check.hpp PlantedFault) as the infsa kernels receive them: a plain int, so
+// the ATTNSPEC_HD logic headers need no host header. Shared by linear_infsa_* and perron_tiled_*.
+#pragma once
+
+namespace attnspec::gpu::infsa_logic {
+
+constexpr int kFaultNone = 0;
+constexpr int kFaultOffByOneTile = 1;  // the last tile / chunk of a tiled loop is left out
+constexpr int kFaultDroppedTerm = 2;   // one term of a reduction is left out
+
+// Host only: the process-wide planted_fault() as one of the codes above
+// (gpu/src/infsa/infsa_faults_common.cpp).
+int planted_fault_code();
+
+}  // namespace attnspec::gpu::infsa_logic

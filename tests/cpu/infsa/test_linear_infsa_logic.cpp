@@ -1,0 +1,268 @@
+// The Linear-InfSA CUDA twin's arithmetic (gpu/src/infsa/linear_infsa_logic.hpp) run on the CPU:
+// the 16-bit conversions against exact values, and the kernels' grid emulated block by block
+// through the same ATTNSPEC_HD functions, against the float64 reference attnspec::linear_infsa
+// within gpu::linear_infsa_error_bound, at sizes straddling 31/32/33 and the 256-token chunk;
+// each planted fault must push the emulation outside that bound.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "../../../gpu/src/infsa/linear_infsa_logic.hpp"
+#include "attnspec/gpu/infsa/linear_infsa_cuda.hpp"
+#include "attnspec/infsa/linear_infsa.hpp"
+#include "test_support.hpp"
+
+using namespace attnspec;
+namespace lg = attnspec::gpu::infsa_logic;
+using lg::Fmt;
+using lg::Format;
+
+namespace {
+
+// ---- the grid, emulated: the loops of linear_infsa_cuda.cu around the same functions ----
+
+// Returns what the device writes to `out`: [H][d] p, [H][d] q_bar, [H] sum e, [H] sum s.
+template <Format F>
+std::vector<double> emulate(const std::vector<typename Fmt<F>::In>& Q,
+                            const std::vector<typename Fmt<F>::In>& K,
+                            const std::vector<typename Fmt<F>::In>& V, long H, long N, long d,
+                            const LinearInfsaOptions& opt, int fault) {
+    using Acc = typename Fmt<F>::Acc;
+    const long nch = lg::chunk_count(N), used = lg::chunks_combined(N, fault);
+    std::vector<Acc> partials(std::size_t(H * nch * (d + 1))), qbar_acc(std::size_t(H * d));
+    std::vector<double> out(std::size_t(H * (2 * d + 2)));
+    const Acc c = Acc(1) / std::sqrt(Acc(d));
+    for (int sweep = 1; sweep <= 2; ++sweep) {
+        for (long h = 0; h < H; ++h)
+            for (long chunk = 0; chunk < nch; ++chunk) {  // one block
+                Acc w[lg::kChunk];
+                const long n = lg::tokens_in_chunk(N, chunk, sweep, fault);
+                const long off = (h * N + chunk * lg::kChunk) * d;
+                for (long i = 0; i < n; ++i)  // phase A, thread i
+                    w[i] = sweep == 1 ? lg::token_energy<F>(Q.data() + off + i * d, d, c)
+                                      : lg::token_score<F>(K.data() + off + i * d,
+                                                           qbar_acc.data() + h * d, d, c);
+                Acc* o = partials.data() + (h * nch + chunk) * (d + 1);
+                o[d] = lg::chunk_sum(w, n);  // phase B, thread 0
+                const auto* Y = (sweep == 1 ? Q.data() : V.data()) + off;
+                for (long l = 0; l < d; ++l)  // phase C, thread l
+                    o[l] = lg::weighted_column<F>(Y, d, l, w, n, sweep == 1 ? c : Acc(1));
+            }
+        for (long h = 0; h < H; ++h)  // the combine, thread (h, l)
+            for (long l = 0; l <= d; ++l) {
+                const Acc* part = partials.data() + h * nch * (d + 1);
+                const double total = lg::combine_chunks(part, used, d + 1, d);
+                if (l == d) {
+                    out[std::size_t(2 * H * d + (sweep == 1 ? 0 : H) + h)] = total;
+                    continue;
+                }
+                const double A = lg::combine_chunks(part, used, d + 1, l);
+                if (sweep == 1) {
+                    const double q = lg::central_query(A, total, opt.eps);
+                    out[std::size_t(H * d + h * d + l)] = q;
+                    qbar_acc[std::size_t(h * d + l)] = Acc(q);
+                } else {
+                    out[std::size_t(h * d + l)] = lg::pooled(A, total, opt.gamma, opt.eps);
+                }
+            }
+    }
+    return out;
+}
+
+// ---- inputs: drawn in double, stored in the format; the reference sees the stored values ----
+
+template <Format F>
+typename Fmt<F>::In store(double x) {
+    if constexpr (F == Format::f64) {
+        return x;
+    } else if constexpr (F == Format::f32) {
+        return float(x);
+    } else if constexpr (F == Format::bf16) {
+        return lg::float_to_bf16(float(x));
+    } else {
+        // x rounded to a half by way of its exact float value: keep 11 significant bits (the
+        // values drawn here are normal halves, |x| in [2^-6, 2]).
+        const int e = std::ilogb(x);
+        const double scaled = std::nearbyint(std::ldexp(x, 10 - e));  // 11 bits, ties to even
+        const double v = std::ldexp(scaled, e - 10);
+        const int ev = std::ilogb(v);
+        const std::uint16_t sign = v < 0 ? 0x8000 : 0;
+        const auto man = std::uint16_t(std::ldexp(std::fabs(v), 10 - ev) - 1024.0);
+        return std::uint16_t(sign | std::uint16_t((ev + 15) << 10) | man);
+    }
+}
+
+template <Format F>
+struct Inputs {
+    std::vector<typename Fmt<F>::In> Q, K, V;
+    std::vector<Eigen::MatrixXd> q, k, v;  // per head, the stored values as double
+};
+
+// Scores mostly positive and values mostly positive (entries in [-0.25, 1)): the pooled sums do
+// not cancel, so the rigorous bound stays near gamma_256 u_fp32 relative and one dropped token of
+// up to ~1000 shows above it (a dropped token changes p by about 1/N of its size).
+template <Format F>
+Inputs<F> draw(long H, long N, long d, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> qk(-0.25, 1.0), vv(-0.25, 1.0);
+    Inputs<F> in;
+    const auto fill = [&](std::vector<typename Fmt<F>::In>& raw, std::vector<Eigen::MatrixXd>& m,
+                          std::uniform_real_distribution<double>& dist) {
+        raw.resize(std::size_t(H * N * d));
+        for (long h = 0; h < H; ++h) {
+            Eigen::MatrixXd M(N, d);
+            for (long i = 0; i < N; ++i)
+                for (long l = 0; l < d; ++l) {
+                    double x = dist(rng);
+                    if (std::fabs(x) < 1.0 / 64) x = x < 0 ? -1.0 / 64 : 1.0 / 64;  // fp16 normal
+                    const auto s = store<F>(x);
+                    raw[std::size_t((h * N + i) * d + l)] = s;
+                    M(i, l) = double(Fmt<F>::load(s));
+                }
+            m.push_back(M);
+        }
+    };
+    fill(in.Q, in.q, qk);
+    fill(in.K, in.k, qk);
+    fill(in.V, in.v, vv);
+    return in;
+}
+
+template <Format F>
+constexpr double u_acc() {
+    return F == Format::f64 ? kUnitRoundoff : 0x1p-24;
+}
+
+// Largest excess of |p_emulated - p_reference| over the bound, over heads and components
+// (<= 0: every component within its bound); `worst_ratio` the largest error / bound.
+template <Format F>
+double excess(const Inputs<F>& in, const std::vector<double>& out, long H, long d,
+              const LinearInfsaOptions& opt, double* worst_ratio = nullptr) {
+    double ex = -INFINITY, ratio = 0;
+    for (long h = 0; h < H; ++h) {
+        const auto ref = attnspec::linear_infsa(in.q[std::size_t(h)], in.k[std::size_t(h)],
+                                                in.v[std::size_t(h)], opt);
+        const Eigen::VectorXd bound = gpu::linear_infsa_error_bound(
+            in.q[std::size_t(h)], in.k[std::size_t(h)], in.v[std::size_t(h)], opt, u_acc<F>());
+        for (long l = 0; l < d; ++l) {
+            const double err = std::fabs(out[std::size_t(h * d + l)] - ref.p[l]);
+            ex = std::max(ex, err - bound[l]);
+            if (bound[l] > 0) ratio = std::max(ratio, err / bound[l]);
+        }
+    }
+    if (worst_ratio) *worst_ratio = ratio;
+    return ex;
+}
+
+template <Format F>
+void agree_and_catch_faults(long H, long N, long d) {
+    INFO("format " << int(F) << " H=" << H << " N=" << N << " d=" << d);
+    const LinearInfsaOptions opt;
+    const Inputs<F> in = draw<F>(H, N, d, 7919 * std::uint64_t(N) + std::uint64_t(d));
+    double ratio = 0;
+    const auto out = emulate<F>(in.Q, in.K, in.V, H, N, d, opt, lg::kFaultNone);
+    CHECK(excess<F>(in, out, H, d, opt, &ratio) <= 0);
+    INFO("worst error / bound " << ratio);
+    // The bound is not vacuous: far below the size of p (float32: about 1e-4 of it at most).
+    for (long h = 0; h < H; ++h) {
+        const Eigen::VectorXd b = gpu::linear_infsa_error_bound(
+            in.q[std::size_t(h)], in.k[std::size_t(h)], in.v[std::size_t(h)], opt, u_acc<F>());
+        const auto ref = attnspec::linear_infsa(in.q[std::size_t(h)], in.k[std::size_t(h)],
+                                                in.v[std::size_t(h)], opt);
+        CHECK(b.maxCoeff() <= (F == Format::f64 ? 1e-10 : 1e-3) * ref.p.cwiseAbs().maxCoeff());
+    }
+    // The emulation also reproduces q_bar, sum e and sum s of the reference.
+    const auto ref0 = attnspec::linear_infsa(in.q[0], in.k[0], in.v[0], opt);
+    const double tol_q = F == Format::f64 ? 1e-12 : 1e-4;  // relative, >= 10 x the bound's size
+    CHECK(std::fabs(out[std::size_t(2 * H * d)] - ref0.sum_e) <= tol_q * ref0.sum_e);
+    CHECK(std::fabs(out[std::size_t(2 * H * d + H)] - ref0.sum_s) <= tol_q * ref0.sum_s);
+    for (long l = 0; l < d; ++l)
+        CHECK(std::fabs(out[std::size_t(H * d + l)] - ref0.q_bar[l]) <=
+              tol_q * ref0.q_bar.cwiseAbs().maxCoeff());
+    for (int fault : {lg::kFaultOffByOneTile, lg::kFaultDroppedTerm}) {
+        INFO("planted fault " << fault);
+        const auto bad = emulate<F>(in.Q, in.K, in.V, H, N, d, opt, fault);
+        CHECK(excess<F>(in, bad, H, d, opt) > 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("bf16 and fp16 bit patterns convert to their exact values", "[gpu-logic][infsa]") {
+    // Every pattern against its value computed independently: sign, exponent, mantissa.
+    long bad_fp16 = 0, bad_bf16 = 0;
+    for (std::uint32_t b = 0; b < 65536; ++b) {
+        const auto h = std::uint16_t(b);
+        const double sign = (b & 0x8000u) ? -1.0 : 1.0;
+        const int e5 = int((b >> 10) & 0x1f), m10 = int(b & 0x3ff);
+        const float f16 = lg::fp16_to_float(h);
+        if (e5 == 31) {
+            bad_fp16 += (m10 == 0 ? !std::isinf(f16) : !std::isnan(f16));
+        } else {
+            const double v = e5 == 0 ? std::ldexp(m10, -24) : std::ldexp(1024 + m10, e5 - 25);
+            bad_fp16 += double(f16) != sign * v || std::signbit(f16) != bool(b & 0x8000u);
+        }
+        const int e8 = int((b >> 7) & 0xff), m7 = int(b & 0x7f);
+        const float bf = lg::bf16_to_float(h);
+        if (e8 == 255) {
+            bad_bf16 += (m7 == 0 ? !std::isinf(bf) : !std::isnan(bf));
+        } else {
+            const double v = e8 == 0 ? std::ldexp(m7, -133) : std::ldexp(128 + m7, e8 - 134);
+            bad_bf16 += double(bf) != sign * v || lg::float_to_bf16(bf) != h;  // round-trips
+        }
+    }
+    CHECK(bad_fp16 == 0);
+    CHECK(bad_bf16 == 0);
+    CHECK(lg::fp16_to_float(0x3c00) == 1.0f);
+    CHECK(lg::fp16_to_float(0x7bff) == 65504.0f);
+    CHECK(lg::fp16_to_float(0x0001) == std::ldexp(1.0f, -24));
+    CHECK(lg::bf16_to_float(0x3f80) == 1.0f);
+    // float -> bf16 rounds to nearest, ties to even.
+    CHECK(lg::float_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);      // tie, down to even
+    CHECK(lg::float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);  // tie, up to even
+    CHECK(lg::float_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)) == 0x3f81);
+    CHECK(std::isnan(lg::bf16_to_float(lg::float_to_bf16(std::nanf("")))));
+}
+
+TEST_CASE("grid shape: chunks and the planted faults' index changes", "[gpu-logic][infsa]") {
+    CHECK(lg::chunk_count(255) == 1);
+    CHECK(lg::chunk_count(256) == 1);
+    CHECK(lg::chunk_count(257) == 2);
+    CHECK(lg::tokens_in_chunk(257, 1, 1, lg::kFaultNone) == 1);
+    CHECK(lg::tokens_in_chunk(257, 0, 1, lg::kFaultNone) == 256);
+    CHECK(lg::tokens_in_chunk(257, 1, 2, lg::kFaultDroppedTerm) == 0);
+    CHECK(lg::tokens_in_chunk(257, 1, 1, lg::kFaultDroppedTerm) == 1);
+    CHECK(lg::chunks_combined(513, lg::kFaultNone) == 3);
+    CHECK(lg::chunks_combined(513, lg::kFaultOffByOneTile) == 2);
+}
+
+TEST_CASE(
+    "emulated Linear-InfSA grid agrees with the float64 reference within the bound, "
+    "planted faults exceed it",
+    "[gpu-logic][infsa]") {
+    for (long N : {31L, 32L, 33L, 255L, 256L, 257L, 600L})
+        for (long d : {31L, 32L, 33L}) {
+            agree_and_catch_faults<Format::f64>(2, N, d);
+            agree_and_catch_faults<Format::f32>(2, N, d);
+            agree_and_catch_faults<Format::bf16>(2, N, d);
+            agree_and_catch_faults<Format::fp16>(2, N, d);
+        }
+    agree_and_catch_faults<Format::f32>(1, 33, 65);  // wide: d > N
+    agree_and_catch_faults<Format::bf16>(3, 1025, 64);
+}
+
+TEST_CASE("the float32 CPU kernel lies within the twin's bound of the reference too",
+          "[gpu-logic][infsa]") {
+    // linear_infsa_heads_f32 sums like the twin (float in blocks of 256, double across), so the
+    // twin's bound covers it: this ties the bound to an independent float32 implementation.
+    const long H = 2, N = 777, d = 64;
+    const Inputs<Format::f32> in = draw<Format::f32>(H, N, d, 42);
+    const LinearInfsaOptions opt;
+    std::vector<float> P(std::size_t(H * d));
+    linear_infsa_heads_f32(in.Q.data(), in.K.data(), in.V.data(), H, N, d, opt, P.data());
+    const std::vector<double> out(P.begin(), P.end());
+    std::vector<double> padded(std::size_t(H * (2 * d + 2)));
+    std::copy(out.begin(), out.end(), padded.begin());
+    CHECK(excess<Format::f32>(in, padded, H, d, opt) <= 0);
+}
