@@ -71,6 +71,25 @@ ATTNSPEC_HD float fp16_to_float(std::uint16_t h) {
     return bits_to_float(sign | ((exp + 112u) << 23) | (man << 13));        // rebias 15 -> 127
 }
 
+// float -> IEEE binary16, round to nearest even (overflow to inf, gradual underflow); NaN stays
+// a (quiet) NaN. Inputs for tests and gpu-check are made with it.
+ATTNSPEC_HD std::uint16_t float_to_fp16(float f) {
+    const std::uint32_t u = float_to_bits(f);
+    const auto sign = std::uint16_t((u >> 16) & 0x8000u);
+    const std::uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);  // NaN
+    if (a >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // >= 65520 (or inf): inf
+    if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24, rounded to nearest even
+        const float x = bits_to_float(a) * 16777216.0f;  // exact: a power-of-two scaling
+        auto m = std::uint32_t(x);
+        const float frac = x - float(m);
+        if (frac > 0.5f || (frac == 0.5f && (m & 1u))) ++m;
+        return std::uint16_t(sign | m);  // m == 0x400 is the smallest normal, as it should be
+    }
+    const std::uint32_t r = a - 0x38000000u;  // rebias 127 -> 15
+    return std::uint16_t(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+}
+
 // ---- input formats: storage type, accumulator, exact load ----
 
 enum class Format { f64, f32, bf16, fp16 };
