@@ -77,7 +77,7 @@ ATTNSPEC_HD std::uint16_t float_to_fp16(float f) {
     const std::uint32_t u = float_to_bits(f);
     const auto sign = std::uint16_t((u >> 16) & 0x8000u);
     const std::uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);  // NaN
+    if (a > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);   // NaN
     if (a >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // >= 65520 (or inf): inf
     if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24, rounded to nearest even
         const float x = bits_to_float(a) * 16777216.0f;  // exact: a power-of-two scaling

@@ -81,15 +81,7 @@ typename Fmt<F>::In store(double x) {
     } else if constexpr (F == Format::bf16) {
         return lg::float_to_bf16(float(x));
     } else {
-        // x rounded to a half by way of its exact float value: keep 11 significant bits (the
-        // values drawn here are normal halves, |x| in [2^-6, 2]).
-        const int e = std::ilogb(x);
-        const double scaled = std::nearbyint(std::ldexp(x, 10 - e));  // 11 bits, ties to even
-        const double v = std::ldexp(scaled, e - 10);
-        const int ev = std::ilogb(v);
-        const std::uint16_t sign = v < 0 ? 0x8000 : 0;
-        const auto man = std::uint16_t(std::ldexp(std::fabs(v), 10 - ev) - 1024.0);
-        return std::uint16_t(sign | std::uint16_t((ev + 15) << 10) | man);
+        return lg::float_to_fp16(float(x));
     }
 }
 
@@ -114,9 +106,7 @@ Inputs<F> draw(long H, long N, long d, std::uint64_t seed) {
             Eigen::MatrixXd M(N, d);
             for (long i = 0; i < N; ++i)
                 for (long l = 0; l < d; ++l) {
-                    double x = dist(rng);
-                    if (std::fabs(x) < 1.0 / 64) x = x < 0 ? -1.0 / 64 : 1.0 / 64;  // fp16 normal
-                    const auto s = store<F>(x);
+                    const auto s = store<F>(dist(rng));
                     raw[std::size_t((h * N + i) * d + l)] = s;
                     M(i, l) = double(Fmt<F>::load(s));
                 }
@@ -201,7 +191,8 @@ TEST_CASE("bf16 and fp16 bit patterns convert to their exact values", "[gpu-logi
             bad_fp16 += (m10 == 0 ? !std::isinf(f16) : !std::isnan(f16));
         } else {
             const double v = e5 == 0 ? std::ldexp(m10, -24) : std::ldexp(1024 + m10, e5 - 25);
-            bad_fp16 += double(f16) != sign * v || std::signbit(f16) != bool(b & 0x8000u);
+            bad_fp16 += double(f16) != sign * v || std::signbit(f16) != bool(b & 0x8000u) ||
+                        lg::float_to_fp16(f16) != h;  // exact values round-trip
         }
         const int e8 = int((b >> 7) & 0xff), m7 = int(b & 0x7f);
         const float bf = lg::bf16_to_float(h);
@@ -223,6 +214,15 @@ TEST_CASE("bf16 and fp16 bit patterns convert to their exact values", "[gpu-logi
     CHECK(lg::float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);  // tie, up to even
     CHECK(lg::float_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)) == 0x3f81);
     CHECK(std::isnan(lg::bf16_to_float(lg::float_to_bf16(std::nanf("")))));
+    // float -> fp16: ties to even, overflow, underflow to subnormals and zero.
+    CHECK(lg::float_to_fp16(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);      // tie, down to even
+    CHECK(lg::float_to_fp16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // tie, up to even
+    CHECK(lg::float_to_fp16(65519.0f) == 0x7bff);
+    CHECK(lg::float_to_fp16(65520.0f) == 0x7c00);
+    CHECK(lg::float_to_fp16(std::ldexp(1.0f, -25)) == 0x0000);         // tie to even zero
+    CHECK(lg::float_to_fp16(1.5f * std::ldexp(1.0f, -24)) == 0x0002);  // tie, up to even
+    CHECK(lg::float_to_fp16(-std::ldexp(1.0f, -30)) == 0x8000);
+    CHECK(std::isnan(lg::fp16_to_float(lg::float_to_fp16(std::nanf("")))));
 }
 
 TEST_CASE("grid shape: chunks and the planted faults' index changes", "[gpu-logic][infsa]") {
