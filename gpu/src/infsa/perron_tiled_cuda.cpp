@@ -4,11 +4,9 @@
 // not depend on it).
 #include "attnspec/gpu/infsa/perron_tiled_cuda.hpp"
 
-#include <string>
-
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/rounding.hpp"
-#include "attnspec/infsa/affinity.hpp"
+#include "attnspec/infsa/relu_kernel.hpp"
 #include "perron_tiled_host.hpp"
 #include "perron_tiled_launch.hpp"
 #include "perron_tiled_logic.hpp"
@@ -18,11 +16,8 @@ namespace attnspec::gpu {
 ReluKernelOp::ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
                            Eigen::Index tile)
     : ctx_(ctx), N_(Q.rows()), d_(Q.cols()), tile_(tile) {
-    check_qk(Q, K, "matrix-free affinity");
-    if (tile <= 0)
-        throw Error(ExitCode::DataError,
-                    "matrix-free affinity: tile = " + std::to_string(tile) + " must be positive",
-                    "tile");
+    // The CPU operator's checks (check_qk, tile > 0) and messages, by constructing it (O(N d)).
+    const attnspec::ReluKernelOp cpu_checks(Q, K, tile);
     nq_ = Q.rowwise().norm();
     nk_ = K.rowwise().norm();
     delta_ = 2 * gamma_n(double(d_) + 2);  // as ReluKernelOp: gamma_d of the dot, norms' rounding
