@@ -266,3 +266,26 @@ TEST_CASE("the float32 CPU kernel lies within the twin's bound of the reference 
     std::copy(out.begin(), out.end(), padded.begin());
     CHECK(excess<Format::f32>(in, padded, H, d, opt) <= 0);
 }
+
+TEST_CASE("emulated Linear-InfSA grid: degenerate inputs give p = 0 as the reference does",
+          "[gpu-logic][infsa]") {
+    const long H = 1, N = 40, d = 8;
+    const LinearInfsaOptions opt;
+    std::vector<double> Q(std::size_t(N * d), 0.0), K(std::size_t(N * d), 1.0),
+        V(std::size_t(N * d), 2.0);
+    // All-zero queries: sum e = 0, q_bar = 0, every score 0.
+    auto out = emulate<Format::f64>(Q, K, V, H, N, d, opt, lg::kFaultNone);
+    const Eigen::MatrixXd Qm = Eigen::MatrixXd::Zero(N, d), Km = Eigen::MatrixXd::Ones(N, d),
+                          Vm = Eigen::MatrixXd::Constant(N, d, 2.0);
+    CHECK(attnspec::linear_infsa(Qm, Km, Vm, opt).degenerate);
+    for (long l = 0; l < d; ++l) CHECK(out[std::size_t(l)] == 0.0);
+    CHECK(out[std::size_t(2 * d)] == 0.0);      // sum e
+    CHECK(out[std::size_t(2 * d + 1)] == 0.0);  // sum s
+    // Keys opposite to every query: all scores clipped to 0.
+    std::fill(Q.begin(), Q.end(), 1.0);
+    std::fill(K.begin(), K.end(), -1.0);
+    out = emulate<Format::f64>(Q, K, V, H, N, d, opt, lg::kFaultNone);
+    CHECK(attnspec::linear_infsa(Km, -Km, Vm, opt).degenerate);
+    for (long l = 0; l < d; ++l) CHECK(out[std::size_t(l)] == 0.0);
+    CHECK(out[std::size_t(2 * d + 1)] == 0.0);
+}
