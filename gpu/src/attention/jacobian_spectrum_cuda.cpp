@@ -20,19 +20,6 @@
 namespace attnspec::gpu {
 
 namespace {
-// syevd (values only) work space in doubles per row: tridiagonal reduction blocks (~64 wide)
-// plus the divide-and-conquer values pass; an estimate, re-checked against the queried size.
-constexpr double kSyevdWorkPerRow = 66;
-}  // namespace
-
-double jacobian_spectrum_device_bytes(long N, long D, long d) {
-    const double n = static_cast<double>(N) * d, m = std::min(N, D), Nf = N;
-    const double gram = n * n, factors = n * (2.0 * Nf + d + m);             // G; P, T, Z, Y
-    const double small = 4.0 * Nf * Nf + Nf * (2.0 * D + m) + 4.0 * Nf * d;  // S, XX, QQ, VV; ...
-    return 8.0 * (gram + factors + small + n + kSyevdWorkPerRow * n);
-}
-
-namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;

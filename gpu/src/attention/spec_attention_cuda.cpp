@@ -11,14 +11,6 @@
 
 namespace attnspec::gpu {
 
-double spec_attention_device_bytes(long N, long D, long d, long H, int scalar_bytes) {
-    const double Nd = static_cast<double>(N), Hd3 = 3.0 * H * d, b = scalar_bytes;
-    const double logits = Nd * Nd * b;
-    const double group = std::max(1.0, std::min<double>(H, kSpecAttentionLogitsBudget / logits));
-    // X, W, C, W + C, b, X [W + C] (N x 3Hd), the output (N x Hd), one group of logits
-    return b * (Nd * D + 3.0 * D * Hd3 + Hd3 + Nd * Hd3 + Nd * H * d) + group * logits;
-}
-
 namespace {
 
 template <class T>

@@ -16,7 +16,11 @@
 
 namespace attnspec::gpu {
 
+// syevd (values only) work space in doubles per Gram row: tridiagonal reduction blocks (~64
+// wide) plus the divide-and-conquer values pass; an estimate, re-checked against the queried size.
+inline constexpr double kSyevdWorkPerRow = 66;
 // Device bytes for a (N, D, d) head: G (8 (Nd)^2) + factors + syevd workspace (estimated).
+// Both builds (gpu/src/attention/attention_common.cpp).
 double jacobian_spectrum_device_bytes(long N, long D, long d);
 
 // Same options and result type as the CPU routine. Used: max_bytes (refused with DataError, exit

@@ -8,6 +8,7 @@
 // build without CUDA throws Error(NoDevice) (exit 69).
 #pragma once
 #include <Eigen/Dense>
+#include <string>
 
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/gpu/base/context.hpp"
@@ -16,9 +17,24 @@ namespace attnspec::gpu {
 
 // Device bytes of the forward pass (inputs, projections, output and one group of logits) and the
 // limit on one group of logits: an input whose single head's N x N logits exceed it is refused
-// with Error(DataError) (exit 65) before allocating.
+// with Error(DataError) (exit 65) before allocating. Both builds (attention_common.cpp).
 inline constexpr double kSpecAttentionLogitsBudget = 4.0 * 1024 * 1024 * 1024;
 double spec_attention_device_bytes(long N, long D, long d, long H, int scalar_bytes);
+
+// Tolerance of a twin's output against the CPU reference (multihead_forward, fp64), both builds:
+// a first-order running-error bound on |A_gpu - A_exact| + the same for the fp64 reference.
+// Per head, with magnitudes M_Q = |X||W_Q + C_Q| + |b_Q| (likewise K, V) and L_mag = s max(M_Q
+// M_K^T): projections gamma_{D+4} (dot of length D, the bias, W + C, rounding the inputs to the
+// twin's precision), logits gamma_{d+1} + 2 gamma_{D+4} relative to L_mag, the softmax's relative
+// sensitivity 2 max|dL|, S V and the normalisation gamma_{N+4}, V's own gamma_{D+4}; all on the
+// scale max(S M_V). O(H N^2 d) on the host.
+struct SpecAttentionTolerance {
+    double abs = 0;        // compare max|A_gpu - A_cpu| against this
+    double scale = 0;      // max(S M_V) over heads
+    double rel_bound = 0;  // the twin's bound / scale (u of its precision)
+    std::string reason;
+};
+SpecAttentionTolerance spec_attention_tolerance(const MultiHead& m, double u_twin);
 
 // fp64: every step in double. Validates (DataError); O(N D H d + H N^2 d) flops.
 Eigen::MatrixXd multihead_forward(Context& ctx, const MultiHead& m);
