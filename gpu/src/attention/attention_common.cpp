@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "attnspec/attention/corrections.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
 #include "attnspec/gpu/attention/spec_attention_cuda.hpp"
@@ -70,6 +72,23 @@ SpecAttentionTolerance spec_attention_tolerance(const MultiHead& m, double u_twi
                   u_twin, t.scale);
     t.reason = buf;
     return t;
+}
+
+MultiHead spec_attention_instance(long N, long D, long d, long H, std::uint64_t seed, bool biases) {
+    RandomSpec spec;
+    spec.N = N, spec.D = D, spec.d = d, spec.H = H, spec.seed = seed;
+    spec.scale = LogitScale::inv_sqrt_d;
+    MultiHead m = random_multihead(spec);
+    Rng rng(seed + 7);
+    for (HeadWeights& w : m.heads) {
+        w.C_Q = svd_correction(w.W_Q), w.C_K = svd_correction(w.W_K);
+        w.C_V = svd_correction(w.W_V);
+        if (biases) {
+            w.b_Q = rng.gaussian(d, 1, 0.3), w.b_K = rng.gaussian(d, 1, 0.3);
+            w.b_V = rng.gaussian(d, 1, 0.3);
+        }
+    }
+    return m;
 }
 
 #if !ATTNSPEC_HAVE_CUDA

@@ -12,6 +12,8 @@
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
+#include "attnspec/gpu/attention/spec_attention_cuda.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "test_support.hpp"
 
@@ -121,4 +123,18 @@ TEST_CASE("Gram tile logic: entry and tile rules", "[jacobian_gram_logic]") {
     CHECK(gl::tile_active(1, 2, 2, 3, false));
     CHECK(!gl::tile_active(1, 2, 2, 3, true));
     CHECK(gl::tile_active(0, 2, 2, 3, true));
+}
+
+TEST_CASE("attention twins' device memory estimates: ViT-B kappa(J) under 4 GiB",
+          "[jacobian_gram_logic]") {
+    // The Gram matrix alone is 8 (Nd)^2 bytes; the estimate adds the factors and syevd's space.
+    const double n = 197.0 * 64, gram = 8 * n * n;
+    const double vit = gpu::jacobian_spectrum_device_bytes(197, 768, 64);
+    CHECK(vit > gram);
+    CHECK(vit < 1.1 * gram);
+    CHECK(vit < 4.0 * 1024 * 1024 * 1024);  // the memory target for this head
+    // SpecA at N = 4096, 12 heads x 64, fp32: all 12 heads' logits (805 MB) fit one group.
+    const double specA = gpu::spec_attention_device_bytes(4096, 768, 64, 12, 4);
+    CHECK(specA > 12.0 * 4096 * 4096 * 4);
+    CHECK(specA < 1.2 * 12.0 * 4096 * 4096 * 4);
 }

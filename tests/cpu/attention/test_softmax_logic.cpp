@@ -67,23 +67,6 @@ Eigen::MatrixXd emulate_forward(const MultiHead& m, int width, gpu::PlantedFault
     return out;
 }
 
-MultiHead corrected_layer(long N, long D, long d, long H, std::uint64_t seed, bool biases) {
-    RandomSpec spec;
-    spec.N = N, spec.D = D, spec.d = d, spec.H = H, spec.seed = seed;
-    spec.scale = LogitScale::inv_sqrt_d;
-    MultiHead m = random_multihead(spec);
-    Rng rng(seed + 7);
-    for (HeadWeights& w : m.heads) {
-        w.C_Q = svd_correction(w.W_Q), w.C_K = svd_correction(w.W_K);
-        w.C_V = svd_correction(w.W_V);
-        if (biases) {
-            w.b_Q = rng.gaussian(d, 1, 0.3), w.b_K = rng.gaussian(d, 1, 0.3);
-            w.b_V = rng.gaussian(d, 1, 0.3);
-        }
-    }
-    return m;
-}
-
 }  // namespace
 
 TEST_CASE("softmax tile logic: emulated grid equals row_softmax across tile boundaries",
@@ -162,7 +145,7 @@ TEST_CASE("SpecA emulated kernels equal multihead_forward, planted faults disagr
     };
     for (const Case c :
          {Case{31, 16, 8, 2, false}, Case{33, 64, 16, 3, true}, Case{257, 32, 8, 2, true}}) {
-        const MultiHead m = corrected_layer(c.N, c.D, c.d, c.H, 5 + c.N, c.biases);
+        const MultiHead m = gpu::spec_attention_instance(c.N, c.D, c.d, c.H, 5 + c.N, c.biases);
         const Eigen::MatrixXd ref = multihead_forward(m);
         // Both evaluations in double: the shared bound at u = fp64.
         const gpu::SpecAttentionTolerance tol = gpu::spec_attention_tolerance(m, kUnitRoundoff);
@@ -181,7 +164,7 @@ TEST_CASE("SpecA emulated kernels equal multihead_forward, planted faults disagr
 }
 
 TEST_CASE("spec_attention tolerance grows with the unit roundoff", "[softmax_logic]") {
-    const MultiHead m = corrected_layer(32, 24, 8, 2, 3, true);
+    const MultiHead m = gpu::spec_attention_instance(32, 24, 8, 2, 3, true);
     const auto t64 = gpu::spec_attention_tolerance(m, kUnitRoundoff);
     const auto t32 = gpu::spec_attention_tolerance(m, std::numeric_limits<float>::epsilon() / 2);
     CHECK(t64.scale > 0);

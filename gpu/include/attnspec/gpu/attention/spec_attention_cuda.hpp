@@ -8,6 +8,7 @@
 // build without CUDA throws Error(NoDevice) (exit 69).
 #pragma once
 #include <Eigen/Dense>
+#include <cstdint>
 #include <string>
 
 #include "attnspec/attention/attention.hpp"
@@ -35,6 +36,11 @@ struct SpecAttentionTolerance {
     std::string reason;
 };
 SpecAttentionTolerance spec_attention_tolerance(const MultiHead& m, double u_twin);
+
+// The instances gpu-check and the logic tests use: random_multihead(N, D, d, H, seed, logit
+// scale 1/sqrt(d)) with the SVD correction (Thm 3.5) on every weight and, when `biases`, N(0,
+// 0.3^2) biases. Both builds.
+MultiHead spec_attention_instance(long N, long D, long d, long H, std::uint64_t seed, bool biases);
 
 // fp64: every step in double. Validates (DataError); O(N D H d + H N^2 d) flops.
 Eigen::MatrixXd multihead_forward(Context& ctx, const MultiHead& m);
