@@ -100,6 +100,14 @@ Eigen::MatrixXf multihead_forward_fp32(Context&, const MultiHead&) {
     require_device();
     return {};
 }
+struct SpecAttentionRun::Impl {};
+SpecAttentionRun::SpecAttentionRun(Context&, const MultiHead&, bool) { require_device(); }
+SpecAttentionRun::~SpecAttentionRun() = default;
+void SpecAttentionRun::run() { require_device(); }
+Eigen::MatrixXd SpecAttentionRun::output() const {
+    require_device();
+    return {};
+}
 OperatorSpectrum jacobian_spectrum(Context&, const Head&, const LargeSvdOptions&) {
     require_device();
     return {};

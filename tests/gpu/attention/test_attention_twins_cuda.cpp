@@ -82,6 +82,22 @@ TEST_CASE("planted faults make the attention twins disagree", "[gpu]") {
     }
 }
 
+TEST_CASE("spec_attention reruns are bitwise identical and equal the one-shot twin", "[gpu]") {
+    skip_without_device();
+    gpu::Context ctx;
+    const MultiHead m = gpu::spec_attention_instance(257, 64, 16, 3, 9, true);
+    for (const bool fp32 : {false, true}) {
+        gpu::SpecAttentionRun r(ctx, m, fp32);
+        r.run();
+        const Eigen::MatrixXd first = r.output();
+        r.run();
+        CHECK((r.output().array() == first.array()).all());  // fixed-order reductions
+        const Eigen::MatrixXd once = fp32 ? gpu::multihead_forward_fp32(ctx, m).cast<double>()
+                                          : gpu::multihead_forward(ctx, m);
+        CHECK((once.array() == first.array()).all());
+    }
+}
+
 TEST_CASE("attention twins: bad input is a data error, a refused size is 65", "[gpu]") {
     skip_without_device();
     gpu::Context ctx;

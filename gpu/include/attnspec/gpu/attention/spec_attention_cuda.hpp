@@ -9,6 +9,7 @@
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "attnspec/attention/attention.hpp"
@@ -46,5 +47,23 @@ MultiHead spec_attention_instance(long N, long D, long d, long H, std::uint64_t 
 Eigen::MatrixXd multihead_forward(Context& ctx, const MultiHead& m);
 // fp32: inputs rounded to float, every step in float (GEMM accumulation and softmax included).
 Eigen::MatrixXf multihead_forward_fp32(Context& ctx, const MultiHead& m);
+
+// Device-resident form for repeated runs and benchmarks: the constructor validates and uploads
+// the layer once (fp64 or fp32; the planted fault is read here); run() enqueues the forward
+// (W + C, projections, logits, softmax, S V) on ctx's stream and synchronises; output() downloads
+// the last result (as double). ctx must outlive the object.
+class SpecAttentionRun {
+  public:
+    SpecAttentionRun(Context& ctx, const MultiHead& m, bool fp32);
+    ~SpecAttentionRun();
+    SpecAttentionRun(const SpecAttentionRun&) = delete;
+    SpecAttentionRun& operator=(const SpecAttentionRun&) = delete;
+    void run();
+    Eigen::MatrixXd output() const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace attnspec::gpu
