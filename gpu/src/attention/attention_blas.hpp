@@ -13,43 +13,42 @@ inline int blas_int(long v) {
     return static_cast<int>(v);
 }
 
-inline void gemm(const Context& ctx, bool ta, bool tb, long m, long n, long k, double alpha,
-                 const double* A, long lda, const double* B, long ldb, double beta, double* C,
-                 long ldc) {
-    cublas_ok(cublasDgemm(ctx.cublas(), ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          tb ? CUBLAS_OP_T : CUBLAS_OP_N, blas_int(m), blas_int(n), blas_int(k),
-                          &alpha, A, blas_int(lda), B, blas_int(ldb), &beta, C, blas_int(ldc)),
-              "cublasDgemm");
-}
+// The cuBLAS entry points per scalar type.
+template <class T>
+struct BlasFns;
+template <>
+struct BlasFns<double> {
+    static constexpr auto gemm = cublasDgemm;
+    static constexpr auto gemm_batched = cublasDgemmStridedBatched;
+    static constexpr const char* name = "cublasDgemm";
+};
+template <>
+struct BlasFns<float> {
+    static constexpr auto gemm = cublasSgemm;
+    static constexpr auto gemm_batched = cublasSgemmStridedBatched;
+    static constexpr const char* name = "cublasSgemm";
+};
 
-inline void gemm(const Context& ctx, bool ta, bool tb, long m, long n, long k, float alpha,
-                 const float* A, long lda, const float* B, long ldb, float beta, float* C,
-                 long ldc) {
-    cublas_ok(cublasSgemm(ctx.cublas(), ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          tb ? CUBLAS_OP_T : CUBLAS_OP_N, blas_int(m), blas_int(n), blas_int(k),
-                          &alpha, A, blas_int(lda), B, blas_int(ldb), &beta, C, blas_int(ldc)),
-              "cublasSgemm");
+inline cublasOperation_t op(bool transpose) { return transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+template <class T>
+void gemm(const Context& ctx, bool ta, bool tb, long m, long n, long k, T alpha, const T* A,
+          long lda, const T* B, long ldb, T beta, T* C, long ldc) {
+    cublas_ok(BlasFns<T>::gemm(ctx.cublas(), op(ta), op(tb), blas_int(m), blas_int(n), blas_int(k),
+                               &alpha, A, blas_int(lda), B, blas_int(ldb), &beta, C, blas_int(ldc)),
+              BlasFns<T>::name);
 }
 
 // `batch` products with the operands strideA / strideB / strideC elements apart.
-inline void gemm_batched(const Context& ctx, bool ta, bool tb, long m, long n, long k, double alpha,
-                         const double* A, long lda, long strideA, const double* B, long ldb,
-                         long strideB, double beta, double* C, long ldc, long strideC, long batch) {
-    cublas_ok(cublasDgemmStridedBatched(
-                  ctx.cublas(), ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  blas_int(m), blas_int(n), blas_int(k), &alpha, A, blas_int(lda), strideA, B,
-                  blas_int(ldb), strideB, &beta, C, blas_int(ldc), strideC, blas_int(batch)),
-              "cublasDgemmStridedBatched");
-}
-
-inline void gemm_batched(const Context& ctx, bool ta, bool tb, long m, long n, long k, float alpha,
-                         const float* A, long lda, long strideA, const float* B, long ldb,
-                         long strideB, float beta, float* C, long ldc, long strideC, long batch) {
-    cublas_ok(cublasSgemmStridedBatched(
-                  ctx.cublas(), ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  blas_int(m), blas_int(n), blas_int(k), &alpha, A, blas_int(lda), strideA, B,
-                  blas_int(ldb), strideB, &beta, C, blas_int(ldc), strideC, blas_int(batch)),
-              "cublasSgemmStridedBatched");
+template <class T>
+void gemm_batched(const Context& ctx, bool ta, bool tb, long m, long n, long k, T alpha, const T* A,
+                  long lda, long strideA, const T* B, long ldb, long strideB, T beta, T* C,
+                  long ldc, long strideC, long batch) {
+    cublas_ok(
+        BlasFns<T>::gemm_batched(ctx.cublas(), op(ta), op(tb), blas_int(m), blas_int(n),
+                                 blas_int(k), &alpha, A, blas_int(lda), strideA, B, blas_int(ldb),
+                                 strideB, &beta, C, blas_int(ldc), strideC, blas_int(batch)),
+        BlasFns<T>::name);
 }
 
 }  // namespace attnspec::gpu::attn
