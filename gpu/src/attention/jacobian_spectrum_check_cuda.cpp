@@ -45,7 +45,7 @@ std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOption
         c.precision = "fp64";
         c.shape = {k.N, k.D, k.d};
         OperatorSpectrum cpu, gpu;
-        const double cpu_s = attn::median_seconds(1, [&] { cpu = jacobian_spectrum(h); });
+        const double cpu_s = attn::median_seconds(1, [&] { cpu = attnspec::jacobian_spectrum(h); });
         auto run = [&] { gpu = jacobian_spectrum(ctx, h); };
         if (opt.timings) {
             run();  // warm-up
