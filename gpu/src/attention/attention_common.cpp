@@ -33,7 +33,7 @@ namespace {
 // The bound's relative part for one head at unit roundoff u (see the header).
 double head_rel_bound(long N, long D, long d, double L_mag, double u) {
     const double proj = gamma_n(static_cast<double>(D + 4), u);
-    const double logits = gamma_n(static_cast<double>(d + 1), u) + 2 * proj;
+    const double logits = gamma_n(static_cast<double>(d + 3), u) + 2 * proj;
     return 2 * logits * L_mag + gamma_n(static_cast<double>(N + 4), u) + proj;
 }
 }  // namespace
@@ -67,7 +67,7 @@ SpecAttentionTolerance spec_attention_tolerance(const MultiHead& m, double u_twi
     char buf[240];
     std::snprintf(buf, sizeof buf,
                   "bound: first-order running error of twin (u = %.3g) + fp64 reference, "
-                  "2(gamma_{d+1} + 2 gamma_{D+4}) L_mag + gamma_{N+4} + gamma_{D+4} on max(S M_V) "
+                  "2(gamma_{d+3} + 2 gamma_{D+4}) L_mag + gamma_{N+4} + gamma_{D+4} on max(S M_V) "
                   "= %.3g",
                   u_twin, t.scale);
     t.reason = buf;
