@@ -30,11 +30,13 @@ double jacobian_spectrum_device_bytes(long N, long D, long d) {
 }
 
 namespace {
-// The bound's relative part for one head at unit roundoff u (see the header).
-double head_rel_bound(long N, long D, long d, double L_mag, double u) {
+// The bound on max|A - A_exact| of one head at unit roundoff u (see the header). QK = s |Q||K|^T,
+// QKm = s (M_Q |K|^T + |Q| M_K^T): the logits' rounding and the projections' propagated error.
+double head_bound(long N, long D, long d, const Eigen::MatrixXd& QK, const Eigen::MatrixXd& QKm,
+                  double scale, double u) {
     const double proj = gamma_n(static_cast<double>(D + 4), u);
-    const double logits = gamma_n(static_cast<double>(d + 3), u) + 2 * proj;
-    return 2 * logits * L_mag + gamma_n(static_cast<double>(N + 4), u) + proj;
+    const double dL = (gamma_n(static_cast<double>(d + 3), u) * QK + proj * QKm).maxCoeff();
+    return (2 * dL + gamma_n(static_cast<double>(N + 4), u) + proj) * scale;
 }
 }  // namespace
 
@@ -53,22 +55,23 @@ SpecAttentionTolerance spec_attention_tolerance(const MultiHead& m, double u_twi
         };
         const Eigen::MatrixXd MQ = mag(e.W_Q, e.b_Q), MK = mag(e.W_K, e.b_K),
                               MV = mag(e.W_V, e.b_V);
-        const double L_mag = e.s * (MQ * MK.transpose()).maxCoeff();
         const Forward<double> f =
             attention_forward<double>(e.X, e.W_Q, e.W_K, e.W_V, e.s, e.b_Q, e.b_K, e.b_V);
+        const Eigen::MatrixXd aQ = f.Q.cwiseAbs(), aK = f.K.cwiseAbs();
+        const Eigen::MatrixXd QK = e.s * aQ * aK.transpose();
+        const Eigen::MatrixXd QKm = e.s * (MQ * aK.transpose() + aQ * MK.transpose());
         const double scale = (f.S * MV).maxCoeff();
         t.scale = std::max(t.scale, scale);
-        const double twin = head_rel_bound(N, D, d, L_mag, u_twin);
-        const double ref = head_rel_bound(N, D, d, L_mag, kUnitRoundoff);
-        t.rel_bound = std::max(t.rel_bound, twin);
-        worst = std::max(worst, (twin + ref) * scale);
+        const double twin = head_bound(N, D, d, QK, QKm, scale, u_twin);
+        const double ref = head_bound(N, D, d, QK, QKm, scale, kUnitRoundoff);
+        t.rel_bound = std::max(t.rel_bound, twin / scale);
+        worst = std::max(worst, twin + ref);
     }
     t.abs = worst;
-    char buf[240];
+    char buf[260];
     std::snprintf(buf, sizeof buf,
-                  "bound: first-order running error of twin (u = %.3g) + fp64 reference, "
-                  "2(gamma_{d+3} + 2 gamma_{D+4}) L_mag + gamma_{N+4} + gamma_{D+4} on max(S M_V) "
-                  "= %.3g",
+                  "bound: first-order running error of twin (u = %.3g) + fp64 reference: "
+                  "(2 max|dL| + gamma_{N+4} + gamma_{D+4}) max(S M_V), max(S M_V) = %.3g",
                   u_twin, t.scale);
     t.reason = buf;
     return t;

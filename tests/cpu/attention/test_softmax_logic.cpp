@@ -38,31 +38,36 @@ void emulate_softmax_row(T* row, long n, int width, bool skip_last_tile) {
     for (int t = 0; t < width; ++t) sl::normalise(row, row, n, width, t, tiles, m, inv_sum);
 }
 
-// The twin's forward with the emulated kernels: W + C per element, P = 1 b^T + X (W + C), the
-// transposed logits s K_h Q_h^T, each column through the emulated softmax, A_h = (L_h^T)^T V_h.
+// The twin's forward with the emulated kernels in scalar T (inputs rounded to T, as the twin
+// uploads them): W + C per element, P = 1 b^T + X (W + C), the transposed logits s K_h Q_h^T,
+// each column through the emulated softmax, A_h = (L_h^T)^T V_h.
+template <class T>
 Eigen::MatrixXd emulate_forward(const MultiHead& m, int width, gpu::PlantedFault fault) {
+    using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
     const long N = m.X.rows(), d = m.heads[0].W_Q.cols(), H = m.H();
+    const M X = m.X.cast<T>();
     Eigen::MatrixXd out(N, H * d);
     for (long h = 0; h < H; ++h) {
         const HeadWeights& w = m.heads[static_cast<size_t>(h)];
         auto proj = [&](const Eigen::MatrixXd& W, const Eigen::MatrixXd& C,
                         const Eigen::VectorXd& b) {
-            Eigen::MatrixXd We = W;
+            const M Wt = W.cast<T>(), Ct = C.size() ? M(C.cast<T>()) : M(M::Zero(W.rows(), d));
+            M We = Wt;
             for (long k = 0; k < W.size(); ++k)
-                We.data()[k] = sl::effective_weight(W.data()[k], C.size() ? C.data()[k] : 0.0,
+                We.data()[k] = sl::effective_weight(Wt.data()[k], Ct.data()[k],
                                                     fault == gpu::PlantedFault::dropped_term);
-            Eigen::MatrixXd P = Eigen::MatrixXd::Zero(N, d);
-            if (b.size()) P.rowwise() += b.transpose();
-            P.noalias() += m.X * We;
+            M P = M::Zero(N, d);
+            if (b.size()) P.rowwise() += b.cast<T>().transpose();
+            P.noalias() += X * We;
             return P;
         };
-        const Eigen::MatrixXd Q = proj(w.W_Q, w.C_Q, w.b_Q), K = proj(w.W_K, w.C_K, w.b_K);
-        const Eigen::MatrixXd V = proj(w.W_V, w.C_V, w.b_V);
-        Eigen::MatrixXd Lt = m.s * (K * Q.transpose());
+        const M Q = proj(w.W_Q, w.C_Q, w.b_Q), K = proj(w.W_K, w.C_K, w.b_K);
+        const M V = proj(w.W_V, w.C_V, w.b_V);
+        M Lt = static_cast<T>(m.s) * (K * Q.transpose());
         for (long i = 0; i < N; ++i)
             emulate_softmax_row(Lt.col(i).data(), N, width,
                                 fault == gpu::PlantedFault::off_by_one_tile);
-        out.middleCols(h * d, d).noalias() = Lt.transpose() * V;
+        out.middleCols(h * d, d) = (Lt.transpose() * V).template cast<double>();
     }
     return out;
 }
@@ -152,14 +157,33 @@ TEST_CASE("SpecA emulated kernels equal multihead_forward, planted faults disagr
         INFO("N " << c.N << " D " << c.D << " d " << c.d << " H " << c.H << " tolerance " << tol.abs
                   << " (" << tol.reason << ")");
         const double err =
-            (emulate_forward(m, 256, gpu::PlantedFault::none) - ref).cwiseAbs().maxCoeff();
+            (emulate_forward<double>(m, 256, gpu::PlantedFault::none) - ref).cwiseAbs().maxCoeff();
         INFO("error " << err);
         CHECK(err <= tol.abs);
         for (const auto f : {gpu::PlantedFault::dropped_term, gpu::PlantedFault::off_by_one_tile}) {
-            const double bad = (emulate_forward(m, 256, f) - ref).cwiseAbs().maxCoeff();
+            const double bad = (emulate_forward<double>(m, 256, f) - ref).cwiseAbs().maxCoeff();
             INFO("fault " << gpu::to_string(f) << " error " << bad);
             CHECK(!(bad <= tol.abs));
         }
+    }
+}
+
+TEST_CASE("SpecA emulated in float stays within the fp32 tolerance gpu-check uses",
+          "[softmax_logic]") {
+    const double u32 = std::numeric_limits<float>::epsilon() / 2;
+    for (const long N : {33L, 257L}) {
+        const MultiHead m = gpu::spec_attention_instance(N, 96, 32, 2, 21 + N, true);
+        const Eigen::MatrixXd ref = multihead_forward(m);
+        const gpu::SpecAttentionTolerance tol = gpu::spec_attention_tolerance(m, u32);
+        const double err =
+            (emulate_forward<float>(m, 256, gpu::PlantedFault::none) - ref).cwiseAbs().maxCoeff();
+        INFO("N " << N << " error " << err << " tolerance " << tol.abs << " scale " << tol.scale);
+        CHECK(err <= tol.abs);
+        CHECK(err > 0);  // float really ran
+        const double bad = (emulate_forward<float>(m, 256, gpu::PlantedFault::dropped_term) - ref)
+                               .cwiseAbs()
+                               .maxCoeff();
+        CHECK(!(bad <= tol.abs));
     }
 }
 

@@ -25,12 +25,12 @@ double spec_attention_device_bytes(long N, long D, long d, long H, int scalar_by
 
 // Tolerance of a twin's output against the CPU reference (multihead_forward, fp64), both builds:
 // a first-order running-error bound on |A_gpu - A_exact| + the same for the fp64 reference.
-// Per head, with magnitudes M_Q = |X||W_Q + C_Q| + |b_Q| (likewise K, V) and L_mag = s max(M_Q
-// M_K^T): projections gamma_{D+4} (dot of length D, the bias, W + C, rounding the inputs to the
-// twin's precision), logits gamma_{d+3} (the dot, the scale s, the max-shift twice: |L - m| <= 2
-// L_mag) + 2 gamma_{D+4} relative to L_mag, the softmax's relative sensitivity 2 max|dL|, S V and
-// the normalisation gamma_{N+4}, V's own gamma_{D+4}; all on the scale max(S M_V). O(H N^2 d) on
-// the host.
+// Per head, with M_Q = |X||W_Q + C_Q| + |b_Q| (likewise K, V): projections err <= gamma_{D+4} M
+// (dot of length D, the bias, W + C, rounding the inputs to the twin's precision); logits
+// |dL| <= s (gamma_{d+3} |Q||K|^T + gamma_{D+4} (M_Q |K|^T + |Q| M_K^T)) (the dot, the scale s,
+// the max-shift counted twice); the softmax's relative sensitivity 2 max|dL|; S V and the
+// normalisation gamma_{N+4}; V's own gamma_{D+4}: (2 max|dL| + gamma_{N+4} + gamma_{D+4})
+// max(S M_V). O(H N^2 d) on the host.
 struct SpecAttentionTolerance {
     double abs = 0;        // compare max|A_gpu - A_cpu| against this
     double scale = 0;      // max(S M_V) over heads
