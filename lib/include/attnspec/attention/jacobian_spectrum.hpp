@@ -1,7 +1,8 @@
 // kappa(J) of one attention head's weight Jacobian through the large-scale spectral engine
 // (spectral/operator_spectrum.hpp): J J^T assembled from the factors (jacobian_gram_outer) and
-// matrix-free J v / J^T u for the refinement; J is never formed. CPU only (a CUDA twin is planned
-// at gpu/src/attention/jacobian_spectrum_cuda.cu).
+// matrix-free J v / J^T u for the refinement; J is never formed. CPU only; CUDA twin (Gram on the
+// device, cuSOLVER syevd, Weyl enclosures, no refinement):
+// gpu/include/attnspec/gpu/attention/jacobian_spectrum_cuda.hpp.
 #pragma once
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/spectral/operator_spectrum.hpp"
