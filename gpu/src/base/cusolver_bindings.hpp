@@ -18,7 +18,7 @@ namespace attnspec::gpu::solver {
 
 // cusolverDnDgesvdj (econ): A (m x n, lda) is destroyed; S gets min(m, n) values descending; U
 // (m x min, ldu = m) and V (n x min, ldv = n) when `vectors`. `d_info` one device int.
-// Tolerance: machine precision, at most 100 sweeps (cuSOLVER defaults, set explicitly).
+// Tolerance: cuSOLVER's default (machine accuracy); at most 100 sweeps, values sorted.
 std::size_t gesvdj_buffer_doubles(const Context& ctx, bool vectors, int m, int n);
 void gesvdj(const Context& ctx, bool vectors, int m, int n, double* A, double* S, double* U,
             double* V, double* work, std::size_t work_doubles, int* d_info);

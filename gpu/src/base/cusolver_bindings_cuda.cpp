@@ -40,12 +40,11 @@ int as_int(long v, const char* what) {
     return static_cast<int>(v);
 }
 
-// gesvdj parameters: machine-precision tolerance, 100 sweeps, sorted values (RAII).
+// gesvdj parameters: the default tolerance (machine accuracy), 100 sweeps, sorted values (RAII).
 class GesvdjParams {
   public:
     GesvdjParams() {
         check(cusolverDnCreateGesvdjInfo(&p_), "cusolverDnCreateGesvdjInfo");
-        check(cusolverDnXgesvdjSetTolerance(p_, 0.0), "cusolverDnXgesvdjSetTolerance");
         check(cusolverDnXgesvdjSetMaxSweeps(p_, 100), "cusolverDnXgesvdjSetMaxSweeps");
         check(cusolverDnXgesvdjSetSortEig(p_, 1), "cusolverDnXgesvdjSetSortEig");
     }
