@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_common.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/gpu/base/device.hpp"
@@ -29,10 +30,9 @@ double median_of(int runs, F&& f) {
     for (int k = 0; k < runs; ++k) {
         const auto t0 = std::chrono::steady_clock::now();
         f();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        t.push_back(attnspec::bench::seconds_since(t0));
     }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return attnspec::bench::median(t);
 }
 
 // Writes the matrices column-major back to back and runs the peer on them: its seconds, or NaN.

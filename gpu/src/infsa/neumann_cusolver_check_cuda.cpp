@@ -18,16 +18,8 @@ namespace {
 
 constexpr double kGamma = 0.9;
 
-// Row-stochastic Â >= 0 (uniform entries, rows scaled to sum 1): rho(Â) = ||Â||_inf = 1, so
-// ||M||_inf <= 1 + gamma and ||M^{-1}||_inf <= 1 / (1 - gamma): kappa_inf(M) <= 19 at 0.9.
-Eigen::MatrixXd draw_a(long n, std::uint64_t seed) {
-    Rng rng(seed);
-    Eigen::MatrixXd A(n, n);
-    for (long j = 0; j < n; ++j)
-        for (long i = 0; i < n; ++i) A(i, j) = rng.uniform();
-    for (long i = 0; i < n; ++i) A.row(i) /= A.row(i).sum();
-    return A;
-}
+// Inputs: row_stochastic_affinity, kappa_inf(M) <= (1 + gamma) / (1 - gamma) = 19 at 0.9.
+Eigen::MatrixXd draw_a(long n, std::uint64_t seed) { return row_stochastic_affinity(n, seed); }
 
 double kappa_inf() { return (1 + kGamma) / (1 - kGamma); }
 

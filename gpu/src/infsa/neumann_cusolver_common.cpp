@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
 #include "attnspec/gpu/infsa/neumann_cusolver.hpp"
 #include "neumann_cusolver_logic.hpp"
 
@@ -45,6 +46,15 @@ double solve_backward_error(const Eigen::MatrixXd& A_hat, double gamma, const Ei
         R.data()[t] = neumann_logic::residual_entry(B.data()[t], X.data()[t], GAX.data()[t]);
     return neumann_logic::backward_error(R.norm(), identity_minus_gamma_norm(A_hat, gamma),
                                          X.norm(), B.norm());
+}
+
+Eigen::MatrixXd row_stochastic_affinity(long n, std::uint64_t seed) {
+    Rng rng(seed);
+    Eigen::MatrixXd A(n, n);
+    for (long j = 0; j < n; ++j)
+        for (long i = 0; i < n; ++i) A(i, j) = rng.uniform();
+    for (long i = 0; i < n; ++i) A.row(i) /= A.row(i).sum();
+    return A;
 }
 
 #if !ATTNSPEC_HAVE_CUDA

@@ -103,49 +103,14 @@ Eigen::MatrixXd download(Context& ctx, const DeviceMatrix<double>& d) {
 
 bool off_by_one() { return planted_fault() == PlantedFault::off_by_one_tile; }
 
-}  // namespace
-
-std::vector<Eigen::MatrixXd> neumann_kernels(Context& ctx,
-                                             const std::vector<Eigen::MatrixXd>& A_hats,
-                                             double gamma, std::vector<NeumannSolveStats>* stats) {
-    check_heads(A_hats, gamma);
-    std::vector<Eigen::MatrixXd> out;
-    if (stats) stats->clear();
-    if (A_hats.empty()) return out;
-    const long n = A_hats[0].rows();
-    const long heads = static_cast<long>(A_hats.size());
-    const long done = neumann_logic::heads_processed(heads, off_by_one());
-    HeadSolver hs(ctx, n);
-    const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(n, n);
-    for (long h = 0; h < heads; ++h) {
-        if (h >= done) {  // the planted off-by-one: this head is never solved
-            out.push_back(Eigen::MatrixXd::Zero(n, n));
-            continue;
-        }
-        const Eigen::MatrixXd& A = A_hats[static_cast<std::size_t>(h)];
-        hs.load(A, gamma);
-        hs.factor();
-        DeviceMatrix<double> X = upload(ctx, I);
-        const DeviceMatrix<double> B = upload(ctx, I);
-        hs.solve(X);
-        if (stats)
-            stats->push_back({n, n, "getrf/getrs fp64", 0,
-                              hs.backward_error(X, B, identity_minus_gamma_norm(A, gamma))});
-        out.push_back(download(ctx, X));
-    }
-    return out;
-}
-
-std::vector<Eigen::MatrixXd> closure_times(Context& ctx, const std::vector<Eigen::MatrixXd>& A_hats,
-                                           double gamma, const std::vector<Eigen::MatrixXd>& Vs,
-                                           std::vector<NeumannSolveStats>* stats) {
-    check_heads(A_hats, gamma);
-    if (Vs.size() != A_hats.size())
-        fail_data("closure: " + std::to_string(Vs.size()) + " V matrices for " +
-                  std::to_string(A_hats.size()) + " heads");
-    for (std::size_t h = 0; h < Vs.size(); ++h)
-        if (Vs[h].rows() != A_hats[h].rows())
-            fail_data("closure: V of head " + std::to_string(h) + " has the wrong number of rows");
+// M_h X_h = B_h for every head h (fp64 LU), B_h made on the device by make_rhs(hs, h) once Â_h is
+// loaded; rhs_cols[h] columns. Under the planted off-by-one the last head is never solved (its
+// X stays 0).
+template <class MakeRhs>
+std::vector<Eigen::MatrixXd> solve_heads(Context& ctx, const std::vector<Eigen::MatrixXd>& A_hats,
+                                         double gamma, const std::vector<long>& rhs_cols,
+                                         MakeRhs&& make_rhs,
+                                         std::vector<NeumannSolveStats>* stats) {
     std::vector<Eigen::MatrixXd> out;
     if (stats) stats->clear();
     if (A_hats.empty()) return out;
@@ -155,24 +120,62 @@ std::vector<Eigen::MatrixXd> closure_times(Context& ctx, const std::vector<Eigen
     HeadSolver hs(ctx, n);
     for (long h = 0; h < heads; ++h) {
         const auto hu = static_cast<std::size_t>(h);
-        if (h >= done || Vs[hu].cols() == 0) {
-            out.push_back(Eigen::MatrixXd::Zero(n, Vs[hu].cols()));
+        if (h >= done || rhs_cols[hu] == 0) {
+            out.push_back(Eigen::MatrixXd::Zero(n, rhs_cols[hu]));
             continue;
         }
         hs.load(A_hats[hu], gamma);
-        const DeviceMatrix<double> V = upload(ctx, Vs[hu]);
-        DeviceMatrix<double> B(n, V.cols()), X(n, V.cols());
-        solver::gemm(ctx, n, V.cols(), n, gamma, hs.A(), V.data(), B.data());  // gamma Â V
+        const DeviceMatrix<double> B = make_rhs(hs, hu);
         hs.factor();
+        DeviceMatrix<double> X(n, B.cols());
         solver::copy(ctx, X.data(), B.data(), B.size());  // B is kept for the backward error
         hs.solve(X);
         if (stats)
             stats->push_back(
-                {n, V.cols(), "getrf/getrs fp64", 0,
+                {n, B.cols(), "getrf/getrs fp64", 0,
                  hs.backward_error(X, B, identity_minus_gamma_norm(A_hats[hu], gamma))});
         out.push_back(download(ctx, X));
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<Eigen::MatrixXd> neumann_kernels(Context& ctx,
+                                             const std::vector<Eigen::MatrixXd>& A_hats,
+                                             double gamma, std::vector<NeumannSolveStats>* stats) {
+    check_heads(A_hats, gamma);
+    const long n = A_hats.empty() ? 0 : A_hats[0].rows();
+    const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(n, n);
+    return solve_heads(
+        ctx, A_hats, gamma, std::vector<long>(A_hats.size(), n),
+        [&](HeadSolver&, std::size_t) { return upload(ctx, I); }, stats);
+}
+
+std::vector<Eigen::MatrixXd> closure_times(Context& ctx, const std::vector<Eigen::MatrixXd>& A_hats,
+                                           double gamma, const std::vector<Eigen::MatrixXd>& Vs,
+                                           std::vector<NeumannSolveStats>* stats) {
+    check_heads(A_hats, gamma);
+    if (Vs.size() != A_hats.size())
+        fail_data("closure: " + std::to_string(Vs.size()) + " V matrices for " +
+                  std::to_string(A_hats.size()) + " heads");
+    std::vector<long> cols;
+    for (std::size_t h = 0; h < Vs.size(); ++h) {
+        if (Vs[h].rows() != A_hats[h].rows())
+            fail_data("closure: V of head " + std::to_string(h) + " has the wrong number of rows");
+        cols.push_back(Vs[h].cols());
+    }
+    return solve_heads(
+        ctx, A_hats, gamma, cols,
+        [&](HeadSolver& hs, std::size_t h) {
+            const long n = Vs[h].rows(), d = Vs[h].cols();
+            const DeviceMatrix<double> V = upload(ctx, Vs[h]);
+            DeviceMatrix<double> B(n, d);
+            solver::gemm(ctx, n, d, n, gamma, hs.A(), V.data(), B.data());  // gamma Â V
+            ctx.synchronize();                                              // V is freed on return
+            return B;
+        },
+        stats);
 }
 
 Eigen::MatrixXd closure_times_mixed(Context& ctx, const Eigen::MatrixXd& A_hat, double gamma,

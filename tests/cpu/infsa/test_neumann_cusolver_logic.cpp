@@ -15,12 +15,7 @@ namespace nl = attnspec::gpu::neumann_logic;
 namespace {
 
 Eigen::MatrixXd stochastic(long n, std::uint64_t seed) {
-    Rng rng(seed);
-    Eigen::MatrixXd A(n, n);
-    for (long j = 0; j < n; ++j)
-        for (long i = 0; i < n; ++i) A(i, j) = rng.uniform();
-    for (long i = 0; i < n; ++i) A.row(i) /= A.row(i).sum();
-    return A;
+    return gpu::row_stochastic_affinity(n, seed);
 }
 
 // The device grid of form_m as a CPU loop over every thread index.

@@ -9,6 +9,7 @@
 // every entry throws NoDevice (69).
 #pragma once
 #include <Eigen/Dense>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,8 @@ Eigen::MatrixXd closure_times_mixed(Context& ctx, const Eigen::MatrixXd& A_hat, 
 double identity_minus_gamma_norm(const Eigen::MatrixXd& A_hat, double gamma);
 double solve_backward_error(const Eigen::MatrixXd& A_hat, double gamma, const Eigen::MatrixXd& X,
                             const Eigen::MatrixXd& B);
+// check_neumann's inputs: Â >= 0 with uniform entries, each row scaled to sum 1, so rho(Â) =
+// ||Â||_inf = 1 and kappa_inf(I - gamma Â) <= (1 + gamma) / (1 - gamma). Seeded, O(N^2).
+Eigen::MatrixXd row_stochastic_affinity(long n, std::uint64_t seed);
 
 }  // namespace attnspec::gpu
