@@ -69,14 +69,7 @@ std::vector<Decomposed> decompose_batch(Context& ctx, const std::vector<Eigen::M
     // Work on tall matrices (p >= q): a wide one is transposed (sigma(M^T) = sigma(M), U <-> V).
     const int p = dim(std::max(Ms[0].rows(), Ms[0].cols())),
               q = dim(std::min(Ms[0].rows(), Ms[0].cols()));
-    std::vector<double> host(static_cast<std::size_t>(batch) * p * q);
-    for (long b = 0; b < batch; ++b) {
-        Eigen::Map<Eigen::MatrixXd> dst(host.data() + b * p * q, p, q);
-        if (wide)
-            dst = Ms[static_cast<std::size_t>(b)].transpose();
-        else
-            dst = Ms[static_cast<std::size_t>(b)];
-    }
+    const std::vector<double> host = pack_tall(Ms);
     DeviceMatrix<double> dA(static_cast<long>(p) * q, batch);
     dA.upload_sync(ctx, host.data());
     const long done =
@@ -128,10 +121,7 @@ std::vector<Decomposed> decompose_batch(Context& ctx, const std::vector<Eigen::M
         if (!vectors) continue;
         // gesvdjBatched writes full U (sm x sm) and V (sn x sn); the thin factors are their
         // first q columns (vectors only on the gesvdj_batched path, where sm = p).
-        const Eigen::MatrixXd Uf = Eigen::Map<const Eigen::MatrixXd>(U.col(b).data(), sm, sm);
-        const Eigen::MatrixXd Vf = Eigen::Map<const Eigen::MatrixXd>(V.col(b).data(), sn, sn);
-        d.U = wide ? Vf.leftCols(q) : Uf.leftCols(q);
-        d.V = wide ? Uf.leftCols(q) : Vf.leftCols(q);
+        thin_factors(U.col(b).data(), V.col(b).data(), sm, sn, wide, d.U, d.V);
     }
     return out;
 }

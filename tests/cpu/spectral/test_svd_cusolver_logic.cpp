@@ -161,3 +161,36 @@ TEST_CASE("svd_with: the backend is handed M itself, or M scaled by a power of t
     const Eigen::VectorXd ref = Eigen::JacobiSVD<Eigen::MatrixXd>(M).singularValues();
     CHECK((s.sigma / std::ldexp(1.0, 600) - ref).cwiseAbs().maxCoeff() <= 8 * kU * ref[0]);
 }
+
+TEST_CASE(
+    "svd_cusolver logic: wide matrices are packed transposed and their factors swapped "
+    "back",
+    "[svd_cusolver][gpu_logic]") {
+    for (auto [m, n] : std::vector<std::pair<long, long>>{{7, 4}, {4, 7}, {5, 5}}) {
+        const std::vector<Eigen::MatrixXd> Ms{Rng(21).gaussian(m, n), Rng(22).gaussian(m, n)};
+        const std::vector<double> host = gpu::pack_tall(Ms);
+        const long p = std::max(m, n), q = std::min(m, n);
+        REQUIRE(host.size() == 2u * std::size_t(p * q));
+        for (std::size_t b = 0; b < 2; ++b) {
+            const Eigen::Map<const Eigen::MatrixXd> packed(host.data() + b * p * q, p, q);
+            CHECK(packed == (m < n ? Eigen::MatrixXd(Ms[b].transpose()) : Ms[b]));
+            // What gesvdjBatched returns for the packed matrix: full U (p x p), V (q x q).
+            Eigen::JacobiSVD<Eigen::MatrixXd> j(packed, Eigen::ComputeFullU | Eigen::ComputeFullV);
+            const Eigen::MatrixXd Uf = j.matrixU(), Vf = j.matrixV();
+            Eigen::MatrixXd U, V;
+            gpu::thin_factors(Uf.data(), Vf.data(), p, q, m < n, U, V);
+            REQUIRE(U.rows() == m);
+            REQUIRE(V.rows() == n);
+            REQUIRE(U.cols() == q);
+            REQUIRE(V.cols() == q);
+            // M = U S V^T to rounding: Jacobi SVD backward error, c q u ||M||_F with c = 16
+            // (assumed, about 1e-14 here); a swap left undone fails by O(||M||).
+            const Eigen::MatrixXd R = U * j.singularValues().asDiagonal() * V.transpose();
+            CHECK((Ms[b] - R).norm() <= 16.0 * q * kU * Ms[b].norm());
+        }
+    }
+    const Error e = error_of([] {
+        gpu::pack_tall({Eigen::MatrixXd::Zero(3, 2), Eigen::MatrixXd::Zero(2, 3)});
+    });
+    CHECK(e.code() == ExitCode::DataError);
+}

@@ -34,6 +34,15 @@ enum class BatchedSvdPath { gesvdj_batched, qr_gesvdj_batched, loop };
 const char* to_string(BatchedSvdPath p);
 BatchedSvdPath batched_svd_path(long rows, long cols, bool values_only);
 
+// Host layout of the batched paths (both builds; the CPU suite tests them). pack_tall: the
+// equally shaped matrices back to back, column-major, each as its tall form p x q (p >= q: a
+// wide M is stored as M^T, whose singular values are M's). thin_factors: from the full U (p x p)
+// and V (q x q) gesvdjBatched writes for one packed matrix, the thin factors of the original M
+// (U <-> V swapped back for a wide one), q columns each.
+std::vector<double> pack_tall(const std::vector<Eigen::MatrixXd>& Ms);
+void thin_factors(const double* U_full, const double* V_full, long p, long q, bool wide,
+                  Eigen::MatrixXd& U, Eigen::MatrixXd& V);
+
 // One SvdResult per matrix, in order. Matrices of differing shapes or with non-finite entries
 // are decomposed one by one (and the latter refused like attnspec::svd). Honours the planted
 // off-by-one-tile fault (the last matrix of a batched launch is skipped).
