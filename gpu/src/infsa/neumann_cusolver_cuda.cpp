@@ -121,7 +121,7 @@ std::vector<Eigen::MatrixXd> solve_heads(Context& ctx, const std::vector<Eigen::
     for (long h = 0; h < heads; ++h) {
         const auto hu = static_cast<std::size_t>(h);
         if (h >= done || rhs_cols[hu] == 0) {
-            out.push_back(Eigen::MatrixXd::Zero(n, rhs_cols[hu]));
+            out.emplace_back(Eigen::MatrixXd::Zero(n, rhs_cols[hu]));
             continue;
         }
         hs.load(A_hats[hu], gamma);

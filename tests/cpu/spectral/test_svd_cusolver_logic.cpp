@@ -176,7 +176,8 @@ TEST_CASE(
             CHECK(packed == (m < n ? Eigen::MatrixXd(Ms[b].transpose()) : Ms[b]));
             // What gesvdjBatched returns for the packed matrix: full U (p x p), V (q x q).
             Eigen::JacobiSVD<Eigen::MatrixXd> j(packed, Eigen::ComputeFullU | Eigen::ComputeFullV);
-            const Eigen::MatrixXd Uf = j.matrixU(), Vf = j.matrixV();
+            const Eigen::MatrixXd& Uf = j.matrixU();
+            const Eigen::MatrixXd& Vf = j.matrixV();
             Eigen::MatrixXd U, V;
             gpu::thin_factors(Uf.data(), Vf.data(), p, q, m < n, U, V);
             REQUIRE(U.rows() == m);

@@ -51,6 +51,7 @@ TEST_CASE("gpu svd_batched: the three paths agree with the CPU per matrix", "[gp
     for (auto [m, n] :
          std::vector<std::pair<long, long>>{{32, 32}, {384, 32}, {32, 384}, {33, 33}}) {
         std::vector<Eigen::MatrixXd> Ms;
+        Ms.reserve(9);
         for (int b = 0; b < 9; ++b) Ms.push_back(Rng(90 + std::uint64_t(b)).gaussian(m, n));
         const auto g = gpu::svd_batched(ctx, Ms, values);
         REQUIRE(g.size() == Ms.size());
