@@ -97,9 +97,6 @@ double NeumannKernel::lu_growth() const {
     return LU.norm() / M.norm();
 }
 
-namespace {
-
-// Validation shared with NeumannKernel, without the LU: square, finite, >= 0, gamma rho < 1.
 void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma) {
     check_gamma(gamma);
     DenseNonnegOp op(A_hat);
@@ -115,8 +112,6 @@ void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma) {
                         "]) or not certified below 1/gamma: refused",
                     "gamma");
 }
-
-}  // namespace
 
 Eigen::MatrixXd closure_times_mixed(const Eigen::MatrixXd& A_hat, double gamma,
                                     const Eigen::MatrixXd& V, int* iterations) {

@@ -141,11 +141,17 @@ void unscale(SvdResult& s, int e) {
 // first, so that no product, square or residual of the SVD and its enclosure over- or underflows.
 constexpr int kScaleExp = 256;
 
-SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt);
+SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt, const SvdBackend& backend);
+void cpu_backend(const Eigen::MatrixXd& M, const SvdOptions& opt, SvdResult& out);
 
 }  // namespace
 
 SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
+    return svd_with(M, opt,
+                    [&opt](const Eigen::MatrixXd& A, SvdResult& out) { cpu_backend(A, opt, out); });
+}
+
+SvdResult svd_with(const Eigen::MatrixXd& M, const SvdOptions& opt, const SvdBackend& backend) {
     if (M.size() == 0) fail_data("SVD of an empty matrix");
     if (!M.allFinite()) fail_data("SVD input contains NaN or Inf");
     const Eigen::Index m = M.rows(), n = M.cols(), r = std::min(m, n);
@@ -155,7 +161,7 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
                      "max_bytes");
     const double amax = M.cwiseAbs().maxCoeff();
     if (amax == 0 || (amax <= std::ldexp(1.0, kScaleExp) && amax >= std::ldexp(1.0, -kScaleExp)))
-        return svd_unscaled(M, opt);
+        return svd_unscaled(M, opt, backend);
     // 2^-e M has its largest entry in [1, 2). Exact unless entries far below the largest fall
     // under the normal range: then the scaled matrix is not M's, and the enclosures would not be.
     const int e = std::ilogb(amax);
@@ -167,7 +173,7 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
                           value_text(amax) + ", entry (" + std::to_string(i) + ", " +
                           std::to_string(j) + ") = " + value_text(M(i, j)) +
                           "): it cannot be scaled exactly");
-    SvdResult out = svd_unscaled(S, opt);
+    SvdResult out = svd_unscaled(S, opt, backend);
     const double scaled_max = out.sigma[0];
     unscale(out, e);
     if (std::isinf(out.sigma[0]) || (out.hi.size() && std::isinf(out.hi[0])))
@@ -179,13 +185,12 @@ SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt) {
 
 namespace {
 
-SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt) {
-    const Eigen::Index m = M.rows(), n = M.cols(), r = std::min(m, n);
+void cpu_backend(const Eigen::MatrixXd& M, const SvdOptions& opt, SvdResult& out) {
+    const Eigen::Index r = std::min(M.rows(), M.cols());
     SvdMethod method = opt.method;
     if (method == SvdMethod::auto_select)
         method =
             r <= 64 ? SvdMethod::jacobi : SvdMethod::gesdd;  // Jacobi: accurate, slow beyond ~64
-    SvdResult out;
     out.method = to_string(method);
     const int vec = opt.values_only ? 0 : (Eigen::ComputeThinU | Eigen::ComputeThinV);
     switch (method) {
@@ -210,6 +215,18 @@ SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt) {
         case SvdMethod::auto_select:
             break;
     }
+}
+
+SvdResult svd_unscaled(const Eigen::MatrixXd& M, const SvdOptions& opt, const SvdBackend& backend) {
+    const Eigen::Index r = std::min(M.rows(), M.cols());
+    SvdResult out;
+    backend(M, out);
+    if (out.sigma.size() != r || (!opt.values_only && (out.U.cols() != r || out.V.cols() != r)))
+        throw Error(ExitCode::Internal,
+                    "SVD backend " + out.method + " returned " + std::to_string(out.sigma.size()) +
+                        " singular values (or factors of the wrong width) "
+                        "for a " +
+                        std::to_string(M.rows()) + "x" + std::to_string(M.cols()) + " matrix");
     if (opt.values_only) {
         const double nan = std::numeric_limits<double>::quiet_NaN();
         out.radius = out.lo = out.hi = out.weyl_radius = out.triplet_residual =

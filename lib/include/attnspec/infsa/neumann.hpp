@@ -38,6 +38,11 @@ class NeumannKernel {
     std::vector<int> ipiv_;
 };
 
+// The validation of closure_times_mixed and the CUDA twins (gpu/infsa/neumann_cusolver), without
+// the LU: gamma in (0, 1), Â square, finite and >= 0, gamma rho(Â) < 1 certified (||Â||_F, else
+// Collatz-Wielandt). O(N^2) per Perron iteration; DataError like NeumannKernel.
+void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma);
+
 // C V = N (gamma Â V) without keeping a factorisation: LAPACK dsgesv (float LU of I - gamma Â,
 // iterative refinement in double to double backward error; falls back to a double LU when
 // refinement does not converge). About half the cost of the double LU (the N = 4096 target).

@@ -5,6 +5,7 @@
 // follows docs/MATH.md §1 (strict / nz with rtol). CPU only.
 #pragma once
 #include <Eigen/Dense>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,13 @@ SvdResult svd_from_values(const Eigen::VectorXd& sigma, const Eigen::VectorXd& r
 
 SvdResult svd(const Eigen::MatrixXd& M, const SvdOptions& opt);
 SvdResult svd(const Eigen::MatrixXd& M, SvdMethod method = SvdMethod::auto_select);
+// The decomposition step of svd() supplied by the caller (the CUDA twin, gpu/spectral): given the
+// matrix svd() decided to decompose (M, or M scaled by a power of two), fill out.sigma
+// (descending, min(m, n) values), out.method and, unless opt.values_only, the thin U and V.
+// svd_with() applies svd()'s input checks, memory refusal, scaling, Weyl enclosure and
+// refinement around it, so every backend's enclosures come from the same code.
+using SvdBackend = std::function<void(const Eigen::MatrixXd& M, SvdResult& out)>;
+SvdResult svd_with(const Eigen::MatrixXd& M, const SvdOptions& opt, const SvdBackend& backend);
 
 struct Kappa {
     double value = 0;  // +inf when the convention's sigma_min is 0
