@@ -19,7 +19,8 @@ target_gb=0.5
 cases=("--dataset minilm-l6:0:0:7 --svd auto"
        "--random 128,384,32 --seed 1 --token-dist layernorm --svd auto")
 
-# measure BIN ARGS -> "seconds max_rss_kib"
+# measure BIN ARGS -> "seconds max_rss_kib cpu_seconds" (CPU = user + system: on a loaded machine
+# the wall time says how much of the cores the run got, the CPU time how much work it did)
 measure() {
     local bin=$1
     shift
@@ -29,7 +30,8 @@ measure() {
     wall=$(grep 'Elapsed (wall clock)' "$out/time" | sed 's/.*): //' |
            awk -F: '{s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; print s}')
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out/time")
-    echo "$wall $rss"
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$out/time")
+    echo "$wall $rss $cpu"
 }
 
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset (the BLAS detects the core)}, $(nproc) cores"
@@ -39,10 +41,10 @@ for c in "${cases[@]}"; do
     for which in after before; do
         bin=${!which}
         [ -n "$bin" ] || continue
-        read -r wall rss < <(measure "$bin" "${args[@]}")
-        awk -v w="$which" -v t="$wall" -v r="$rss" -v ts="$target_s" -v tg="$target_gb" 'BEGIN {
+        read -r wall rss cpu < <(measure "$bin" "${args[@]}")
+        awk -v w="$which" -v t="$wall" -v r="$rss" -v c="$cpu" -v ts="$target_s" -v tg="$target_gb" 'BEGIN {
             gb = r * 1024 / 1e9
-            printf "  %-6s %7.2f s (%.2fx the %g s target)  %6.3f GB peak RSS (%.2fx the %g GB target)\n",
-                   w, t, t / ts, ts, gb, gb / tg, tg }'
+            printf "  %-6s %7.2f s (%.2fx the %g s target), %.2f CPU s  %6.3f GB peak RSS (%.2fx the %g GB target)\n",
+                   w, t, t / ts, ts, c, gb, gb / tg, tg }'
     done
 done

@@ -49,9 +49,10 @@ const char* kHelp =
     "biases b_Q, b_K, b_V (J at Q = X W_Q + 1 b_Q^T, ...; --bias drop for the paper's\n"
     "bias-free form) and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or\n"
     "oversized problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
-    "examples: (times measured on 2 busy cores, OpenBLAS Cooperlake kernels)\n"
+    "examples: (times in CPU seconds, user + system, on 2 cores with OpenBLAS Cooperlake\n"
+    "kernels; a busy machine takes longer in wall time)\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm --svd auto\n"
-    "      (MiniLM size: kappa(J) in ~4 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
+    "      (MiniLM size: kappa(J) in ~2 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
@@ -67,7 +68,7 @@ const char* kHelp =
     "      (J is 1.1 GiB: computed and its norms reported, not written to the report; ~2 s)\n"
     "  attnspec jacobian --random 197,768,64 --token-dist layernorm --scale invsqrt \\\n"
     "      --svd extremal --max-memory 8GiB   (ViT-B head: kappa(J) from J J^T, a 12608^2\n"
-    "      Gram matrix, and matrix-free refinement; ~1 min, 2.6 GB, progress on stderr)\n"
+    "      Gram matrix, and matrix-free refinement; ~1 min wall, 2.6 GB, progress on stderr)\n"
     "  attnspec jacobian --random 32,64,16 --seed 3 --svd extremal --certify always --no-report\n"
     "      (sigma_min's lower end certified by a verified Cholesky: basis rump-cholesky)\n";
 
@@ -316,6 +317,7 @@ int run_jacobian(const Invocation& inv) {
     const BiasForm bias = bias_form_from_string(o.bias);
     EngineProgressView view(!o.quiet && !o.common.json);
     jo.svd.progress = view.progress(std::string("kappa(") + jacobian_symbol(jo.wrt) + ")");
+    jo.progress = view.progress(jacobian_symbol(jo.wrt));
     jo.svd.notice = view.notice();
     const std::string target = report_target(o.common, "jacobian.h5", {o.input});
     AttentionHeads in = load(o, jo.max_bytes);

@@ -87,13 +87,18 @@ CheckRun run_model_units(const RunOptions& opt, const ModelPlan& plan, const std
                 loop.drop();  // --trials asked for more units than the layer has
                 continue;
             }
-            loop.submit(plan.regimes[r], 0, [&fn, u = units[size_t(t)]] {
-                CheckResult res = fn(u);
-                res.values.emplace_back("layer", u.layer);
-                res.values.emplace_back("head", u.head);
-                res.values.emplace_back("sentence", u.sentence);
-                return res;
-            });
+            const ModelUnit& unit = units[size_t(t)];
+            loop.submit(
+                plan.regimes[r], 0,
+                [&fn, u = unit] {
+                    CheckResult res = fn(u);
+                    res.values.emplace_back("layer", u.layer);
+                    res.values.emplace_back("head", u.head);
+                    res.values.emplace_back("sentence", u.sentence);
+                    return res;
+                },
+                {}, static_cast<double>(unit.n_tokens));  // units run shortest sentence first:
+                                                          // a batch starts its longest ones first
         }
     }
     return loop.finish();

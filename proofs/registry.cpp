@@ -322,9 +322,10 @@ std::uint64_t RunLoop::seed(std::uint64_t i) const { return instance_seed(opt_.s
 
 double RunLoop::elapsed() const { return now_s() - t0_; }
 
-void RunLoop::submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep) {
+void RunLoop::submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep,
+                     double cost) {
     if (stopped_) return;
-    queue_.push_back({regime, seed, std::move(fn), std::move(keep)});
+    queue_.push_back({regime, seed, std::move(fn), std::move(keep), cost});
     // Evaluated in batches, so that a huge --trials never queues more than a batch and the
     // budget stops the submitting loops (stopped()); 16 instances per worker keep the idle time
     // at a batch's end small.
@@ -336,11 +337,18 @@ void RunLoop::evaluate() {
     queue_.clear();
     std::vector<std::optional<CheckResult>> out(queue.size());
     std::mutex m;  // done_, total_ and the progress callback
+    // Start order: longest first, unless a time budget may cut the batch (it keeps a prefix in
+    // instance order). Every instance that starts is gathered below in queue order.
+    std::vector<double> cost(queue.size());
+    for (std::size_t k = 0; k < queue.size(); ++k) cost[k] = queue[k].cost;
+    std::vector<std::size_t> order = longest_first(cost);
+    if (opt_.time_budget_s > 0)
+        for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::size_t started = 0;
     {
         BlasThreadsScope one(1);  // each instance runs single-threaded code, whatever --threads
-        started = parallel_for_ordered(
-            queue.size(), opt_.threads,
+        started = parallel_for_in_order(
+            order, opt_.threads,
             [&](std::size_t k) {
                 out[k] = queue[k].fn();
                 std::lock_guard<std::mutex> lock(m);
@@ -352,6 +360,8 @@ void RunLoop::evaluate() {
             },
             [&] { return stopped_ || (stopped_ = out_of_time()); });  // under the pool's lock
     }
+    // Without a budget every instance started (or one threw and nothing is gathered); with one,
+    // the first `started` in queue order did.
     for (std::size_t k = 0; k < started; ++k) {
         if (!out[k]) continue;
         CheckResult& r = *out[k];

@@ -365,7 +365,10 @@ struct Climbed {
 struct SearchJob {
     int search;  // 0: from the tightest instances, 1: N <= D shapes
     std::function<Climbed(Cap&)> run;
+    double cost;  // estimated work: evaluations x (N d)^2 3 D d (the SVD of one evaluation's J)
 };
+
+double eval_cost(double N, double D, double d) { return (N * d) * (N * d) * 3 * D * d; }
 
 // Search 1: from the tightest feasible instances of the random part (`run` must outlive the jobs).
 void search_from_tightest(std::vector<SearchJob>& jobs, const CheckRun& run, const RunOptions& opt,
@@ -382,20 +385,21 @@ void search_from_tightest(std::vector<SearchJob>& jobs, const CheckRun& run, con
         const std::string regime = "search/" + from->regime.substr(0, from->regime.find('/'));
         if (!selected(opt, regime)) continue;
         const long steps = share(budget, starts, k);
-        jobs.push_back({0, [from, regime, steps, &o](Cap& cap) {
-                            Climbed c;
-                            const std::uint64_t seed = instance_seed(from->seed, 77);
-                            CheckResult r =
-                                climb(head_of(*from), *from, seed, o, steps, cap, &c.evals);
-                            r.regime = regime;
-                            r.seed = seed;
-                            r.note += (r.note.empty() ? "" : "; ") +
-                                      std::string("local search from ") + from->regime + " seed " +
-                                      std::to_string(from->seed);
-                            c.where = from->regime;
-                            c.record = std::move(r);
-                            return c;
-                        }});
+        jobs.push_back(
+            {0,
+             [from, regime, steps, &o](Cap& cap) {
+                 Climbed c;
+                 const std::uint64_t seed = instance_seed(from->seed, 77);
+                 CheckResult r = climb(head_of(*from), *from, seed, o, steps, cap, &c.evals);
+                 r.regime = regime;
+                 r.seed = seed;
+                 r.note += (r.note.empty() ? "" : "; ") + std::string("local search from ") +
+                           from->regime + " seed " + std::to_string(from->seed);
+                 c.where = from->regime;
+                 c.record = std::move(r);
+                 return c;
+             },
+             double(steps) * eval_cost(from->value("N"), from->value("D"), from->value("d"))});
     }
 }
 
@@ -431,7 +435,8 @@ void search_n_le_d(std::vector<SearchJob>& jobs, const RunOptions& opt, const Th
         const std::uint64_t master = opt.seed, first = next;
         next += 6;
         jobs.push_back(
-            {1, [=, &o](Cap& cap) {
+            {1,
+             [=, &o](Cap& cap) {
                  Climbed c;
                  long left = left0;
                  std::optional<CheckResult> best;
@@ -457,18 +462,22 @@ void search_n_le_d(std::vector<SearchJob>& jobs, const RunOptions& opt, const Th
                  c.where = regime;
                  c.record = std::move(r);
                  return c;
-             }});
+             },
+             double(left0) * eval_cost(double(N), double(D), double(d))});
     }
 }
 
-// Runs the jobs of both searches on opt.threads workers (one BLAS thread each) and appends their
-// records to `run` in job order, so the report does not depend on the thread count.
+// Runs the jobs of both searches on opt.threads workers (one BLAS thread each), the costliest
+// first (a long climb started last would run alone), and appends their records to `run` in job
+// order, so the report does not depend on the thread count or the start order.
 void run_searches(CheckRun& run, const std::vector<SearchJob>& jobs, int threads, Cap& cap,
                   SearchTally tally_of[2]) {
     std::vector<Climbed> out(jobs.size());
+    std::vector<double> cost;
+    for (const auto& j : jobs) cost.push_back(j.cost);
     {
         BlasThreadsScope one(1);
-        parallel_for_ordered(jobs.size(), threads, [&](size_t j) {
+        parallel_for_in_order(longest_first(cost), threads, [&](size_t j) {
             Cap mine = cap;
             out[j] = jobs[j].run(mine);
             out[j].hit = mine.hit;

@@ -81,10 +81,29 @@ TEST_CASE("jacobian --svd: progress on stderr, --quiet and --json silence it", "
     CHECK(has(r.err, "[kappa(J): Lanczos]"));
     CHECK(has(r.err, "[kappa(J): eigensolve] 100/100 %"));
     CHECK(has(r.err, "[kappa(J): refinement] 2/2 ends"));
+    // J J^T from the factors (jacobian_gram_outer): d (d + 1) / 2 = 10 blocks, before the engine.
+    CHECK(has(r.err, "[kappa(J): J J^T] 10/10 blocks"));
+    CHECK(r.err.find("J J^T] 10/10") < r.err.find("[kappa(J): Cholesky]"));
     for (const char* quiet : {" -q", " --quiet", " --json"}) {
         const auto q = run_cli(cmd + quiet);
         CHECK(q.code == 0);
         CHECK_FALSE(has(q.err, "[kappa"));
+    }
+}
+
+TEST_CASE("jacobian: forming J shows its progress, --quiet silences it", "[cli][engine]") {
+    // J = [J_Q, J_K, J_V]: 3 d = 12 column groups; J_X: D = 32 (one per column of X).
+    for (const auto& [args, line] :
+         {std::pair<std::string, std::string>{"", "[J: forming] 12/12 column groups"},
+          {" --wrt input", "[J_X: forming] 32/32 column groups"}}) {
+        const std::string cmd = "jacobian --random 24,32,4 --seed 2 --no-report" + args;
+        const auto r = run_cli(cmd);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(has(r.err, line));
+        const auto q = run_cli(cmd + " -q");
+        CHECK(q.code == 0);
+        CHECK_FALSE(has(q.err, "forming"));
     }
 }
 

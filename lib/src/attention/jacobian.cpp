@@ -12,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "../spectral/engine_progress.hpp"
 #include "attnspec/base/errors.hpp"
 #include "jacobian_state.hpp"
 
@@ -34,8 +35,10 @@ double jacobian_gram_bytes(Index N, Index d) {
 
 namespace {
 
-// Writes block b of J into columns starting at `out` (leading dimension Nd).
-void fill_weight_block(const AttentionState& st, WeightBlock b, double* out) {
+// Writes block b of J into columns starting at `out` (leading dimension Nd); one progress unit
+// per column group bb (when given).
+void fill_weight_block(const AttentionState& st, WeightBlock b, double* out,
+                       opspec::StageProgress* prog = nullptr) {
     const Index N = st.N, D = st.D, d = st.d, Nd = N * d;
     std::vector<MatrixXd> F(static_cast<size_t>(d));  // Z_c = P^c K or Y_c = P^c X
     MatrixXd SX;
@@ -65,18 +68,21 @@ void fill_weight_block(const AttentionState& st, WeightBlock b, double* out) {
                         break;
                 }
             }
+            if (prog && a + 1 == D) prog->update(prog->done() + 1);
         }
 }
 
 }  // namespace
 
-MatrixXd jacobian_weights(const Head& h, double max_bytes) {
+MatrixXd jacobian_weights(const Head& h, double max_bytes, const EngineProgressFn& progress) {
     const AttentionState st(h);
     const Index Dd = st.D * st.d, Nd = st.N * st.d;
     refuse_dense(Nd, 3 * Dd, max_bytes, "dense J");
     MatrixXd J(Nd, 3 * Dd);
+    opspec::StageProgress prog(progress, "forming", "column groups", 3 * st.d);
     for (int b = 0; b < 3; ++b)
-        fill_weight_block(st, static_cast<WeightBlock>(b), J.data() + b * Dd * Nd);
+        fill_weight_block(st, static_cast<WeightBlock>(b), J.data() + b * Dd * Nd, &prog);
+    prog.finish();
     return J;
 }
 
@@ -99,7 +105,8 @@ MatrixXd jacobian_weights_block(const Head& h, WeightBlock b, double max_bytes) 
 }
 
 namespace {
-MatrixXd input_jacobian(const AttentionState& st, double max_bytes) {
+MatrixXd input_jacobian(const AttentionState& st, double max_bytes,
+                        const EngineProgressFn& progress = {}) {
     const Index N = st.N, D = st.D, d = st.d, Nd = N * d;
     refuse_dense(Nd, N * D, max_bytes, "dense J_X");
     std::vector<MatrixXd> P(static_cast<size_t>(d)), ZW(static_cast<size_t>(d));
@@ -111,7 +118,8 @@ MatrixXd input_jacobian(const AttentionState& st, double max_bytes) {
     MatrixXd R(N, D);
     R.noalias() = st.s * (st.Q * st.W_K.transpose());
     MatrixXd J(Nd, N * D);
-    for (Index a = 0; a < D; ++a)
+    opspec::StageProgress prog(progress, "forming", "column groups", D);
+    for (Index a = 0; a < D; ++a, prog.update(a))
         for (Index m = 0; m < N; ++m) {
             double* col = J.data() + (m + N * a) * Nd;
             for (Index c = 0; c < d; ++c) {
@@ -120,12 +128,13 @@ MatrixXd input_jacobian(const AttentionState& st, double max_bytes) {
                 seg[m] += ZW[c](m, a);
             }
         }
+    prog.finish();
     return J;
 }
 }  // namespace
 
-MatrixXd jacobian_input(const Head& h, double max_bytes) {
-    return input_jacobian(AttentionState(h), max_bytes);
+MatrixXd jacobian_input(const Head& h, double max_bytes, const EngineProgressFn& progress) {
+    return input_jacobian(AttentionState(h), max_bytes, progress);
 }
 MatrixXd jacobian_input_magnitude(const Head& h, double max_bytes) {
     return input_jacobian(AttentionState(h, /*magnitude=*/true), max_bytes);

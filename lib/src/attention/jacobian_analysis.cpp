@@ -82,8 +82,8 @@ JacobianAnalysis analyse_jacobians(const std::vector<Head>& heads, bool shared_X
         r.cols = wrt_w ? 3 * D * d : N * D;
         const auto t0 = std::chrono::steady_clock::now();
         const Eigen::MatrixXd J = !dense  ? Eigen::MatrixXd()
-                                  : wrt_w ? jacobian_weights(hd, opt.max_bytes)
-                                          : jacobian_input(hd, opt.max_bytes);
+                                  : wrt_w ? jacobian_weights(hd, opt.max_bytes, opt.progress)
+                                          : jacobian_input(hd, opt.max_bytes, opt.progress);
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (dense) r.frobenius = J.norm(), r.max_abs = J.cwiseAbs().maxCoeff();
         if (opt.spectrum) {
@@ -91,7 +91,8 @@ JacobianAnalysis analyse_jacobians(const std::vector<Head>& heads, bool shared_X
                 r.spectrum = jacobian_spectrum(hd, opt.svd);
             } else {
                 const JacobianXOperator op(hd);
-                const Eigen::MatrixXd G = jacobian_x_gram_outer(hd, opt.svd.max_bytes);
+                const Eigen::MatrixXd G =
+                    jacobian_x_gram_outer(hd, opt.svd.max_bytes, opt.svd.progress);
                 r.spectrum = operator_spectrum(op, &G, opt.svd);
             }
             r.has_spectrum = true;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "../spectral/engine_progress.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
 #include "jacobian_state.hpp"
@@ -108,7 +109,7 @@ void mirror_lower(MatrixXd& G) {
 
 }  // namespace
 
-MatrixXd jacobian_gram_outer(const Head& h, double max_bytes) {
+MatrixXd jacobian_gram_outer(const Head& h, double max_bytes, const EngineProgressFn& progress) {
     const AttentionState st(h);
     const Index N = st.N, D = st.D, d = st.d, Nd = N * d;
     check_allocation(jacobian_gram_bytes(N, d) + 8.0 * Nd * (d + std::min(N, D) + N), max_bytes,
@@ -135,6 +136,7 @@ MatrixXd jacobian_gram_outer(const Head& h, double max_bytes) {
     const MatrixXd VV = SX * SX.transpose();
     MatrixXd G(Nd, Nd);
     MatrixXd T(Nd, N);
+    opspec::StageProgress prog(progress, "J J^T", "blocks", d * (d + 1) / 2);
     for (Index cp = 0; cp < d; ++cp) {
         const Index r0 = cp * N, rows = Nd - r0;
         double* Gb = G.data() + r0 + r0 * Nd;  // block column cp, rows from block cp down
@@ -145,8 +147,10 @@ MatrixXd jacobian_gram_outer(const Head& h, double max_bytes) {
             blk = XX.cwiseProduct(blk) + QQ.cwiseProduct(T.middleRows((c - cp) * N, N));
             if (c == cp) blk += VV;
         }
+        prog.update(prog.done() + (d - cp));  // block column cp: its d - cp blocks
     }
     mirror_lower(G);
+    prog.finish();
     return G;
 }
 
@@ -155,7 +159,7 @@ MatrixXd jacobian_gram_outer(const Head& h, double max_bytes) {
 //   S_i^T w_c^T + e_i g_ic^T + p_ic r_i^T,
 // w_c = W_V[:,c], g_ic = s W_Q Z_c(i,:)^T (Z_c = P^c K), p_ic = P^c(i,:)^T, r_i = s W_K Q(i,:)^T.
 // <u v^T, u' v'^T> = (u.u')(v.v'), so each Gram block (c, c') is a sum of nine N x N terms.
-MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes) {
+MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes, const EngineProgressFn& progress) {
     const AttentionState st(h);
     const Index N = st.N, d = st.d, Nd = N * d;
     check_allocation(jacobian_gram_bytes(N, d) + 8.0 * (2.0 * Nd * N + 2.0 * Nd * d), max_bytes,
@@ -177,6 +181,7 @@ MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes) {
     const MatrixXd RR = s2 * (st.Q * (st.W_K.transpose() * st.W_K) * st.Q.transpose());
     const MatrixXd ZB = Z * B.transpose();  // rows c N + j
     MatrixXd G(Nd, Nd);
+    opspec::StageProgress prog(progress, "J J^T", "blocks", d * (d + 1) / 2);
     for (Index cp = 0; cp < d; ++cp) {
         const Index r0 = cp * N;
         // (p_ic . p_jc') for every c >= c' in one product, straight into block column c'.
@@ -199,8 +204,10 @@ MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes) {
             blk += Pc.cwiseProduct(QFZ);                                      // 3-2
             blk.diagonal() += (Zc * QQ).cwiseProduct(Z.middleRows(r0, N)).rowwise().sum();  // 2-2
         }
+        prog.update(prog.done() + (d - cp));
     }
     mirror_lower(G);
+    prog.finish();
     return G;
 }
 

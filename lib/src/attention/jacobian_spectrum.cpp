@@ -28,7 +28,7 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
         o.product_rel_error = std::max(generic, static_cast<double>(n) * kUnitRoundoff);
     }
     const JacobianOperator J(h);
-    const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes);
+    const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes, opt.progress);
     OperatorSpectrum s = operator_spectrum(J, &G, o);
     s.notes.emplace_back("J = [J_Q, J_K, J_V] at W + C (SC Thm 3.3); G from jacobian_gram_outer");
     return s;

@@ -3,8 +3,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <mutex>
+#include <numeric>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -53,36 +56,64 @@ struct Queue {
         if (!error || i < failed_at) error = std::move(e), failed_at = i;
     }
 
-    void work(const std::function<void(std::size_t)>& fn) {
-        std::size_t i = 0;
-        while (take(i)) {
+    // Positions are taken in increasing order; position k runs item order[k] (k itself without
+    // an order). A failure is ranked by position: the one a serial run would have hit first.
+    void work(const std::function<void(std::size_t)>& fn, const std::vector<std::size_t>* order) {
+        std::size_t k = 0;
+        while (take(k)) {
             try {
-                fn(i);
+                fn(order ? (*order)[k] : k);
             } catch (...) {
-                fail(i, std::current_exception());
+                fail(k, std::current_exception());
             }
         }
     }
 };
-}  // namespace
 
-std::size_t parallel_for_ordered(std::size_t n, int threads,
-                                 const std::function<void(std::size_t)>& fn,
-                                 const std::function<bool()>& stop) {
+std::size_t run_pool(std::size_t n, int threads, const std::function<void(std::size_t)>& fn,
+                     const std::function<bool()>& stop, const std::vector<std::size_t>* order) {
     Queue q(n, stop);
     const std::size_t extra =  // n = 0 or 1 starts no thread
         threads > 1 && n > 1 ? std::min<std::size_t>(static_cast<std::size_t>(threads), n) - 1 : 0;
     std::vector<std::thread> pool;
     pool.reserve(extra);
     try {
-        for (std::size_t t = 0; t < extra; ++t) pool.emplace_back([&] { q.work(fn); });
+        for (std::size_t t = 0; t < extra; ++t) pool.emplace_back([&] { q.work(fn, order); });
     } catch (const std::system_error&) {
         // a thread that cannot start: those started and the caller do the work
     }
-    q.work(fn);
+    q.work(fn, order);
     for (auto& t : pool) t.join();
     if (q.error) std::rethrow_exception(q.error);
     return q.next;
+}
+}  // namespace
+
+std::size_t parallel_for_ordered(std::size_t n, int threads,
+                                 const std::function<void(std::size_t)>& fn,
+                                 const std::function<bool()>& stop) {
+    return run_pool(n, threads, fn, stop, nullptr);
+}
+
+std::size_t parallel_for_in_order(const std::vector<std::size_t>& order, int threads,
+                                  const std::function<void(std::size_t)>& fn,
+                                  const std::function<bool()>& stop) {
+    std::vector<char> seen(order.size(), 0);
+    for (std::size_t i : order) {
+        if (i >= order.size() || seen[i])
+            throw std::invalid_argument("parallel_for_in_order: order is not a permutation");
+        seen[i] = 1;
+    }
+    return run_pool(order.size(), threads, fn, stop, &order);
+}
+
+std::vector<std::size_t> longest_first(const std::vector<double>& cost) {
+    std::vector<std::size_t> order(cost.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    auto key = [&](std::size_t i) { return std::isnan(cost[i]) ? 0.0 : std::max(0.0, cost[i]); };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
+    return order;
 }
 
 }  // namespace attnspec

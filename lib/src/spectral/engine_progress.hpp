@@ -1,6 +1,7 @@
-// Private to the operator-spectrum sources: progress reports of one stage of a solve
-// (EngineProgress, spectral/operator_spectrum.hpp) with an estimate of the time left, and a
-// heartbeat that reports on a helper thread while a long LAPACK call runs.
+// Private to the library sources (the operator-spectrum engine, and the Jacobian and Gram
+// assembly of attention/ that feed it): progress reports of one stage of a solve (EngineProgress,
+// spectral/operator_spectrum.hpp) with an estimate of the time left, and a heartbeat that reports
+// on a helper thread while a long LAPACK call runs.
 #pragma once
 #include <chrono>
 #include <functional>

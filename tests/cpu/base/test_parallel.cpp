@@ -3,7 +3,9 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -12,6 +14,7 @@
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/thm_3_4.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 
 using attnspec::parallel_for_ordered;
@@ -94,6 +97,53 @@ TEST_CASE("parallel_for_ordered: stop ends the hand-out and what started is a pr
     }
 }
 
+TEST_CASE("longest_first: costliest first, ties and NaN or negative costs in index order",
+          "[parallel]") {
+    using V = std::vector<std::size_t>;
+    CHECK(attnspec::longest_first({1, 5, NAN, 5, -2, 3}) == V{1, 3, 5, 0, 2, 4});
+    CHECK(attnspec::longest_first({0, 0, 0}) == V{0, 1, 2});
+    CHECK(attnspec::longest_first({}).empty());
+}
+
+TEST_CASE("parallel_for_in_order: items start in the given order, slots stay by index",
+          "[parallel]") {
+    const std::vector<std::size_t> order = {4, 0, 3, 1, 2};
+    std::vector<std::size_t> seen;  // one thread: the start sequence itself
+    attnspec::parallel_for_in_order(order, 1, [&](std::size_t i) { seen.push_back(i); });
+    CHECK(seen == order);
+    for (int threads : {2, 3, 8}) {
+        std::vector<int> calls(order.size(), 0);
+        std::vector<std::size_t> slot(order.size(), 0);
+        CHECK(attnspec::parallel_for_in_order(order, threads, [&](std::size_t i) {
+                  ++calls[i];
+                  slot[i] = 10 * i;
+              }) == order.size());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            CHECK(calls[i] == 1);
+            CHECK(slot[i] == 10 * i);
+        }
+    }
+    // stop leaves a prefix of the order; a failure rethrown is the lowest position's (3 before 1)
+    std::vector<char> done(order.size(), 0);
+    CHECK(attnspec::parallel_for_in_order(
+              order, 1, [&](std::size_t i) { done[i] = 1; }, [&] { return done[4] && done[0]; }) ==
+          2);
+    CHECK(done == std::vector<char>{1, 0, 0, 0, 1});
+    try {
+        attnspec::parallel_for_in_order(order, 1, [&](std::size_t i) {
+            if (i == 3 || i == 1) throw std::runtime_error("item " + std::to_string(i));
+        });
+        FAIL("no exception");
+    } catch (const std::runtime_error& e) {
+        CHECK(std::string(e.what()) == "item 3");
+    }
+    // planted bad orders: a repeat and an index out of range
+    CHECK_THROWS_AS(attnspec::parallel_for_in_order({0, 0}, 2, [](std::size_t) {}),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(attnspec::parallel_for_in_order({0, 2}, 2, [](std::size_t) {}),
+                    std::invalid_argument);
+}
+
 TEST_CASE("available_threads is at least 1", "[parallel]") {
     CHECK(attnspec::available_threads() >= 1);
 }
@@ -170,4 +220,77 @@ TEST_CASE("RunLoop: a spent time budget starts no instance, with any thread coun
         const auto run = attnspec::proofs::run_thm_3_5(opt);
         CHECK(run.results.empty());
     }
+}
+
+namespace {
+// A RunLoop of 12 instances whose cost rises with the index (as model units do: shortest
+// sentence first): which instance started when, and the records gathered.
+struct Costed {
+    std::vector<std::size_t> starts;
+    std::vector<double> values;
+};
+Costed run_costed(int threads, double budget) {
+    attnspec::proofs::RunOptions opt;
+    opt.threads = threads;
+    opt.time_budget_s = budget;
+    attnspec::proofs::RunLoop loop(opt, "t", "claim", "h");
+    Costed c;
+    std::mutex m;
+    for (std::size_t i = 0; i < 12; ++i)
+        loop.submit(
+            "r", i,
+            [&, i] {
+                {
+                    std::lock_guard<std::mutex> lock(m);
+                    c.starts.push_back(i);
+                }
+                attnspec::CheckResult r;
+                r.values.emplace_back("x", std::sqrt(static_cast<double>(i)));
+                return std::optional<attnspec::CheckResult>(r);
+            },
+            {}, static_cast<double>(i % 5));
+    for (const auto& r : loop.finish().results) {
+        c.values.push_back(static_cast<double>(r.seed));
+        c.values.push_back(r.value("x"));
+    }
+    return c;
+}
+}  // namespace
+
+TEST_CASE("RunLoop: submit's cost starts the costliest first, records stay in queue order",
+          "[parallel]") {
+    const Costed serial = run_costed(1, 0);
+    // costs i % 5: 4 (i = 4, 9), 3 (3, 8), 2 (2, 7), 1 (1, 6, 11), 0 (0, 5, 10)
+    CHECK(serial.starts == std::vector<std::size_t>{4, 9, 3, 8, 2, 7, 1, 6, 11, 0, 5, 10});
+    REQUIRE(serial.values.size() == 24);
+    for (std::size_t i = 0; i < 12; ++i) {
+        CHECK(serial.values[2 * i] == static_cast<double>(i));  // the seed: queue order
+        CHECK(serial.values[2 * i + 1] == std::sqrt(static_cast<double>(i)));
+    }
+    CHECK(run_costed(3, 0).values == serial.values);  // bit-identical for any thread count
+    // A time budget keeps instance order (a cut run keeps a prefix): the costs are ignored.
+    const Costed budgeted = run_costed(1, 1e9);
+    CHECK(budgeted.starts == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+    CHECK(budgeted.values == serial.values);
+}
+
+TEST_CASE(
+    "thm3.4: the searches (started costliest first) give the same records for 1 and 3 "
+    "threads",
+    "[parallel]") {
+    attnspec::proofs::RunOptions opt;
+    opt.trials = 24;
+    opt.search_evals = 60;  // 6 climbs from the tightest instances, 4 N <= D shapes
+    opt.threads = 1;
+    const auto serial = attnspec::proofs::run_thm_3_4(opt);
+    opt.threads = 3;
+    const auto parallel = attnspec::proofs::run_thm_3_4(opt);
+    REQUIRE(serial.results.size() > 24);  // the random part and the searches' records
+    REQUIRE(parallel.results.size() == serial.results.size());
+    for (std::size_t i = 0; i < serial.results.size(); ++i)
+        CHECK(parallel.results[i].regime == serial.results[i].regime);
+    CHECK(numbers(parallel) == numbers(serial));
+    CHECK(parallel.search_effort == serial.search_effort);
+    opt.seed += 1;  // planted difference
+    CHECK(numbers(attnspec::proofs::run_thm_3_4(opt)) != numbers(serial));
 }

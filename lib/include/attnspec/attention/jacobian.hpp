@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attnspec/attention/attention.hpp"
+#include "attnspec/spectral/operator_spectrum.hpp"
 #include "attnspec/spectral/operators.hpp"
 
 namespace attnspec {
@@ -31,12 +32,16 @@ enum class WeightBlock { Q = 0, K = 1, V = 2 };
 // Dense J = [J_Q, J_K, J_V] (Nd x 3Dd). Cost O(N^2 d (D + d)) flops + writing J (memory bound);
 // extra memory O(N^2 d + N D d). Validates the head (DataError) and refuses J larger than
 // max_bytes before allocating (DataError naming the size).
-Eigen::MatrixXd jacobian_weights(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+// Optional progress (stage "forming", in column groups: 3 d for J, D for J_X) with an
+// estimate of the time left, as the spectral engine reports its own (EngineProgressFn).
+Eigen::MatrixXd jacobian_weights(const Head& h, double max_bytes = kDefaultJacobianMaxBytes,
+                                 const EngineProgressFn& progress = {});
 // One block (Nd x Dd), same cost model.
 Eigen::MatrixXd jacobian_weights_block(const Head& h, WeightBlock b,
                                        double max_bytes = kDefaultJacobianMaxBytes);
 // Dense J_X (Nd x ND). Cost O(N^2 D d) (writing J_X); extra memory O(N^2 d + N D).
-Eigen::MatrixXd jacobian_input(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+Eigen::MatrixXd jacobian_input(const Head& h, double max_bytes = kDefaultJacobianMaxBytes,
+                               const EngineProgressFn& progress = {});
 
 // Running-error scale: the same formulas evaluated on absolute values (|X|, |W|, |b|, S, and
 // S_ik (|V|_kc + |A|_ic) in place of S_ik (V_kc - A_ic)). Every route here (closed form, forward
@@ -166,13 +171,17 @@ class LayerJacobianXOperator final : public LayerOperator<JacobianXOperator> {
 // with P^c_{ik} = S_ik (V_kc - A_ic). Cost ~ N^2 d^2 (d + m) flops (dgemm), memory the result
 // plus O(N^2 d + N d m). ViT-B head (197, 768, 64): ~41 GFlop, 1.3 GB. A normal-equation
 // matrix: its eigenvalues are sigma(J)^2, so singular values of J below ~sqrt(u) sigma_1 are not
-// resolved from it. Validates; refuses results above max_bytes.
-Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+// resolved from it. Validates; refuses results above max_bytes. Optional progress: stage
+// "J J^T", in N x N blocks of the lower triangle (d (d + 1) / 2), with an estimate of the time
+// left.
+Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes,
+                                    const EngineProgressFn& progress = {});
 // J_X J_X^T (Nd x Nd) without forming J_X (Nd x ND): each row of J_X is the rank-3 N x D matrix
 // S_i^T w_c^T + e_i g_ic^T + p_ic r_i^T, and Gram entries are sums of products of the factors'
 // inner products. Cost ~ N^3 d^2 flops (one dgemm) + O(N^3 d + N^2 d^2); memory the result plus
-// O(N^2 d). Same normal-equation caveat and refusal as jacobian_gram_outer.
-Eigen::MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes);
+// O(N^2 d). Same normal-equation caveat, refusal and progress as jacobian_gram_outer.
+Eigen::MatrixXd jacobian_x_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes,
+                                      const EngineProgressFn& progress = {});
 
 // ---- the softmax Jacobian Lambda = d vec S / d vec L (N^2 x N^2) --------------------------------
 // Block diagonal up to the permutation vec(L) -> vec(L^T): row i of S contributes the N x N

@@ -24,9 +24,10 @@ struct JacobianOptions {
     JacobianWrt wrt = JacobianWrt::weights;
     double max_bytes = 4.0 * (1ull << 30);     // refuse a dense J above this (parameter max_bytes)
     double store_bytes = 16.0 * (1ull << 20);  // keep J for the report up to this (store_bytes)
-    bool store = false;     // keep J for the report whatever its size (up to max_bytes)
-    bool spectrum = false;  // also run the spectral engine per head
-    LargeSvdOptions svd;    // its options (spectrum only)
+    bool store = false;         // keep J for the report whatever its size (up to max_bytes)
+    bool spectrum = false;      // also run the spectral engine per head
+    LargeSvdOptions svd;        // its options (spectrum only)
+    EngineProgressFn progress;  // optional: forming dense J (stage "forming", jacobian_weights)
 };
 
 // What will be formed, decided from the sizes before any work.

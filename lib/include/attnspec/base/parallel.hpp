@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace attnspec {
 
@@ -25,5 +26,19 @@ int available_threads();
 std::size_t parallel_for_ordered(std::size_t n, int threads,
                                  const std::function<void(std::size_t)>& fn,
                                  const std::function<bool()>& stop = {});
+
+// The same pool with the items started in `order` (a permutation of 0 .. n-1, n = order.size()):
+// fn(order[0]) first, then fn(order[1]), ... Everything above holds with "index k" read as
+// "position k of order": stop leaves a prefix of order, an exception rethrown is that of the
+// lowest position that threw. What the caller gathers (slot order[k] per item) is the same for
+// any order and thread count; only the finishing time changes (longest_first below shortens the
+// tail: no long item starts last). Throws std::invalid_argument when order is not a permutation.
+std::size_t parallel_for_in_order(const std::vector<std::size_t>& order, int threads,
+                                  const std::function<void(std::size_t)>& fn,
+                                  const std::function<bool()>& stop = {});
+
+// The indices 0 .. n-1 of `cost` (estimated work per item), the costliest first; equal costs
+// (and NaN or negative ones, read as 0) keep index order. All costs equal: 0, 1, ..., n-1.
+std::vector<std::size_t> longest_first(const std::vector<double>& cost);
 
 }  // namespace attnspec

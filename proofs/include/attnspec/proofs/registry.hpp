@@ -99,7 +99,8 @@ void check_run_options(const RunOptions& opt);
 // results in the order they were queued, so verdicts, numbers and records do not depend on the
 // thread count. The time budget is checked as each instance starts: none starts once it is
 // spent, and the run keeps the instances that started before, a prefix of the queue in instance
-// order (with more threads, more of them). Progress is reported under a lock as instances end.
+// order (with more threads, more of them); without a budget a batch starts longest first (submit's
+// cost). Progress is reported under a lock as instances end.
 class RunLoop {
   public:
     // One instance, run on a worker: its result, or nothing when the draw has nothing to check
@@ -131,8 +132,12 @@ class RunLoop {
     void expect(long extra);  // instances beyond the regime grid (progress total + extra)
     std::uint64_t seed(std::uint64_t i) const;  // instance_seed(master, i)
     // Queues an instance (evaluating the queue when a batch is full; nothing once stopped());
-    // its record gets `regime` (or the one `keep` sets) and `seed`.
-    void submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep = {});
+    // its record gets `regime` (or the one `keep` sets) and `seed`. `cost` (optional, any unit
+    // increasing with the work, e.g. tokens) orders the start: without --time-budget a batch
+    // starts its costliest instances first (longest_first, base/parallel.hpp), so no long one
+    // starts last while the other workers idle; results are gathered in queue order all the same.
+    void submit(const std::string& regime, std::uint64_t seed, Instance fn, Keep keep = {},
+                double cost = 0);
     // Evaluates the queue as described above and empties it. Exceptions: the first instance (in
     // queue order) that threw rethrows here, after every started instance has ended.
     void evaluate();
@@ -149,6 +154,7 @@ class RunLoop {
         std::uint64_t seed;
         Instance fn;
         Keep keep;
+        double cost;
     };
     const RunOptions& opt_;
     CheckRun run_;
