@@ -15,8 +15,6 @@ void require_device() {
     throw Error(ExitCode::NoDevice, "CUDA support not compiled (rebuild with -DATTNSPEC_CUDA=ON)");
 }
 
-const char* to_string(MathMode m) { return m == MathMode::pedantic ? "pedantic" : "fast"; }
-
 Context::Context(int, MathMode) { require_device(); }
 Context::~Context() = default;
 std::string Context::math_mode_description() const { return "none (CUDA not compiled)"; }

@@ -21,7 +21,8 @@ namespace attnspec::gpu {
 // (gpu-check, tests) run pedantic. fast: CUBLAS_DEFAULT_MATH, cuSOLVER default (benchmarks may
 // use it; reports record which ran).
 enum class MathMode { pedantic, fast };
-const char* to_string(MathMode m);
+const char* to_string(MathMode m);                     // host-only: gpu_check_common.cpp
+MathMode math_mode_from_string(const std::string& s);  // throws Usage naming the value
 
 class Context {
   public:
