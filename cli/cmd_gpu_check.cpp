@@ -85,9 +85,10 @@ int run_gpu_check(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "gpu-check", kSynopsis, kHelp, desc, vm)) return 0;
     opt.seed = common.seed;
-    opt.twins = gpu::select_twins(opt.twins);  // usage errors before anything loads
+    opt.twins = gpu::select_twins(opt.twins);  // usage errors before the backend loads
     const gpu::MathMode mode = gpu::math_mode_from_string(math);
     const gpu::PlantedFault planted = gpu::planted_fault_from_string(fault);
+    const std::string target = report_target(common, "gpu_check.h5");  // 64 / 73, nothing loaded
 
     const gpu::Backend& backend = gpu::load_backend();  // 69: not built / not loadable
     std::string error;
@@ -95,7 +96,6 @@ int run_gpu_check(const Invocation& inv) {
     gpu::check_backend_call(backend.device_info(&dev, &error), error);
     if (dev.device_count == 0)
         throw Error(ExitCode::NoDevice, "no usable CUDA device: " + dev.error);
-    const std::string target = report_target(common, "gpu_check.h5");
 
     gpu::GpuCheckRun run;
     gpu::check_backend_call(backend.run_gpu_check(opt, mode, planted, &run, &error), error);

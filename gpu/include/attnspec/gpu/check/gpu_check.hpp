@@ -93,8 +93,9 @@ struct GpuCheckRun {
 // planted for the run, the selected twins in registry order. A twin that throws contributes one
 // case with agrees = false and the error in its note (the others still run); a twin that returns
 // no case contributes one such case ("no case ran"). Throws Error(NoDevice) without a device,
-// Usage for an unknown twin. CPU-only builds do not define it: the CLI reaches it only through
-// the backend (gpu/base/backend.hpp), which says "not built".
+// Usage for an unknown twin. The CLI reaches it only through the backend (gpu/base/backend.hpp);
+// in a CPU-only build (device_stub.cpp) it throws NoDevice "not compiled" and twin_checks() is
+// empty.
 GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault);
 
 // Per-twin entries (one per twin source file; CPU-only builds do not define them — the runner is
