@@ -5,12 +5,13 @@
 #      names another directory) and builds the CLI, the GPU backend, the gpu test program and any
 #      GPU benchmark (bench/ executables whose name holds "gpu" or "cuda");
 #   2. collects them with the shared libraries they need (ldd), except libc/libm/libpthread/libdl/
-#      librt/ld-linux and the CUDA libraries (libcuda, libcudart, libcublas*, libcusolver*, libcusparse*,
+#      librt/libresolv/ld-linux (glibc) and the CUDA libraries (libcuda, libcudart, libcublas*, libcusolver*, libcusparse*,
 #      libnvJitLink*, anything under /usr/local/cuda), which the GPU machine has;
 #   3. adds `run` (sets LD_LIBRARY_PATH to the bundle's lib/ and runs one of its programs),
 #      scripts/gpu-check.sh and the PyTorch peers under bench/gpu/ (if present);
 #   4. writes OUT.tar.xz (one top folder attnspec-gpu/) and prints its size (must stay well under
 #      64 MiB).
+# ATTNSPEC_BUNDLE_NO_BUILD=1 packs what $ATTNSPEC_BUNDLE_BUILD already holds (no configure, no build).
 # On the GPU machine: scripts/gpu-check.sh DIR OUT.tar.xz (or tar xJf OUT.tar.xz; attnspec-gpu/run
 # attnspec gpu-check).
 set -euo pipefail
@@ -24,14 +25,17 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
   launch=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DATTNSPEC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DATTNSPEC_WERROR=ON "${launch[@]}" >"$bdir.configure.log" 2>&1 ||
-  { tail -20 "$bdir.configure.log" >&2; exit 1; }
-jobs=${ATTNSPEC_BUNDLE_JOBS:-$(nproc 2>/dev/null || echo 2)}
 targets=(attnspec attnspec_gpu attnspec_tests_gpu)
-while read -r t; do targets+=("$t"); done < <(
-  cmake --build "$bdir" --target help 2>/dev/null | sed -n 's/^\.\.\. \(bench_[A-Za-z0-9_]*\(gpu\|cuda\)[A-Za-z0-9_]*\).*/\1/p')
-cmake --build "$bdir" -j"$jobs" --target "${targets[@]}"
+if [ "${ATTNSPEC_BUNDLE_NO_BUILD:-0}" != 1 ]; then
+  cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DATTNSPEC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DATTNSPEC_WERROR=ON "${launch[@]}" >"$bdir.configure.log" 2>&1 ||
+    { tail -20 "$bdir.configure.log" >&2; exit 1; }
+  jobs=${ATTNSPEC_BUNDLE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+  while read -r t; do targets+=("$t"); done < <(
+    cmake --build "$bdir" --target help 2>/dev/null |
+      sed -n 's/^\.\.\. \(bench_[A-Za-z0-9_]*\(gpu\|cuda\)[A-Za-z0-9_]*\).*/\1/p')
+  cmake --build "$bdir" -j"$jobs" --target "${targets[@]}"
+fi
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -40,14 +44,14 @@ mkdir -p "$top/bin" "$top/lib" "$top/tests" "$top/bench" "$top/scripts"
 cp "$bdir/cli/attnspec" "$top/bin/"
 cp -L "$bdir/gpu/libattnspec_gpu.so" "$top/lib/"
 cp "$bdir/tests/attnspec_tests_gpu" "$top/tests/"
-for t in "${targets[@]}"; do
-  case $t in bench_*) cp "$bdir/bench/$t" "$top/bench/" ;; esac
+for b in "$bdir"/bench/bench_*gpu* "$bdir"/bench/bench_*cuda*; do
+  [ -f "$b" ] && [ -x "$b" ] && cp "$b" "$top/bench/"
 done
 [ -d bench/gpu ] && cp -r bench/gpu/. "$top/bench/"
 cp scripts/gpu-check.sh "$top/scripts/"
 
 # The shared libraries the programs need, but not libc & co. nor CUDA's.
-skip='^(linux-vdso|ld-linux|libc\.|libm\.|libpthread\.|libdl\.|librt\.|libcuda\.|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink|libnvrtc|libattnspec_gpu)'
+skip='^(linux-vdso|ld-linux|libc\.|libm\.|libpthread\.|libdl\.|librt\.|libresolv\.|libutil\.|libanl\.|libnsl\.|libcuda\.|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink|libnvrtc|libattnspec_gpu)'
 for f in "$top"/bin/* "$top"/lib/libattnspec_gpu.so "$top"/tests/* "$top"/bench/*; do
   [ -f "$f" ] && [ -x "$f" ] || [ "${f##*.}" = so ] || continue
   ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'

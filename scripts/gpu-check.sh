@@ -46,11 +46,13 @@ step nvidia-smi 15 nvidia-smi
 step info 20 "$run" attnspec info
 step gpu-tests 150 "$run" attnspec_tests_gpu --durations yes
 step gpu-check 180 "$run" attnspec gpu-check --out "$dir/gpu_check.h5"
-if command -v compute-sanitizer >/dev/null 2>&1; then
-  step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 "$run" attnspec_tests_gpu "~[gpu-cli]"
-  step racecheck 120 compute-sanitizer --tool racecheck --error-exitcode 1 "$run" attnspec_tests_gpu "~[gpu-cli]"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+  /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+if [ -n "$sanitizer" ]; then
+  step memcheck 120 "$sanitizer" --tool memcheck --error-exitcode 1 "$run" attnspec_tests_gpu "~[gpu-cli]"
+  step racecheck 120 "$sanitizer" --tool racecheck --error-exitcode 1 "$run" attnspec_tests_gpu "~[gpu-cli]"
 else
-  echo "compute-sanitizer: not found on the PATH, not run" | tee -a "$dir/summary.txt"
+  echo "compute-sanitizer: not found (PATH, /usr/local/cuda), not run" | tee -a "$dir/summary.txt"
   status=1
 fi
 for b in "$dir"/attnspec-gpu/bench/*; do
