@@ -30,7 +30,7 @@ class Context {
     // `mode`. Throws Error(NoDevice) when CUDA is not compiled or the device is not usable, with
     // the reason in words.
     explicit Context(int device = 0, MathMode mode = MathMode::pedantic);
-    ~Context();
+    ~Context();  // NOLINT(performance-trivially-destructible): trivial in the CPU stub only
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
 
@@ -59,7 +59,7 @@ class DeviceBuffer {
   public:
     DeviceBuffer() = default;
     explicit DeviceBuffer(std::size_t bytes);
-    ~DeviceBuffer();
+    ~DeviceBuffer();  // NOLINT(performance-trivially-destructible): idem
     DeviceBuffer(DeviceBuffer&& o) noexcept;
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
     DeviceBuffer(const DeviceBuffer&) = delete;
