@@ -2,8 +2,8 @@
 # scripts/gpu-bundle.sh OUT.tar.xz: a build that runs on the GPU machine (CUDA 13, CMake, Python with
 # PyTorch and h5py, but no Debian development libraries and no network).
 #   1. configures build-bundle/ (Release, CUDA on, sm_90 only, warnings as errors; $ATTNSPEC_BUNDLE_BUILD
-#      names another directory) and builds the CLI, the GPU backend, the gpu test program and any
-#      GPU benchmark (bench/ executables whose name holds "gpu" or "cuda");
+#      names another directory) and builds the CLI, the GPU backend, the gpu test program and the
+#      GPU benchmarks (bench/gpu/bench_*.cpp, each running its PyTorch peer bench/gpu/peer_*.py);
 #   2. collects them with the shared libraries they need (ldd), except libc/libm/libpthread/libdl/
 #      librt/libresolv/ld-linux (glibc) and the CUDA libraries (libcuda, libcudart, libcublas*, libcusolver*, libcusparse*,
 #      libnvJitLink*, anything under /usr/local/cuda), which the GPU machine has;
@@ -26,14 +26,14 @@ if command -v ccache >/dev/null 2>&1; then
   launch=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 targets=(attnspec attnspec_gpu attnspec_tests_gpu)
+for src in bench/gpu/bench_*.cpp; do
+  [ -f "$src" ] && targets+=("$(basename "$src" .cpp)")
+done
 if [ "${ATTNSPEC_BUNDLE_NO_BUILD:-0}" != 1 ]; then
   cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DATTNSPEC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DATTNSPEC_WERROR=ON "${launch[@]}" >"$bdir.configure.log" 2>&1 ||
+        -DATTNSPEC_WERROR=ON -DATTNSPEC_BUILD_BENCH=ON "${launch[@]}" >"$bdir.configure.log" 2>&1 ||
     { tail -20 "$bdir.configure.log" >&2; exit 1; }
   jobs=${ATTNSPEC_BUNDLE_JOBS:-$(nproc 2>/dev/null || echo 2)}
-  while read -r t; do targets+=("$t"); done < <(
-    cmake --build "$bdir" --target help 2>/dev/null |
-      sed -n 's/^\.\.\. \(bench_[A-Za-z0-9_]*\(gpu\|cuda\)[A-Za-z0-9_]*\).*/\1/p')
   cmake --build "$bdir" -j"$jobs" --target "${targets[@]}"
 fi
 
@@ -44,10 +44,10 @@ mkdir -p "$top/bin" "$top/lib" "$top/tests" "$top/bench" "$top/scripts"
 cp "$bdir/cli/attnspec" "$top/bin/"
 cp -L "$bdir/gpu/libattnspec_gpu.so" "$top/lib/"
 cp "$bdir/tests/attnspec_tests_gpu" "$top/tests/"
-for b in "$bdir"/bench/bench_*gpu* "$bdir"/bench/bench_*cuda*; do
-  [ -f "$b" ] && [ -x "$b" ] && cp "$b" "$top/bench/"
+for t in "${targets[@]}"; do
+  case $t in bench_*) [ -x "$bdir/bench/$t" ] && cp "$bdir/bench/$t" "$top/bench/" ;; esac
 done
-[ -d bench/gpu ] && cp -r bench/gpu/. "$top/bench/"
+[ -d bench/gpu ] && cp bench/gpu/*.py "$top/bench/" 2>/dev/null || true
 cp scripts/gpu-check.sh "$top/scripts/"
 
 # The shared libraries the programs need, but not libc & co. nor CUDA's.

@@ -8,7 +8,9 @@
 #   attnspec gpu-check                 every twin against its CPU reference: DIR/gpu_check.h5
 #   compute-sanitizer memcheck, racecheck on the gpu test program (tests that run the CLI are
 #                                      left out: [gpu-cli])
-#   GPU benchmarks and PyTorch peers   bench/* of the bundle (if any), each with a timeout
+#   GPU benchmarks                     bench/bench_* of the bundle (if any), each with a timeout;
+#                                      each runs its PyTorch peer (bench/peer_*.py,
+#                                      ATTNSPEC_PEER_DIR) and prints the ratio
 # Everything is logged under DIR (one .log per step, summary.txt with each step's exit code and
 # seconds). Exit: 0 when every step that ran passed (a skipped gpu test counts as not passed: 1).
 set -uo pipefail
@@ -55,13 +57,9 @@ else
   echo "compute-sanitizer: not found (PATH, /usr/local/cuda), not run" | tee -a "$dir/summary.txt"
   status=1
 fi
-for b in "$dir"/attnspec-gpu/bench/*; do
-  [ -f "$b" ] || continue
-  name=$(basename "$b")
-  case $name in
-    *.py) step "peer-${name%.py}" 90 python3 "$b" ;;
-    *) [ -x "$b" ] && step "$name" 90 "$run" "$name" ;;
-  esac
+export ATTNSPEC_PEER_DIR="$dir/attnspec-gpu/bench"
+for b in "$dir"/attnspec-gpu/bench/bench_*; do
+  [ -f "$b" ] && [ -x "$b" ] && step "$(basename "$b")" 90 "$run" "$(basename "$b")"
 done
 echo "total: $((SECONDS - t0)) s of $budget s; logs in $dir" | tee -a "$dir/summary.txt"
 exit $status
