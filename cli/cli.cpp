@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "attnspec/base/format.hpp"
-#include "attnspec/gpu/base/device.hpp"
+#include "attnspec/gpu/base/driver_probe.hpp"
 #include "attnspec/version.hpp"
 #include "commands.hpp"
 
@@ -33,9 +33,11 @@ std::vector<Command>& command_table() {
          run_dataset},
         {"fidelity", "Linear-InfSA fidelity: cos(a, Perron/Katz vectors) over data families",
          run_fidelity},
+        {"gpu-check", "every CUDA twin against its CPU reference: errors, tolerances, timings",
+         run_gpu_check},
         {"import", "convert a checkpoint (safetensors, .npz) into the model input schema",
          run_import},
-        {"info", "build flags, library versions, CUDA device status",
+        {"info", "build flags, library versions, CUDA device status in words",
          run_info},
         {"jacobian", "exact attention Jacobians J (weights) and J_X (input), Thm 3.3",
          run_jacobian},
@@ -347,7 +349,9 @@ Provenance provenance(const Invocation& inv, std::uint64_t seed) {
     Provenance p;
     p.command_line = inv.command_line;
     p.seed = seed;
-    p.extra.emplace_back("cuda", gpu::device_info().summary());
+    // The driver probe (dlopen libcuda.so.1), not the CUDA runtime: no command but gpu-check
+    // loads the CUDA libraries (gpu/base/backend.hpp).
+    p.extra.emplace_back("cuda", gpu::cuda_summary(gpu::probe_driver(), gpu::build_cuda_version()));
     return p;
 }
 

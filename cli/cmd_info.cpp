@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "attnspec/base/blas_runtime.hpp"
-#include "attnspec/gpu/base/device.hpp"
+#include "attnspec/gpu/base/driver_probe.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 
@@ -40,9 +40,11 @@ int run_info(const Invocation& inv) {
                "HDF5 and BLAS it was built with, the BLAS kernels that run (blas_core), why\n"
                "(blas_core_reason: detected by OpenBLAS, chosen by attnspec from the CPU's\n"
                "features, forced, or set by the user), the CPU features that decided, the BLAS\n"
-               "threads, and CUDA status: 'not compiled', 'compiled, no device' or the device\n"
-               "name. The GPU code is device discovery only: no computation runs on a GPU yet\n"
-               "(CUDA twins of the fast paths are planned).\n\n"
+               "threads, and CUDA status in words: whether the CUDA backend was built, and why\n"
+               "no device is usable ('no NVIDIA driver (libcuda.so.1 not found)', 'driver\n"
+               "supports CUDA 12.4, this build needs 13.0', 'driver present, no device') or the\n"
+               "device name and sm. It asks the driver (libcuda.so.1) directly and loads neither\n"
+               "the CUDA runtime nor cuBLAS/cuSOLVER; `attnspec gpu-check` runs the GPU twins.\n\n"
                "The kernels: where OpenBLAS loads a weaker core than the CPU runs (its generic\n"
                "Prescott kernels on a CPU it does not recognise), attnspec sets\n"
                "OPENBLAS_CORETYPE to the best core of that OpenBLAS for the CPU's features and\n"
@@ -54,7 +56,10 @@ int run_info(const Invocation& inv) {
                desc, vm))
         return 0;
     const auto versions = build_versions();
-    const auto dev = gpu::device_info();
+    const gpu::DriverProbe probe = gpu::probe_driver();
+    const int needed = gpu::build_cuda_version();
+    const gpu::DriverStatus status = gpu::describe_driver(probe, needed);
+    const std::string summary = gpu::cuda_summary(probe, needed);
     if (common.json) {
         JsonWriter j(std::cout);
         j.begin_object();
@@ -62,23 +67,22 @@ int run_info(const Invocation& inv) {
         for (const auto& [k, v] : versions) j.kv(k, v);
         print_blas(blas_info(), &j);
         j.key("cuda").begin_object();
-        j.kv("compiled", dev.compiled);
-        j.kv("device_count", dev.device_count);
-        j.kv("device", dev.name);
-        j.kv("summary", dev.summary());
-        j.kv("runtime_version", dev.runtime_version);
-        j.kv("cublas_version", dev.cublas_version);
-        j.kv("cusolver_version", dev.cusolver_version);
+        j.kv("compiled", needed > 0);
+        j.kv("build_cuda_version", needed);
+        j.kv("driver_found", probe.library_found);
+        j.kv("driver_version", probe.driver_version);
+        j.kv("device_count", probe.device_count);
+        j.kv("device", probe.device_name);
+        j.kv("usable", status.usable);
+        j.kv("status", status.words);
+        j.kv("summary", summary);
         j.end_object();
         j.end_object();
         j.finish();
     } else {
         for (const auto& [k, v] : versions) std::cout << k << ": " << v << "\n";
         print_blas(blas_info(), nullptr);
-        std::cout << "cuda: " << dev.summary() << "\n";
-        if (dev.compiled)
-            std::cout << "cublas_version: " << dev.cublas_version
-                      << "\ncusolver_version: " << dev.cusolver_version << "\n";
+        std::cout << "cuda: " << summary << "\n";
     }
     return 0;
 }

@@ -2,7 +2,11 @@
 # (library, gpu, proofs, cli, tests, bench), written once here.
 #   C++:  -Wall -Wextra -Wpedantic            (+ -Werror with ATTNSPEC_WERROR)
 #   CUDA: -Xcompiler=-Wall,-Wextra, nvcc's -Wreorder -Wext-lambda-captures-this
-#         (+ -Xcompiler=-Werror --Werror all-warnings with ATTNSPEC_WERROR)
+#         -Wdefault-stream-launch (a twin launches on its Context's stream, never the legacy default
+#         stream)
+#         (+ with ATTNSPEC_WERROR: -Xcompiler=-Werror for the host code nvcc generates,
+#         --Werror all-warnings for nvcc's own diagnostics, cross-execution-space calls included,
+#         and -Xptxas=-Werror for the device assembler)
 #   ATTNSPEC_SANITIZERS=address,undefined: -fsanitize=<list> -fno-omit-frame-pointer
 #         -fno-sanitize-recover=all on compile and link (C++ only; nvcc sources are untouched).
 # Third-party headers (Eigen, Spectra, HDF5, Boost, Catch2) come in through imported targets,
@@ -13,10 +17,10 @@ set(ATTNSPEC_SANITIZERS "" CACHE STRING
 
 function(attnspec_target_options target)
   set(cxx -Wall -Wextra -Wpedantic)
-  set(cuda -Xcompiler=-Wall,-Wextra -Wreorder -Wext-lambda-captures-this)
+  set(cuda -Xcompiler=-Wall,-Wextra -Wreorder -Wext-lambda-captures-this -Wdefault-stream-launch)
   if(ATTNSPEC_WERROR)
     list(APPEND cxx -Werror)
-    list(APPEND cuda -Xcompiler=-Werror "SHELL:--Werror all-warnings")
+    list(APPEND cuda -Xcompiler=-Werror "SHELL:--Werror all-warnings" -Xptxas=-Werror)
   endif()
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${cxx}>
                                            $<$<COMPILE_LANGUAGE:CUDA>:${cuda}>)

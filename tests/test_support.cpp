@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -25,8 +26,10 @@ std::string temp_dir() {
 CliResult run_cli(const std::string& args) {
 #ifdef ATTNSPEC_CLI_PATH
     const std::string dir = temp_dir();
-    const std::string cmd = std::string(ATTNSPEC_CLI_PATH) + " " + args + " >" + dir + "/out 2>" +
-                            dir + "/err </dev/null";
+    // $ATTNSPEC_TEST_CLI: the CLI of a relocated build (the GPU bundle's `run` sets it).
+    const char* cli = std::getenv("ATTNSPEC_TEST_CLI");
+    const std::string cmd = std::string(cli && *cli ? cli : ATTNSPEC_CLI_PATH) + " " + args + " >" +
+                            dir + "/out 2>" + dir + "/err </dev/null";
     int status = std::system(cmd.c_str());
     CliResult r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

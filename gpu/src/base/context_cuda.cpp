@@ -36,8 +36,6 @@ void check_cusolver(cusolverStatus_t s, const char* what) {
 
 }  // namespace
 
-const char* to_string(MathMode m) { return m == MathMode::pedantic ? "pedantic" : "fast"; }
-
 Context::Context(int device, MathMode mode) : device_(device), mode_(mode) {
     int count = 0;
     check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");

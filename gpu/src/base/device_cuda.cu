@@ -5,6 +5,7 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/base/device.hpp"
+#include "attnspec/gpu/base/driver_probe.hpp"
 #include "device_common.hpp"
 
 namespace attnspec::gpu {
@@ -26,7 +27,9 @@ DeviceInfo device_info() {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
-        info.error = cudaGetErrorString(err);
+        // In words first (no driver, too old a driver, no device), then the runtime's message.
+        info.error = describe_driver(probe_driver(), build_cuda_version()).words +
+                     "; runtime: " + cudaGetErrorString(err);
         cudaGetLastError();  // clear the sticky error
         return info;
     }
@@ -39,7 +42,7 @@ DeviceInfo device_info() {
             info.cc_minor = prop.minor;
         }
     } else {
-        info.error = "no CUDA device";
+        info.error = describe_driver(probe_driver(), build_cuda_version()).words;
     }
     return info;
 }

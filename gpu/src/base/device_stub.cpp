@@ -2,6 +2,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/base/context.hpp"
 #include "attnspec/gpu/base/device.hpp"
+#include "attnspec/gpu/check/gpu_check.hpp"
 
 namespace attnspec::gpu {
 
@@ -14,8 +15,6 @@ std::string DeviceInfo::summary() const {
 void require_device() {
     throw Error(ExitCode::NoDevice, "CUDA support not compiled (rebuild with -DATTNSPEC_CUDA=ON)");
 }
-
-const char* to_string(MathMode m) { return m == MathMode::pedantic ? "pedantic" : "fast"; }
 
 Context::Context(int, MathMode) { require_device(); }
 Context::~Context() = default;
@@ -33,5 +32,15 @@ void DeviceBuffer::download_sync(const Context&, void*, std::size_t, std::size_t
     require_device();
 }
 void DeviceBuffer::zero(const Context&) { require_device(); }
+
+// No twin is compiled: an empty registry, and a runner that says so (exit 69).
+const std::vector<TwinCheck>& twin_checks() {
+    static const std::vector<TwinCheck> none;
+    return none;
+}
+GpuCheckRun run_gpu_check(const GpuCheckOptions&, MathMode, PlantedFault) {
+    require_device();
+    return {};
+}
 
 }  // namespace attnspec::gpu

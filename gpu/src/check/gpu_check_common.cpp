@@ -1,6 +1,9 @@
-// Parts of gpu-check that need no device (both builds): planted faults and the shared comparison.
+// Parts of gpu-check that need no device (both builds; host-only, in the CLI's attnspec_gpu_host
+// and, through it, in libattnspec_gpu.so): math modes, planted faults, twin selection and the
+// shared comparison.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
@@ -9,6 +12,14 @@ namespace attnspec::gpu {
 
 namespace {
 PlantedFault g_fault = PlantedFault::none;
+}
+
+const char* to_string(MathMode m) { return m == MathMode::pedantic ? "pedantic" : "fast"; }
+
+MathMode math_mode_from_string(const std::string& s) {
+    for (MathMode m : {MathMode::pedantic, MathMode::fast})
+        if (s == to_string(m)) return m;
+    throw Error(ExitCode::Usage, "unknown math mode '" + s + "' (expected pedantic or fast)");
 }
 
 const char* to_string(PlantedFault f) {
@@ -35,6 +46,26 @@ PlantedFault planted_fault() { return g_fault; }
 
 ScopedPlantedFault::ScopedPlantedFault(PlantedFault f) : previous_(g_fault) { g_fault = f; }
 ScopedPlantedFault::~ScopedPlantedFault() { g_fault = previous_; }
+
+std::vector<std::string> select_twins(const std::vector<std::string>& requested) {
+    std::vector<std::string> out;
+    for (const std::string& r : requested)
+        if (std::find(std::begin(kTwinNames), std::end(kTwinNames), r) == std::end(kTwinNames)) {
+            std::string known;
+            for (const char* n : kTwinNames) known += (known.empty() ? "" : ", ") + std::string(n);
+            throw Error(ExitCode::Usage, "unknown twin '" + r + "' (known: " + known + ")");
+        }
+    for (const char* n : kTwinNames)
+        if (requested.empty() ||
+            std::find(requested.begin(), requested.end(), n) != requested.end())
+            out.emplace_back(n);
+    return out;
+}
+
+long GpuCheckRun::n_disagree() const {
+    return static_cast<long>(
+        std::count_if(cases.begin(), cases.end(), [](const TwinCase& c) { return !c.agrees; }));
+}
 
 void compare_into(TwinCase& c, const double* cpu, const double* gpu, long n, double tolerance,
                   bool on_abs, std::string reason) {

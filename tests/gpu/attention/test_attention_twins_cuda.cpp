@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../base/gpu_skip.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
 #include "attnspec/gpu/attention/spec_attention_cuda.hpp"
@@ -13,18 +14,6 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
-
-namespace {
-void skip_without_device() {
-    const auto info = gpu::device_info();
-    if (info.device_count == 0) {
-        std::printf("SKIP: no CUDA device (%s)\n", info.summary().c_str());
-        std::fflush(stdout);
-        std::exit(77);
-    }
-}
-
-}  // namespace
 
 #if ATTNSPEC_HAVE_CUDA
 namespace {
@@ -44,7 +33,7 @@ gpu::GpuCheckOptions quick() {
 }  // namespace
 
 TEST_CASE("spec_attention twin agrees with multihead_forward on the quick cases", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     gpu::Context ctx;
     const auto cases = gpu::check_spec_attention(ctx, quick());
     REQUIRE(cases.size() >= 10);
@@ -55,7 +44,7 @@ TEST_CASE("spec_attention twin agrees with multihead_forward on the quick cases"
 }
 
 TEST_CASE("jacobian_spectrum twin agrees with the CPU enclosures on the quick cases", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     gpu::Context ctx;
     const auto cases = gpu::check_jacobian_spectrum(ctx, quick());
     REQUIRE(cases.size() >= 4);
@@ -66,7 +55,7 @@ TEST_CASE("jacobian_spectrum twin agrees with the CPU enclosures on the quick ca
 }
 
 TEST_CASE("planted faults make the attention twins disagree", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     gpu::Context ctx;
     for (const auto f : {gpu::PlantedFault::off_by_one_tile, gpu::PlantedFault::dropped_term}) {
         const gpu::ScopedPlantedFault plant(f);
@@ -93,7 +82,7 @@ TEST_CASE("planted faults make the attention twins disagree", "[gpu]") {
 }
 
 TEST_CASE("spec_attention reruns are bitwise identical and equal the one-shot twin", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     gpu::Context ctx;
     const MultiHead m = gpu::spec_attention_instance(257, 64, 16, 3, 9, true);
     for (const bool fp32 : {false, true}) {
@@ -109,7 +98,7 @@ TEST_CASE("spec_attention reruns are bitwise identical and equal the one-shot tw
 }
 
 TEST_CASE("attention twins: bad input is a data error, a refused size is 65", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     gpu::Context ctx;
     MultiHead m = gpu::spec_attention_instance(8, 6, 4, 2, 1, false);
     m.X(0, 0) = std::nan("");
@@ -132,7 +121,7 @@ TEST_CASE("attention twins: bad input is a data error, a refused size is 65", "[
 }
 #else
 TEST_CASE("attention twins: a build without CUDA has no device", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     FAIL("device_info reported a device in a build without CUDA");
 }
 #endif

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "../base/gpu_skip.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/base/device.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
@@ -17,15 +18,6 @@
 using namespace attnspec;
 
 namespace {
-
-void skip_without_device() {
-    const auto info = gpu::device_info();
-    if (info.device_count == 0) {
-        std::printf("SKIP: no CUDA device (%s)\n", info.summary().c_str());
-        std::fflush(stdout);
-        std::exit(77);
-    }
-}
 
 #if ATTNSPEC_HAVE_CUDA
 using CheckFn = std::vector<gpu::TwinCase> (*)(gpu::Context&, const gpu::GpuCheckOptions&);
@@ -53,7 +45,7 @@ long disagreeing(CheckFn fn, gpu::PlantedFault fault) {
 }  // namespace
 
 TEST_CASE("gpu-check linear_infsa: every case agrees, planted faults are caught", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
 #if ATTNSPEC_HAVE_CUDA
     CHECK(disagreeing(gpu::check_linear_infsa, gpu::PlantedFault::none) == 0);
     CHECK(disagreeing(gpu::check_linear_infsa, gpu::PlantedFault::off_by_one_tile) > 0);
@@ -62,7 +54,7 @@ TEST_CASE("gpu-check linear_infsa: every case agrees, planted faults are caught"
 }
 
 TEST_CASE("gpu-check perron_tiled: every case agrees, planted faults are caught", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
 #if ATTNSPEC_HAVE_CUDA
     CHECK(disagreeing(gpu::check_perron_tiled, gpu::PlantedFault::none) == 0);
     CHECK(disagreeing(gpu::check_perron_tiled, gpu::PlantedFault::off_by_one_tile) > 0);
@@ -71,7 +63,7 @@ TEST_CASE("gpu-check perron_tiled: every case agrees, planted faults are caught"
 }
 
 TEST_CASE("Linear-InfSA twin: bitwise reproducible, bad input refused", "[gpu]") {
-    skip_without_device();
+    test::skip_without_device();
     gpu::Context ctx;
     const long H = 3, N = 1000, d = 64;
     std::mt19937_64 rng(5);

@@ -1,6 +1,6 @@
 // gpu::closure_times / neumann_kernels / closure_times_mixed on the device (exit 77 without
 // one): check_neumann agrees, and catches the planted dropped term and off-by-one head.
-#include "../spectral/skip_without_device.hpp"
+#include "../base/gpu_skip.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/infsa/neumann_cusolver.hpp"
@@ -9,7 +9,7 @@
 using namespace attnspec;
 
 TEST_CASE("gpu check_neumann: the quick cases agree with the CPU", "[gpu][neumann_cusolver]") {
-    test::skip_without_cuda_device();
+    test::skip_without_device();
     gpu::Context ctx;
     gpu::GpuCheckOptions opt;
     opt.quick = true;
@@ -22,7 +22,7 @@ TEST_CASE("gpu check_neumann: the quick cases agree with the CPU", "[gpu][neuman
 
 TEST_CASE("gpu check_neumann: planted dropped term and off-by-one head are caught",
           "[gpu][neumann_cusolver]") {
-    test::skip_without_cuda_device();
+    test::skip_without_device();
     gpu::Context ctx;
     gpu::GpuCheckOptions opt;
     opt.quick = true;
@@ -38,7 +38,7 @@ TEST_CASE("gpu check_neumann: planted dropped term and off-by-one head are caugh
 
 TEST_CASE("gpu neumann: refuses gamma rho >= 1 before touching the device",
           "[gpu][neumann_cusolver]") {
-    test::skip_without_cuda_device();
+    test::skip_without_device();
     gpu::Context ctx;
     const Eigen::MatrixXd A = Eigen::MatrixXd::Constant(8, 8, 1.0 / 8);  // rho = 1
     const Eigen::MatrixXd V = Eigen::MatrixXd::Ones(8, 2);

@@ -2,10 +2,10 @@
 // check_svd catching the planted off-by-one batch.
 #include <vector>
 
+#include "../base/gpu_skip.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/spectral/svd_cusolver.hpp"
-#include "skip_without_device.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -21,7 +21,7 @@ TEST_CASE(
     "gpu svd: singular values and enclosures agree with the CPU across 31/32/33, tall "
     "and wide",
     "[gpu][svd_cusolver]") {
-    test::skip_without_cuda_device();
+    test::skip_without_device();
     gpu::Context ctx;
     const std::vector<std::pair<long, long>> shapes{
         {31, 31}, {32, 32}, {33, 33}, {70, 33}, {33, 70}};
@@ -44,7 +44,7 @@ TEST_CASE(
 }
 
 TEST_CASE("gpu svd_batched: the three paths agree with the CPU per matrix", "[gpu][svd_cusolver]") {
-    test::skip_without_cuda_device();
+    test::skip_without_device();
     gpu::Context ctx;
     SvdOptions values;
     values.values_only = true;
@@ -74,7 +74,7 @@ TEST_CASE("gpu svd_batched: the three paths agree with the CPU per matrix", "[gp
 
 TEST_CASE("gpu check_svd: all quick cases agree, the planted off-by-one batch is caught",
           "[gpu][svd_cusolver]") {
-    test::skip_without_cuda_device();
+    test::skip_without_device();
     gpu::Context ctx;
     gpu::GpuCheckOptions opt;
     opt.quick = true;

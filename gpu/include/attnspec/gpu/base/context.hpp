@@ -21,7 +21,8 @@ namespace attnspec::gpu {
 // (gpu-check, tests) run pedantic. fast: CUBLAS_DEFAULT_MATH, cuSOLVER default (benchmarks may
 // use it; reports record which ran).
 enum class MathMode { pedantic, fast };
-const char* to_string(MathMode m);
+const char* to_string(MathMode m);                     // host-only: gpu_check_common.cpp
+MathMode math_mode_from_string(const std::string& s);  // throws Usage naming the value
 
 class Context {
   public:
@@ -29,7 +30,7 @@ class Context {
     // `mode`. Throws Error(NoDevice) when CUDA is not compiled or the device is not usable, with
     // the reason in words.
     explicit Context(int device = 0, MathMode mode = MathMode::pedantic);
-    ~Context();
+    ~Context();  // NOLINT(performance-trivially-destructible): trivial in the CPU stub only
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
 
@@ -58,7 +59,7 @@ class DeviceBuffer {
   public:
     DeviceBuffer() = default;
     explicit DeviceBuffer(std::size_t bytes);
-    ~DeviceBuffer();
+    ~DeviceBuffer();  // NOLINT(performance-trivially-destructible): idem
     DeviceBuffer(DeviceBuffer&& o) noexcept;
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
     DeviceBuffer(const DeviceBuffer&) = delete;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnspec/gpu/base/context.hpp"
+#include "attnspec/gpu/base/device.hpp"
 
 namespace attnspec::gpu {
 
@@ -69,8 +70,37 @@ struct TwinCheck {
 // The registry, in the order gpu-check runs them.
 const std::vector<TwinCheck>& twin_checks();
 
-// Per-twin entries (one per twin source file; CPU-only builds do not define them — the runner's
-// stub throws NoDevice first).
+// The twin names in registry order (what --twin accepts). twin_checks() lists the same names in
+// the same order (tests/gpu/base/test_gpu_check.cpp).
+inline constexpr const char* kTwinNames[] = {"linear_infsa", "spec_attention", "jacobian_spectrum",
+                                             "svd",          "neumann",        "perron_tiled"};
+// The twins to run for `requested` (empty: all), in registry order, each once. Throws Usage
+// naming an unknown name and listing the known ones. Host-only (both builds).
+std::vector<std::string> select_twins(const std::vector<std::string>& requested);
+
+// One gpu-check run: the cases and what the report's provenance needs.
+struct GpuCheckRun {
+    DeviceInfo device;  // name, sm, runtime / driver / cuBLAS / cuSOLVER versions
+    MathMode math_mode = MathMode::pedantic;
+    std::string math_mode_description;  // Context::math_mode_description()
+    PlantedFault fault = PlantedFault::none;
+    GpuCheckOptions options;
+    std::vector<TwinCase> cases;  // in registry order, each twin's cases in its own order
+    long n_disagree() const;      // cases with agrees == false
+};
+
+// CUDA build (gpu/src/check/gpu_check_cuda.cpp): a Context on device 0 with `mode`, `fault`
+// planted for the run, the selected twins in registry order. A twin that throws contributes one
+// case with agrees = false and the error in its note (the others still run); a twin that returns
+// no case contributes one such case ("no case ran"). Throws Error(NoDevice) without a device,
+// Usage for an unknown twin. The CLI reaches it only through the backend (gpu/base/backend.hpp);
+// in a CPU-only build (device_stub.cpp) it throws NoDevice "not compiled" and twin_checks() is
+// empty.
+GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault);
+
+// Per-twin entries (one per twin source file; CPU-only builds do not define them — the runner is
+// not built there). Until the twin branches merge, gpu/src/check/twin_placeholders_cuda.cpp holds
+// weak placeholders (one case, agrees = false, note "twin not built").
 std::vector<TwinCase> check_linear_infsa(Context& ctx, const GpuCheckOptions& opt);
 std::vector<TwinCase> check_spec_attention(Context& ctx, const GpuCheckOptions& opt);
 std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOptions& opt);

@@ -1,5 +1,6 @@
-// Exit 77 ("SKIP: no CUDA device") when no device is present, so CTest shows the solver twins'
-// GPU tests as skipped (SKIP_RETURN_CODE 77), never as passed.
+// GPU tests exit 77 ("SKIP: no CUDA device") where no device is usable, so ctest shows them as
+// skipped (SKIP_RETURN_CODE 77), never failed and never silently passed. Call first in every
+// tests/gpu/ TEST_CASE.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -7,7 +8,7 @@
 #include "attnspec/gpu/base/device.hpp"
 
 namespace attnspec::test {
-inline void skip_without_cuda_device() {
+inline void skip_without_device() {
     const auto info = attnspec::gpu::device_info();
     if (info.device_count == 0) {
         std::printf("SKIP: no CUDA device (%s)\n", info.summary().c_str());

@@ -1,0 +1,124 @@
+// attnspec gpu-check: every CUDA twin against its CPU reference. The run happens in the GPU
+// backend (libattnspec_gpu.so, loaded here and only here: gpu/base/backend.hpp); the table goes to
+// stdout and to the /gpu_check report section (io/gpu_check_io.hpp).
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "attnspec/base/format.hpp"
+#include "attnspec/gpu/base/backend.hpp"
+#include "attnspec/io/gpu_check_io.hpp"
+#include "cli.hpp"
+#include "commands.hpp"
+
+namespace attnspec::cli {
+namespace {
+
+const char* kSynopsis =
+    "[--twin NAME]... [--quick] [--math pedantic|fast] [--seed S] [--json] "
+    "[--out F.h5 | --no-report]";
+const char* kHelp =
+    "Runs every CUDA twin (linear_infsa, spec_attention, jacobian_spectrum, svd,\n"
+    "neumann, perron_tiled) against the CPU reference it mirrors, over sizes that\n"
+    "straddle 31/32/33 and the library block sizes, tall and wide, each precision,\n"
+    "and prints one row per case: max absolute and relative error, the tolerance\n"
+    "with its reason (a bound, or a measured worst ratio with headroom), GPU and CPU\n"
+    "time, and whether they agree (within tolerance and every value finite).\n"
+    "The same table goes to the report (group /gpu_check, reports/SCHEMA.md) with\n"
+    "the GPU name, CUDA runtime and driver, cuBLAS/cuSOLVER versions and math mode.\n\n"
+    "The GPU libraries load only here: libattnspec_gpu.so is opened when this command\n"
+    "runs (ATTNSPEC_GPU_BACKEND=PATH loads another file). `attnspec info` says in\n"
+    "words why no device is usable.\n\n"
+    "Exit: 0 every case agrees, 1 a case disagrees, 69 CUDA not compiled, backend\n"
+    "not loadable, or no usable device (one line says which).\n\n"
+    "--math pedantic (default): cuBLAS pedantic math (no TF32, no reduced-precision\n"
+    "reductions) and cuSOLVER deterministic results, as reference comparisons need;\n"
+    "fast: library defaults. --plant-fault is a self-test: it plants a fault in every\n"
+    "twin (a skipped last tile, a dropped term) and gpu-check must then disagree\n"
+    "(exit 1); tests use it.\n\n"
+    "examples:\n"
+    "  attnspec gpu-check --quick                    (CI-sized cases, about a minute)\n"
+    "  attnspec gpu-check --out /tmp/gpu_check.h5    (every case, report there)\n"
+    "  attnspec gpu-check --twin svd --twin neumann --json --no-report\n"
+    "  attnspec gpu-check --quick --plant-fault off-by-one-tile   (self-test: exit 1)\n";
+
+void print_text(const gpu::GpuCheckRun& run, const std::string& report) {
+    std::printf("gpu-check on %s (sm_%d%d), %s math, planted fault: %s\n", run.device.name.c_str(),
+                run.device.cc_major, run.device.cc_minor, gpu::to_string(run.math_mode),
+                gpu::to_string(run.fault));
+    std::printf("%-18s %-28s %-17s %-10s %-10s %-13s %-9s %-9s %-5s %s\n", "twin", "case",
+                "precision", "max_abs", "max_rel", "tolerance", "gpu_s", "cpu_s", "agree",
+                "tolerance reason / note");
+    for (const gpu::TwinCase& c : run.cases) {
+        const std::string tol =
+            format_cell(c.tolerance, 3) + (c.tolerance_on_abs ? " (abs)" : " (rel)");
+        std::string tail = c.tolerance_reason;
+        if (!c.note.empty()) tail += (tail.empty() ? "" : "; ") + c.note;
+        std::printf("%-18s %-28s %-17s %-10s %-10s %-13s %-9s %-9s %-5s %s\n", c.twin.c_str(),
+                    c.case_name.c_str(), c.precision.c_str(), format_cell(c.max_abs_err, 3).c_str(),
+                    format_cell(c.max_rel_err, 3).c_str(), tol.c_str(),
+                    c.gpu_seconds < 0 ? "-" : format_cell(c.gpu_seconds, 3).c_str(),
+                    c.cpu_seconds < 0 ? "-" : format_cell(c.cpu_seconds, 3).c_str(),
+                    c.agrees ? "yes" : "NO", tail.c_str());
+    }
+    std::printf("%zu cases, %ld disagree: %s\nreport: %s\n", run.cases.size(), run.n_disagree(),
+                run.n_disagree() == 0 ? "every twin agrees with its CPU reference"
+                                      : "a twin disagrees with its CPU reference",
+                report.empty() ? "none (--no-report)" : report.c_str());
+}
+
+}  // namespace
+
+int run_gpu_check(const Invocation& inv) {
+    po::options_description desc("gpu-check options");
+    CommonOptions common;
+    common.seed = 1;
+    gpu::GpuCheckOptions opt;
+    std::string math = "pedantic", fault = "none";
+    desc.add_options()("twin", po::value(&opt.twins)->composing(),
+                       "run only this twin (repeatable; default: all six)")(
+        "quick", po::bool_switch(&opt.quick), "the smallest case set (CI-sized)")(
+        "math", po::value(&math), "pedantic (default) or fast")(
+        "plant-fault", po::value(&fault),
+        "self-test: none (default), off-by-one-tile or dropped-term");
+    add_common_options(desc, common, "gpu_check.h5");
+    po::variables_map vm;
+    if (!parse(inv, "gpu-check", kSynopsis, kHelp, desc, vm)) return 0;
+    opt.seed = common.seed;
+    opt.twins = gpu::select_twins(opt.twins);  // usage errors before the backend loads
+    const gpu::MathMode mode = gpu::math_mode_from_string(math);
+    const gpu::PlantedFault planted = gpu::planted_fault_from_string(fault);
+    const std::string target = report_target(common, "gpu_check.h5");  // 64 / 73, nothing loaded
+
+    const gpu::Backend& backend = gpu::load_backend();  // 69: not built / not loadable
+    std::string error;
+    gpu::DeviceInfo dev;
+    gpu::check_backend_call(backend.device_info(&dev, &error), error);
+    if (dev.device_count == 0)
+        throw Error(ExitCode::NoDevice, "no usable CUDA device: " + dev.error);
+
+    gpu::GpuCheckRun run;
+    gpu::check_backend_call(backend.run_gpu_check(opt, mode, planted, &run, &error), error);
+    std::optional<ReportWriter> rep;
+    if (!target.empty()) {
+        Provenance prov = provenance(inv, common.seed);
+        for (auto& kv : gpu_check_provenance(run)) prov.extra.push_back(kv);
+        rep.emplace(target, prov);
+        write_gpu_check_section(rep->root(), run);
+        rep->commit();
+    }
+    if (common.json) {
+        JsonWriter j(std::cout);
+        j.begin_object();
+        json_header(j, "gpu-check");
+        gpu_check_json(j, run);
+        rep ? j.kv("report", rep->target()) : j.key("report").null();
+        j.end_object();
+        j.finish();
+    } else {
+        print_text(run, rep ? rep->target() : "");
+    }
+    return run.n_disagree() == 0 ? 0 : static_cast<int>(ExitCode::Violated);
+}
+
+}  // namespace attnspec::cli

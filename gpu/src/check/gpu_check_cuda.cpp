@@ -1,0 +1,61 @@
+// The gpu-check registry and runner (CUDA build, in libattnspec_gpu.so): twin_checks() in the
+// fixed order of kTwinNames, run_gpu_check() over a pedantic (or fast) Context.
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/gpu/check/gpu_check.hpp"
+
+namespace attnspec::gpu {
+
+const std::vector<TwinCheck>& twin_checks() {
+    static const std::vector<TwinCheck> table = {{"linear_infsa", check_linear_infsa},
+                                                 {"spec_attention", check_spec_attention},
+                                                 {"jacobian_spectrum", check_jacobian_spectrum},
+                                                 {"svd", check_svd},
+                                                 {"neumann", check_neumann},
+                                                 {"perron_tiled", check_perron_tiled}};
+    return table;
+}
+
+namespace {
+TwinCase failed_case(const std::string& twin, const std::string& note) {
+    TwinCase c;
+    c.twin = twin;
+    c.case_name = "(none)";
+    c.precision = "-";
+    c.max_abs_err = c.max_rel_err = INFINITY;
+    c.agrees = false;
+    c.note = note;
+    return c;
+}
+}  // namespace
+
+GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault) {
+    const std::vector<std::string> names = select_twins(opt.twins);
+    GpuCheckRun run;
+    run.device = device_info();
+    if (run.device.device_count == 0)
+        throw Error(ExitCode::NoDevice, "no usable CUDA device: " + run.device.error);
+    Context ctx(0, mode);
+    run.math_mode = mode;
+    run.math_mode_description = ctx.math_mode_description();
+    run.fault = fault;
+    run.options = opt;
+    const ScopedPlantedFault planted(fault);
+    for (const TwinCheck& t : twin_checks()) {
+        if (std::find(names.begin(), names.end(), t.name) == names.end()) continue;
+        std::vector<TwinCase> cs;
+        try {
+            cs = t.run(ctx, opt);
+            if (cs.empty()) cs.push_back(failed_case(t.name, "no case ran"));
+        } catch (const std::exception& e) {
+            cs = {failed_case(t.name, std::string("error: ") + e.what())};
+        }
+        for (TwinCase& c : cs) run.cases.push_back(std::move(c));
+    }
+    return run;
+}
+
+}  // namespace attnspec::gpu
