@@ -153,6 +153,26 @@ void bottom_pairs_inverse(const Eigen::MatrixXd& G, const DeflatedOptions& opt, 
         K = std::min(2 * K, kcap + 1);
     }
 }
+// The k (<= k_vu, the count below vu) that minimises the predicted relative width in sigma_1:
+// the block error sqrt(k) pe smax / sigma_1 plus the quadratic term (pe smax^2)^2 k /
+// (theta_{k+1} lambda_1) (residual ~ pe smax^2 sqrt(k), gap ~ theta_{k+1} / 2), among the k whose
+// beta = theta_{k+1} / 2 clears the Cholesky slack (~ n u smax^2) by 1e3. Needs theta_1 > 0 as
+// the lambda_1 estimate; otherwise (or when no k qualifies) k_vu.
+Eigen::Index choose_k(const Eigen::VectorXd& theta, Eigen::Index k_vu, double pe, double smax,
+                      double n) {
+    const double l1 = theta[0], s2 = smax * smax;
+    if (!(l1 > 0)) return k_vu;
+    Eigen::Index best = k_vu;
+    double best_w = std::numeric_limits<double>::infinity();
+    for (Eigen::Index k = 1; k <= k_vu; ++k) {
+        if (!(theta[k] / 2 > 1e3 * n * kU * s2)) continue;
+        const double kd = static_cast<double>(k);
+        const double w = std::sqrt(kd) * pe * smax / std::sqrt(l1) +
+                         (pe * s2) * (pe * s2) * kd / (theta[k] * l1);
+        if (w < best_w) best_w = w, best = k;
+    }
+    return best;
+}
 }  // namespace
 
 double deflated_bytes(Eigen::Index n, Eigen::Index m, Eigen::Index k) {
@@ -219,6 +239,7 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
                          " eigenvalues of G~ below vu");
         return finish();
     }
+    k = choose_k(theta, k, pe, smax, static_cast<double>(n));
     r.k = k;
     r.theta_1 = theta[0];
     r.theta_k = theta[k - 1];
