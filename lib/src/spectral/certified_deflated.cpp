@@ -231,14 +231,12 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
     Eigen::Index k = 0;
     const Eigen::Index have = V.cols();  // pairs computed: theta[have - 1] is the largest
     while (k < have && theta[k] < vu) ++k;
-    if (k == 0 || k >= have) {
-        r.notes.emplace_back(
-            k == 0 ? "certify (deflated): no eigenvalue of G~ below vu = " + value_text(vu) +
-                         "; nothing to deflate"
-                   : "certify (deflated): more than k_max = " + std::to_string(kcap) +
-                         " eigenvalues of G~ below vu");
+    if (k == 0) {
+        r.notes.emplace_back("certify (deflated): no eigenvalue of G~ below vu = " +
+                             value_text(vu) + "; nothing to deflate");
         return finish();
     }
+    k = std::min(k, have - 1);  // more below vu than computed: choose among the computed ones
     k = choose_k(theta, k, pe, smax, static_cast<double>(n));
     r.k = k;
     r.theta_1 = theta[0];
