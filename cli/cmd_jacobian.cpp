@@ -129,9 +129,11 @@ void declare_options(po::options_description& desc, Options& o) {
 
         "certify", po::value(&o.certify),
         "with --svd: certified lower bound on sigma_min by a verified Cholesky of J J^T - tau I "
-        "(Rump; proofs/spectral_enclosure.md §6): auto (default: when the refined bound is 0 or "
-        "wider than 1e-6 relative, fits --max-memory and needs <= 5e11 flops, e.g. up to a "
-        "(64, 128, 32) head), always, never");
+        "(Rump; proofs/spectral_enclosure.md §6), or, when lambda_min is below that test's "
+        "slack, the deflated certificate (§7: dsyevr of J J^T, Cholesky of J J^T + s V V^T - "
+        "beta I, Ritz block from J^T V; announced with its expected time): auto (default: when "
+        "the refined bound is 0 or wider than 1e-6 relative, fits --max-memory and needs <= "
+        "5e11 flops, e.g. up to a (64, 128, 32) head), always, never");
 }
 
 // The heads: read from --input, or a seeded random layer sharing X.

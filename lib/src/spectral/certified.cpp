@@ -16,6 +16,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/rounding.hpp"
+#include "certified_internal.hpp"
 
 namespace attnspec {
 
@@ -24,11 +25,10 @@ constexpr EnumName<CertifyMode> kCertifyModeNames[] = {{CertifyMode::auto_select
                                                        {CertifyMode::always, "always"},
                                                        {CertifyMode::never, "never"}};
 
-constexpr double kU = kUnitRoundoff;
+using certify_detail::gamma;
+using certify_detail::kSafety;
+using certify_detail::kU;
 constexpr double kTiny = std::numeric_limits<double>::denorm_min();
-constexpr double kSafety = 1 + 1e-8;  // covers the rounding of evaluating the bounds themselves
-
-double gamma(double k) { return k * kU / (1 - k * kU); }
 
 // Upper bound on the 2-norm of each row of A (n x m): the computed norm times (1 + gamma_{m+2}).
 Eigen::VectorXd row_norm_bounds(const Eigen::MatrixXd& A) {

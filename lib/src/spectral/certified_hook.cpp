@@ -1,55 +1,138 @@
-// The engine's use of the certified sigma_min bound (operator_spectrum,
-// proofs/spectral_enclosure.md §6): when, and how the result enters the sigma_min enclosure.
+// The engine's use of the certified sigma_min bounds (operator_spectrum,
+// proofs/spectral_enclosure.md §6-7): when, which method, and how the result enters the sigma_min
+// enclosure.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/rounding.hpp"
+#include "engine_progress.hpp"
 #include "operator_spectrum_internal.hpp"
 
 namespace attnspec::opspec {
 
 namespace {
-// auto runs the certificate up to 4 n^2 m = 5e11 flops (the (64, 128, 32) head: 2e11, ~30 s on
-// two loaded cores); larger ones only with --certify always.
+// auto runs a certificate up to 5e11 flops: the plain one's 4 n^2 m (the (64, 128, 32) head:
+// 2e11, ~30 s on two loaded cores), the deflated one's dsyevr + two dpotrf (~2 n^3: n <= 6300);
+// larger ones only with --certify always.
 constexpr double kAutoFlops = 5e11;
-}  // namespace
+constexpr Eigen::Index kDeflatedPairs = 1024;  // DeflatedOptions::k_max
 
-void certify_min(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
-                 std::vector<std::string>& notes) {
-    if (opt.certify == CertifyMode::never) return;
-    const double width = (t.enclosure.hi - t.enclosure.lo) / (2 * t.sigma);
-    const bool needed = !(t.enclosure.lo > 0) || !(width <= 1e-6);
-    if (opt.certify == CertifyMode::auto_select && !needed) return;
-    const double n = static_cast<double>(J.rows()), m = static_cast<double>(J.cols());
-    const double bytes = 8.0 * (3 * n * m + 3 * n * n), flops = 4 * n * n * m;
-    if (opt.certify == CertifyMode::auto_select && (bytes > opt.max_bytes || flops > kAutoFlops)) {
-        char buf[240];
-        std::snprintf(buf, sizeof buf,
-                      "certify (auto): skipped, the rows of J and their split need %.3g GB "
-                      "(max_bytes %.3g GB) and %.3g flops (auto's cap %.3g); --certify always "
-                      "runs it (exit 65 above max_bytes)",
-                      bytes / 1e9, opt.max_bytes / 1e9, flops, kAutoFlops);
-        notes.emplace_back(buf);
-        return;
-    }
+void note_bound(const char* what, double lo, const RefinedTriplet& t,
+                std::vector<std::string>& notes) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: sigma_min >= %.12g, %.3g relative below sigma", what, lo,
+                  (t.sigma - lo) / t.sigma);
+    notes.emplace_back(buf);
+}
+
+// Plain shift test on the Gram of the rows of J (§6). True when it raised or confirmed t's lower
+// end.
+bool certify_plain(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
+                   RefinedTriplet& t, std::vector<std::string>& notes) {
     CertifyOptions co;
     co.product_abs_error = pad;
     co.max_bytes = opt.max_bytes;
     const CertifiedMin r = certified_sigma_min(J, t.sigma, t.u, co);
     notes.push_back(r.method + "; minus the product error " + value_text(pad) + " (A2)");
     notes.insert(notes.end(), r.notes.begin(), r.notes.end());
-    if (!r.certified) return;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "certify: sigma_min >= %.12g, %.3g relative below sigma",
-                  r.sigma_lo, (t.sigma - r.sigma_lo) / t.sigma);
-    notes.emplace_back(buf);
+    if (!r.certified) return false;
+    note_bound("certify", r.sigma_lo, t, notes);
     if (r.sigma_lo > t.enclosure.hi) {
         notes.emplace_back("certify: bound above the enclosure's upper end (assumptions violated)");
-        return;
+        return false;
     }
     if (r.sigma_lo > t.enclosure.lo) {
         t.enclosure.lo = r.sigma_lo;
         t.basis += "; lower end: rump-cholesky";
+    }
+    return true;
+}
+}  // namespace
+
+void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholShiftOp& chol,
+                 const LargeSvdOptions& opt, double pad, double rate, OperatorSpectrum& s) {
+    RefinedTriplet& t = s.min;
+    std::vector<std::string>& notes = s.notes;
+    if (opt.certify == CertifyMode::never) return;
+    const double width = (t.enclosure.hi - t.enclosure.lo) / (2 * t.sigma);
+    const bool needed = !(t.enclosure.lo > 0) || !(width <= 1e-6);
+    const bool always = opt.certify == CertifyMode::always;
+    if (!always && !needed) return;
+    const double n = static_cast<double>(J.rows()), m = static_cast<double>(J.cols());
+    const double bytes = 8.0 * (3 * n * m + 3 * n * n), flops = 4 * n * n * m;
+    // the plain test needs lambda_min above its slack ~ n u max_i ||J_i||^2 (§6, "The limit")
+    const double slack_est = n * kUnitRoundoff * s.max.enclosure.hi * s.max.enclosure.hi;
+    const bool plain_hopeless = t.sigma * t.sigma <= slack_est;
+    const bool plain_fits = bytes <= opt.max_bytes && (always || flops <= kAutoFlops);
+    if (plain_fits && !plain_hopeless && certify_plain(J, opt, pad, t, notes)) return;
+
+    // as many deflated pairs as fit max_bytes (at most kDeflatedPairs, at least 16)
+    Eigen::Index kd = std::min<Eigen::Index>(kDeflatedPairs, J.rows() - 1);
+    while (kd > 16 && deflated_bytes(J.rows(), J.cols(), kd) > opt.max_bytes) kd -= kd / 8;
+    const double dbytes = deflated_bytes(J.rows(), J.cols(), kd);
+    const bool iterative = J.rows() > DeflatedOptions{}.dsyevr_upto;
+    // dsyevr + two dpotrf, or block inverse iteration (~3 steps of 2 n^2 K at K = 256) + dpotrf
+    const double dflops = iterative ? 2 * n * n * n / 3 + 6 * n * n * 256 : 2 * n * n * n;
+    const double seconds =
+        (iterative ? 0 : eigensolve_seconds(J.rows(), rate)) + 2 * cholesky_seconds(J.rows(), rate);
+    if (!always && (dbytes > opt.max_bytes || dflops > kAutoFlops)) {
+        char buf[300];
+        std::snprintf(buf, sizeof buf,
+                      "certify (auto): %s; the deflated certificate needs %.3g GB (max_bytes %.3g "
+                      "GB) and ~%.3g flops (auto's cap %.3g, about %.0f s here); --certify always "
+                      "runs it (exit 65 above max_bytes)",
+                      plain_fits ? "the plain shift test failed" : "the plain shift test skipped",
+                      dbytes / 1e9, opt.max_bytes / 1e9, dflops, kAutoFlops, seconds);
+        notes.emplace_back(buf);
+        return;
+    }
+    DeflatedOptions d;
+    d.product_rel_error = s.product_rel_error;
+    d.sigma_max_hi = s.max.enclosure.hi;
+    d.gram_error = s.gram_error;
+    d.max_bytes = opt.max_bytes;
+    d.k_max = kd;
+    d.shifted_solve = [&chol](Eigen::MatrixXd& X) { chol.solve_block(X); };
+    if (opt.notice) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "certify: deflated certificate (%s + dpotrf of the %ld x %ld Gram, %.3g "
+                      "flops): expect about %.0f s",
+                      iterative ? "block inverse iteration" : "dsyevr", static_cast<long>(J.rows()),
+                      static_cast<long>(J.rows()), dflops, seconds);
+        opt.notice(buf);
+    }
+    DeflatedMin r;
+    with_heartbeat(opt.progress, "certify", seconds, [&] { r = certify_deflated(J, G, d); });
+    notes.push_back(r.method +
+                    "; A2 for the products, the engine's Gram error (A1) only in the "
+                    "inertia certificate's margin");
+    notes.insert(notes.end(), r.notes.begin(), r.notes.end());
+    if (!r.certified) return;
+    note_bound("certify (deflated)", r.sigma_lo, t, notes);
+    if (r.sigma_lo > t.enclosure.hi || r.sigma_hi < t.enclosure.lo) {
+        notes.emplace_back(
+            "certify (deflated): disjoint from the engine's enclosure (assumptions violated)");
+        return;
+    }
+    if (r.sigma_lo > t.enclosure.lo) {
+        t.enclosure.lo = r.sigma_lo;
+        t.basis += "; lower end: deflated rump";
+    }
+    if (r.sigma_hi < t.enclosure.hi) {
+        t.enclosure.hi = r.sigma_hi;
+        t.basis += "; upper end: deflated rump";
+    }
+    // the block's graded vector is a better estimate than a refined vector outside the enclosure
+    RefinedTriplet b = t;
+    make_triplet(J, r.u, b);
+    if (b.sigma < t.sigma) {
+        notes.push_back("certify (deflated): sigma_min's triplet from the Ritz block (sigma " +
+                        value_text(b.sigma) + ", was " + value_text(t.sigma) + ")");
+        set_rho(b, pad);
+        t = b;
     }
 }
 

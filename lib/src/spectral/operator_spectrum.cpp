@@ -201,7 +201,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     const double smax = s.max.sigma;
     opspec::refine_min(J, chol, d, s.gram_error, pe, smax, pad, opt.refine_steps, opt.pcg_max_iter,
                        s.min);
-    opspec::certify_min(J, opt, pad, s.min, s.notes);
+    opspec::certify_min(J, G, chol, opt, pad, rate, s);
     refining.update(2);
     refining.finish();
     const double t_refine = lap();

@@ -40,6 +40,12 @@ class CholShiftOp {
     void set_shift(double s) {
         if (!factor(s)) fail_data("shift-invert: G - shift I is not positive definite");
     }
+    // X <- (G - shift I)^-1 X (dpotrs with X.cols() right-hand sides), after a successful factor.
+    void solve_block(Eigen::MatrixXd& X) const {
+        const lapack_int n = static_cast<lapack_int>(L_.rows());
+        LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', n, static_cast<lapack_int>(X.cols()), L_.data(), n,
+                       X.data(), n);
+    }
     void perform_op(const double* x, double* y) const {
         const lapack_int n = static_cast<lapack_int>(L_.rows());
         std::copy(x, x + n, y);
@@ -84,6 +90,10 @@ Vec gram_eigenvalues(const Eigen::MatrixXd& G);
 
 // ---- refine.cpp ---------------------------------------------------------------------------------
 
+// Triplet from a left vector u0 (normalised): sigma = ||J^T u||, v = J^T u / sigma, residuals.
+void make_triplet(const LinearOperator& J, const Vec& u0, RefinedTriplet& t);
+// t.rho: the Jordan-Wielandt residual bound of t's residuals, each plus the product pad.
+void set_rho(RefinedTriplet& t, double pad);
 // Interval of sigma_k from the Gram eigenvalue lambda (Weyl on G with error delta).
 Interval gram_interval(double lambda, double delta);
 // sigma_max: power steps from the top Ritz vector (at most `steps`, until the residual is below
@@ -98,10 +108,12 @@ void refine_min(const LinearOperator& J, const CholShiftOp& chol, const GramEigs
 
 // ---- certified_hook.cpp -------------------------------------------------------------------------
 
-// opt.certify: replaces t's lower end by the certified bound of spectral/certified.hpp minus pad
-// (the product error, A2) (auto: when it is 0 or wider than 1e-6 relative, and the work fits
-// opt.max_bytes). Notes what it did.
-void certify_min(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
-                 std::vector<std::string>& notes);
+// opt.certify: replaces s.min's lower end by a certified bound (auto: when it is 0 or wider than
+// 1e-6 relative and the work fits max_bytes and auto's flop cap; always): the plain shift test of
+// spectral/certified.hpp minus pad (the product error, A2) when it can work, else the deflated
+// certificate on G with chol (the factor of G + tau I) for its bottom pairs (rate: the measured
+// Cholesky flop/s, for its time estimate). Notes what it did.
+void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholShiftOp& chol,
+                 const LargeSvdOptions& opt, double pad, double rate, OperatorSpectrum& s);
 
 }  // namespace attnspec::opspec

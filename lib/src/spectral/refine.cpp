@@ -10,9 +10,6 @@
 
 namespace attnspec::opspec {
 
-namespace {
-
-// Triplet from a unit left vector u: sigma = ||J^T u||, v = J^T u / sigma, residuals.
 void make_triplet(const LinearOperator& J, const Vec& u0, RefinedTriplet& t) {
     t.u = u0.normalized();
     Vec w = J.transpose_times(t.u);
@@ -21,6 +18,13 @@ void make_triplet(const LinearOperator& J, const Vec& u0, RefinedTriplet& t) {
     t.res_v = (w - t.sigma * t.v).norm();
     t.res_u = (J * t.v - t.sigma * t.u).norm();
 }
+
+void set_rho(RefinedTriplet& t, double pad) {
+    t.rho = iv::up(
+        std::sqrt(0.5 * ((t.res_u + pad) * (t.res_u + pad) + (t.res_v + pad) * (t.res_v + pad))));
+}
+
+namespace {
 
 // Preconditioned CG for (J J^T) x = b with M^{-1} = (G + tau I)^{-1}.
 Vec pcg(const LinearOperator& J, const CholShiftOp& M, const Vec& b, int max_iter) {
@@ -49,8 +53,7 @@ Vec pcg(const LinearOperator& J, const CholShiftOp& M, const Vec& b, int max_ite
 
 // Enclosure of one refined triplet; alpha/beta bound the neighbouring singular values.
 void enclose(RefinedTriplet& t, Interval gram, double alpha, double beta, double pad, bool is_max) {
-    t.rho = iv::up(
-        std::sqrt(0.5 * ((t.res_u + pad) * (t.res_u + pad) + (t.res_v + pad) * (t.res_v + pad))));
+    set_rho(t, pad);
     TripletBound tb;
     tb.theta = t.sigma;
     tb.theta_err = 2 * pad + 4 * kUnitRoundoff * t.sigma;
