@@ -24,6 +24,18 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Median wall time of `runs` calls of f (f synchronises its own work), seconds.
+template <class F>
+double median_of(int runs, F&& f) {
+    std::vector<double> t;
+    for (int k = 0; k < runs; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        t.push_back(seconds_since(t0));
+    }
+    return median(t);
+}
+
 // Peak resident set size of this process so far (getrusage; ru_maxrss is KiB on Linux).
 inline double max_rss_bytes() {
     rusage r{};

@@ -24,16 +24,7 @@
 
 namespace {
 
-template <class F>
-double median_of(int runs, F&& f) {
-    std::vector<double> t;
-    for (int k = 0; k < runs; ++k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(attnspec::bench::seconds_since(t0));
-    }
-    return attnspec::bench::median(t);
-}
+using attnspec::bench::median_of;
 
 void write(const std::string& path, const Eigen::MatrixXd& X) {
     std::ofstream f(path, std::ios::binary);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attnspec/gpu/base/context.hpp"
+#include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/infsa/neumann_cusolver.hpp"  // IrsLowest
 
 namespace attnspec::gpu::solver {
@@ -63,18 +64,6 @@ void copy(const Context& ctx, double* dst, const double* src, long len);
 // One device int read back (stream-synchronised).
 int read_info(const Context& ctx, const int* d_info);
 
-// Median wall time of `runs` calls of f (which synchronises its own device work), seconds; the
-// timing column of the solver twins' gpu-check cases.
-template <class F>
-double median_seconds(int runs, F&& f) {
-    std::vector<double> t;
-    for (int k = 0; k < runs; ++k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t.empty() ? -1.0 : t[t.size() / 2];
-}
+using attnspec::gpu::median_seconds;  // gpu/check/gpu_check.hpp
 
 }  // namespace attnspec::gpu::solver

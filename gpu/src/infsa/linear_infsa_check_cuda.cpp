@@ -42,19 +42,10 @@ std::vector<Shape> shapes(bool quick) {
 }
 
 template <class Fn>
-double median_seconds(bool timed, Fn fn) {
-    if (!timed) {
-        fn();
-        return -1;
-    }
-    std::vector<double> t;
-    for (int i = 0; i < 3; ++i) {
-        const auto a = std::chrono::steady_clock::now();
-        fn();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[1];
+double timed_median(bool timed, Fn fn) {
+    if (timed) return median_seconds(3, fn);
+    fn();
+    return -1;
 }
 
 // One case in one precision: data drawn from `seed` in [-0.25, 1) (mostly positive scores, both
@@ -99,7 +90,7 @@ TwinCase run_case(Context& ctx, const Shape& sh, const std::string& precision, s
     c.shape = {H, N, d};
     c.case_name = "H=" + std::to_string(H) + " N=" + std::to_string(N) + " d=" + std::to_string(d) +
                   " " + sh.kind;
-    c.cpu_seconds = median_seconds(timed, [&] {
+    c.cpu_seconds = timed_median(timed, [&] {
         for (long h = 0; h < H; ++h) {
             const LinearInfsaResult r =
                 attnspec::linear_infsa(head(0, h), head(1, h), head(2, h), opt);
@@ -111,7 +102,7 @@ TwinCase run_case(Context& ctx, const Shape& sh, const std::string& precision, s
             tol,
             linear_infsa_error_bound(head(0, h), head(1, h), head(2, h), opt, u_acc).maxCoeff());
     std::vector<float> P(std::size_t(H * d));
-    c.gpu_seconds = median_seconds(timed, [&] {
+    c.gpu_seconds = timed_median(timed, [&] {
         if (precision == "fp64") {
             for (long h = 0; h < H; ++h) {
                 const LinearInfsaResult r =

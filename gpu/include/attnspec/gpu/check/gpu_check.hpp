@@ -5,6 +5,8 @@
 // them in the fixed order of twin_checks(); cli/cmd_gpu_check.cpp prints the table and writes it
 // to HDF5 (io/, reports/SCHEMA.md "gpu_check").
 #pragma once
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -113,5 +115,19 @@ std::vector<TwinCase> check_perron_tiled(Context& ctx, const GpuCheckOptions& op
 // either side never agrees.
 void compare_into(TwinCase& c, const double* cpu, const double* gpu, long n, double tolerance,
                   bool on_abs, std::string reason);
+
+// Median wall time of `runs` calls of f (f synchronises its own device work), seconds; -1 when
+// runs < 1. The timing column of every twin's gpu-check cases.
+template <class F>
+double median_seconds(int runs, F&& f) {
+    std::vector<double> t;
+    for (int k = 0; k < runs; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t.empty() ? -1.0 : t[t.size() / 2];
+}
 
 }  // namespace attnspec::gpu
