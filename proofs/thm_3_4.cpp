@@ -474,6 +474,7 @@ void run_searches(CheckRun& run, const std::vector<SearchJob>& jobs, int threads
                   SearchTally tally_of[2]) {
     std::vector<Climbed> out(jobs.size());
     std::vector<double> cost;
+    cost.reserve(jobs.size());
     for (const auto& j : jobs) cost.push_back(j.cost);
     {
         BlasThreadsScope one(1);
