@@ -90,7 +90,13 @@ if [ -n "$bad" ]; then
   echo "$bad" >&2
   exit 1
 fi
-echo "ldd check: the $nelf ELF files need only lib/ ($(cd "$top/lib" && ls | grep -vc '^libattnspec_gpu') bundled: $(cd "$top/lib" && ls | grep -v '^libattnspec_gpu' | tr '\n' ' ')), glibc and CUDA ($(for f in "$top"/bin/* "$top"/lib/* "$top"/tests/* "$top"/bench/*; do is_elf "$f" && LD_LIBRARY_PATH="$top/lib" ldd "$f" 2>/dev/null; done | awk '{ print $1 }' | grep -E "$cuda" | sort -u | tr '\n' ' '))"
+bundled=() needed_cuda=()
+for l in "$top"/lib/*; do [[ ${l##*/} == libattnspec_gpu* ]] || bundled+=("${l##*/}"); done
+mapfile -t needed_cuda < <(for f in "$top"/bin/* "$top"/lib/* "$top"/tests/* "$top"/bench/*; do
+  is_elf "$f" && LD_LIBRARY_PATH="$top/lib" ldd "$f" 2>/dev/null; done | awk '{ print $1 }' |
+  grep -E "$cuda" | sort -u)
+echo "ldd check: the $nelf ELF files need only lib/ (${#bundled[@]} bundled: ${bundled[*]}), glibc" \
+  "and CUDA (${needed_cuda[*]})"
 
 cat >"$top/run" <<'RUN'
 #!/bin/sh
