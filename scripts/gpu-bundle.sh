@@ -9,8 +9,13 @@
 #      libnvJitLink*, anything under /usr/local/cuda), which the GPU machine has;
 #   3. adds `run` (sets LD_LIBRARY_PATH to the bundle's lib/ and runs one of its programs),
 #      scripts/gpu-check.sh and the PyTorch peers under bench/gpu/ (if present);
-#   4. writes OUT.tar.xz (one top folder attnspec-gpu/) and prints its size (must stay well under
+#   4. checks with ldd (LD_LIBRARY_PATH = the bundle's lib/ only) that every library each program
+#      and library of the bundle needs resolves inside lib/, to glibc or to a CUDA library, and
+#      fails listing any other (it would be missing on the GPU machine);
+#   5. writes OUT.tar.xz (one top folder attnspec-gpu/) and prints its size (must stay well under
 #      64 MiB).
+# ATTNSPEC_BUNDLE_DROP=NAME (a self-test of step 4) deletes lib/NAME before the check, which must
+# then fail naming it.
 # ATTNSPEC_BUNDLE_NO_BUILD=1 packs what $ATTNSPEC_BUNDLE_BUILD already holds (no configure, no build).
 # On the GPU machine: scripts/gpu-check.sh DIR OUT.tar.xz (or tar xJf OUT.tar.xz; attnspec-gpu/run
 # attnspec gpu-check).
@@ -30,9 +35,10 @@ for src in bench/gpu/bench_*.cpp; do
   [ -f "$src" ] && targets+=("$(basename "$src" .cpp)")
 done
 if [ "${ATTNSPEC_BUNDLE_NO_BUILD:-0}" != 1 ]; then
+  mkdir -p "$bdir"
   cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DATTNSPEC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DATTNSPEC_WERROR=ON -DATTNSPEC_BUILD_BENCH=ON "${launch[@]}" >"$bdir.configure.log" 2>&1 ||
-    { tail -20 "$bdir.configure.log" >&2; exit 1; }
+        -DATTNSPEC_WERROR=ON -DATTNSPEC_BUILD_BENCH=ON "${launch[@]}" >"$bdir/configure.log" 2>&1 ||
+    { tail -20 "$bdir/configure.log" >&2; exit 1; }
   jobs=${ATTNSPEC_BUNDLE_JOBS:-$(nproc 2>/dev/null || echo 2)}
   cmake --build "$bdir" -j"$jobs" --target "${targets[@]}"
 fi
@@ -50,16 +56,47 @@ done
 [ -d bench/gpu ] && cp bench/gpu/*.py "$top/bench/" 2>/dev/null || true
 cp scripts/gpu-check.sh "$top/scripts/"
 
-# The shared libraries the programs need, but not libc & co. nor CUDA's.
-skip='^(linux-vdso|ld-linux|libc\.|libm\.|libpthread\.|libdl\.|librt\.|libresolv\.|libutil\.|libanl\.|libnsl\.|libcuda\.|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink|libnvrtc|libattnspec_gpu)'
+# The shared libraries the programs need, but not glibc's nor CUDA's (the GPU machine has both).
+glibc='^(linux-vdso|ld-linux|libc\.|libm\.|libpthread\.|libdl\.|librt\.|libresolv\.|libutil\.|libanl\.|libnsl\.)'
+cuda='^(libcuda\.|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink|libnvrtc)'
+is_cuda_path() { case $1 in /usr/local/cuda*|*/cuda/*|*/nvidia/*) return 0 ;; esac; return 1; }
+is_elf() { [ -f "$1" ] && [ "$(head -c 4 "$1" | tail -c 3)" = ELF ]; }
 for f in "$top"/bin/* "$top"/lib/libattnspec_gpu.so "$top"/tests/* "$top"/bench/*; do
-  [ -f "$f" ] && [ -x "$f" ] || [ "${f##*.}" = so ] || continue
-  ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
+  is_elf "$f" || continue
+  ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' || true
 done | sort -u | while read -r name path; do
-  [[ $name =~ $skip ]] && continue
-  case $path in /usr/local/cuda*|*/cuda/*|*/nvidia/*) continue ;; esac
+  [[ $name =~ $glibc || $name =~ $cuda || $name == libattnspec_gpu.so ]] && continue
+  is_cuda_path "$path" && continue
   cp -L "$path" "$top/lib/$name"
 done
+
+[ -n "${ATTNSPEC_BUNDLE_DROP:-}" ] && rm -f "$top/lib/$ATTNSPEC_BUNDLE_DROP"
+# The check: what each ELF file of the bundle needs, resolved with the bundle's lib/ alone on
+# LD_LIBRARY_PATH, must be in lib/, glibc or CUDA; anything else would be missing there.
+bad=$(for f in "$top"/bin/* "$top"/lib/* "$top"/tests/* "$top"/bench/*; do
+  is_elf "$f" || continue
+  LD_LIBRARY_PATH="$top/lib" ldd "$f" 2>&1 | while read -r name arrow path _; do
+    [ "$arrow" = "=>" ] || continue
+    [[ $name =~ $glibc || $name =~ $cuda ]] && continue
+    case $path in "$top"/lib/*) continue ;; esac
+    [ "$path" != "not" ] && is_cuda_path "$path" && continue
+    echo "  ${f#"$top"/} needs $name => $path $([ "$path" = not ] && echo found || echo '(outside the bundle)')"
+  done
+done)
+nelf=0
+for f in "$top"/bin/* "$top"/lib/* "$top"/tests/* "$top"/bench/*; do is_elf "$f" && nelf=$((nelf + 1)); done
+if [ -n "$bad" ]; then
+  echo "gpu-bundle.sh: libraries the GPU machine would miss (neither in the bundle's lib/, nor glibc, nor CUDA):" >&2
+  echo "$bad" >&2
+  exit 1
+fi
+bundled=() needed_cuda=()
+for l in "$top"/lib/*; do [[ ${l##*/} == libattnspec_gpu* ]] || bundled+=("${l##*/}"); done
+mapfile -t needed_cuda < <(for f in "$top"/bin/* "$top"/lib/* "$top"/tests/* "$top"/bench/*; do
+  is_elf "$f" && LD_LIBRARY_PATH="$top/lib" ldd "$f" 2>/dev/null; done | awk '{ print $1 }' |
+  grep -E "$cuda" | sort -u)
+echo "ldd check: the $nelf ELF files need only lib/ (${#bundled[@]} bundled: ${bundled[*]}), glibc" \
+  "and CUDA (${needed_cuda[*]})"
 
 cat >"$top/run" <<'RUN'
 #!/bin/sh
@@ -68,6 +105,11 @@ cat >"$top/run" <<'RUN'
 # machine. gpu tests find this bundle's CLI through ATTNSPEC_TEST_CLI.
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The CUDA libraries where a toolkit installs them, last (the backend's RUNPATH names
+# /usr/local/cuda/lib, which some installs lack).
+for c in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib; do
+  [ -d "$c" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$c"
+done
 export ATTNSPEC_GPU_BACKEND="$here/lib/libattnspec_gpu.so"
 export ATTNSPEC_TEST_CLI="$here/bin/attnspec"
 [ $# -ge 1 ] || { echo "usage: run PROGRAM [ARGS...] (programs: $(ls "$here/bin" "$here/tests" "$here/bench" | grep -v : | tr '\n' ' '))" >&2; exit 64; }

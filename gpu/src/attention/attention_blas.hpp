@@ -1,7 +1,7 @@
 // Typed cuBLAS GEMM bindings for the attention twins (double / float overloads, error-checked),
 // column-major as cuBLAS: C = alpha op(A) op(B) + beta C. Host code only.
 #pragma once
-#include "attention_cuda_status.hpp"
+#include "../base/cuda_status.hpp"
 #include "attnspec/gpu/base/context.hpp"
 
 namespace attnspec::gpu::attn {
@@ -34,9 +34,10 @@ inline cublasOperation_t op(bool transpose) { return transpose ? CUBLAS_OP_T : C
 template <class T>
 void gemm(const Context& ctx, bool ta, bool tb, long m, long n, long k, T alpha, const T* A,
           long lda, const T* B, long ldb, T beta, T* C, long ldc) {
-    cublas_ok(BlasFns<T>::gemm(ctx.cublas(), op(ta), op(tb), blas_int(m), blas_int(n), blas_int(k),
-                               &alpha, A, blas_int(lda), B, blas_int(ldb), &beta, C, blas_int(ldc)),
-              BlasFns<T>::name);
+    status::check(
+        BlasFns<T>::gemm(ctx.cublas(), op(ta), op(tb), blas_int(m), blas_int(n), blas_int(k),
+                         &alpha, A, blas_int(lda), B, blas_int(ldb), &beta, C, blas_int(ldc)),
+        BlasFns<T>::name);
 }
 
 // `batch` products with the operands strideA / strideB / strideC elements apart.
@@ -44,7 +45,7 @@ template <class T>
 void gemm_batched(const Context& ctx, bool ta, bool tb, long m, long n, long k, T alpha, const T* A,
                   long lda, long strideA, const T* B, long ldb, long strideB, T beta, T* C,
                   long ldc, long strideC, long batch) {
-    cublas_ok(
+    status::check(
         BlasFns<T>::gemm_batched(ctx.cublas(), op(ta), op(tb), blas_int(m), blas_int(n),
                                  blas_int(k), &alpha, A, blas_int(lda), strideA, B, blas_int(ldb),
                                  strideB, &beta, C, blas_int(ldc), strideC, blas_int(batch)),

@@ -39,9 +39,9 @@ double estimate_gram_error(Context& ctx, const DeviceMatrix<double>& G, const He
     for (int k = 0; k < 4; ++k) {
         dx.upload_sync(ctx, x.data());
         const double one = 1, zero = 0;
-        attn::cublas_ok(cublasDsymv(ctx.cublas(), CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), &one,
-                                    G.data(), attn::blas_int(n), dx.data(), 1, &zero, dy.data(), 1),
-                        "cublasDsymv");
+        status::check(cublasDsymv(ctx.cublas(), CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), &one,
+                                  G.data(), attn::blas_int(n), dx.data(), 1, &zero, dy.data(), 1),
+                      "cublasDsymv");
         dy.download_sync(ctx, y.data());
         J.apply_transpose(x.data(), jt.data());
         J.apply(jt.data(), jjt.data());
@@ -111,27 +111,26 @@ OperatorSpectrum jacobian_spectrum(Context& ctx, const Head& h, const LargeSvdOp
     OperatorSpectrum s;
     s.rows = n;
     s.cols = cols;
-    attn::cublas_ok(cublasDasum(ctx.cublas(), attn::blas_int(n), dG.data(), attn::blas_int(n + 1),
-                                &s.gram_trace),
-                    "cublasDasum (trace of G)");
+    status::check(cublasDasum(ctx.cublas(), attn::blas_int(n), dG.data(), attn::blas_int(n + 1),
+                              &s.gram_trace),
+                  "cublasDasum (trace of G)");
     const double gram_error_est = estimate_gram_error(ctx, dG, h, opt.seed);
 
     // Every eigenvalue of G (ascending), values only, from its lower triangle.
     int lwork = 0;
-    attn::cusolver_ok(cusolverDnDsyevd_bufferSize(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
-                                                  CUBLAS_FILL_MODE_LOWER, attn::blas_int(n),
-                                                  dG.data(), attn::blas_int(n), nullptr, &lwork),
-                      "cusolverDnDsyevd_bufferSize");
+    status::check(cusolverDnDsyevd_bufferSize(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
+                                              CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), dG.data(),
+                                              attn::blas_int(n), nullptr, &lwork),
+                  "cusolverDnDsyevd_bufferSize");
     const double extra = 8.0 * std::max(0.0, static_cast<double>(lwork) - kSyevdWorkPerRow * n);
     check_allocation(jacobian_spectrum_device_bytes(N, D, d) + extra, opt.max_bytes,
                      what + " with syevd's queried work space", "max_bytes");
     DeviceMatrix<double> dW(n, 1), dWork(std::max(lwork, 1), 1);
     DeviceMatrix<int> dInfo(1, 1);
-    attn::cusolver_ok(
-        cusolverDnDsyevd(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_LOWER,
-                         attn::blas_int(n), dG.data(), attn::blas_int(n), dW.data(), dWork.data(),
-                         lwork, dInfo.data()),
-        "cusolverDnDsyevd");
+    status::check(cusolverDnDsyevd(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
+                                   CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), dG.data(),
+                                   attn::blas_int(n), dW.data(), dWork.data(), lwork, dInfo.data()),
+                  "cusolverDnDsyevd");
     VectorXd lambda(n);
     int info = 0;
     dW.download_sync(ctx, lambda.data());

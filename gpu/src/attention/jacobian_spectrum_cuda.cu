@@ -1,7 +1,7 @@
 // Kernels of the kappa(J) twin's Gram assembly: the factors P^c and the per-block-column combine.
 // The per-entry arithmetic is jacobian_gram_logic.hpp (tested on the CPU); the GEMMs and the
 // eigensolve are cuBLAS / cuSOLVER calls in jacobian_spectrum_cuda.cpp.
-#include "attention_cuda_status.hpp"
+#include "../base/cuda_status.hpp"
 #include "attention_launch.hpp"
 #include "jacobian_gram_logic.hpp"
 
@@ -40,7 +40,7 @@ void launch_p_factors(const double* S, const double* V, const double* A, double*
     if (total <= 0) return;
     const long want = (total + 255) / 256, grid = want < 65535L * 32 ? want : 65535L * 32;
     p_factors_kernel<<<grid, 256, 0, stream>>>(S, V, A, P_all, N, d);
-    cuda_ok(cudaGetLastError(), "Gram factor kernel launch");
+    status::check_launch("Gram factor kernel launch");
 }
 
 void launch_gram_combine(double* G, long Nd, const double* XX, const double* QQ, const double* VV,
@@ -53,7 +53,7 @@ void launch_gram_combine(double* G, long Nd, const double* XX, const double* QQ,
                     static_cast<unsigned>((N + gram_logic::kTile - 1) / gram_logic::kTile));
     gram_combine_kernel<<<grid, block, 0, stream>>>(G, Nd, XX, QQ, VV, T, ldT, N, cp, rows,
                                                     skip_last_tile, drop_v_term);
-    cuda_ok(cudaGetLastError(), "Gram combine kernel launch");
+    status::check_launch("Gram combine kernel launch");
 }
 
 }  // namespace attnspec::gpu::attn

@@ -1,7 +1,7 @@
 // Kernels of the SpecA twin: effective weights, bias broadcast, fused row softmax. The per-tile
 // arithmetic is softmax_logic.hpp (tested on the CPU); the GEMMs are cuBLAS calls in
 // spec_attention_cuda.cpp.
-#include "attention_cuda_status.hpp"
+#include "../base/cuda_status.hpp"
 #include "attention_launch.hpp"
 #include "softmax_logic.hpp"
 
@@ -62,7 +62,7 @@ template <class T>
 void effective_weights(const T* W, const T* C, T* out, long n, bool drop, CUstream_st* stream) {
     if (n <= 0) return;
     effective_weights_kernel<T><<<blocks_for(n, 256), 256, 0, stream>>>(W, C, out, n, drop);
-    cuda_ok(cudaGetLastError(), "effective weights kernel launch");
+    status::check_launch("effective weights kernel launch");
 }
 
 template <class T>
@@ -70,7 +70,7 @@ void fill_columns(T* P, const T* b, long rows, long cols, CUstream_st* stream) {
     const long total = rows * cols;
     if (total <= 0) return;
     fill_columns_kernel<T><<<blocks_for(total, 256), 256, 0, stream>>>(P, b, rows, total);
-    cuda_ok(cudaGetLastError(), "bias broadcast kernel launch");
+    status::check_launch("bias broadcast kernel launch");
 }
 
 template <class T>
@@ -78,7 +78,7 @@ void softmax_rows(T* L, long n, long count, bool skip_last_tile, CUstream_st* st
     if (n <= 0 || count <= 0) return;
     const long grid = count < 65535L * 32 ? count : 65535L * 32;
     softmax_rows_kernel<T><<<grid, kSoftmaxWidth, 0, stream>>>(L, n, count, skip_last_tile);
-    cuda_ok(cudaGetLastError(), "row softmax kernel launch");
+    status::check_launch("row softmax kernel launch");
 }
 
 }  // namespace

@@ -1,37 +1,17 @@
 // The dense-solver bindings (cusolver_bindings.hpp): cuSOLVER gesvdj, gesvdjBatched, Xgetrf,
 // Xgetrs, IRSXgesv and cuBLAS geqrfBatched, dgemm, each status checked. Twin: none.
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <cusolverDn.h>
-
 #include <string>
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
+#include "cuda_status.hpp"
 #include "cusolver_bindings.hpp"
 
 namespace attnspec::gpu::solver {
 
 namespace {
 
-void check(cusolverStatus_t s, const char* what) {
-    if (s == CUSOLVER_STATUS_SUCCESS) return;
-    throw Error(s == CUSOLVER_STATUS_ALLOC_FAILED ? ExitCode::OutOfMemory : ExitCode::Internal,
-                std::string(what) + ": cusolver status " + std::to_string(static_cast<int>(s)));
-}
-
-void check(cublasStatus_t s, const char* what) {
-    if (s == CUBLAS_STATUS_SUCCESS) return;
-    throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? ExitCode::OutOfMemory : ExitCode::Internal,
-                std::string(what) + ": " + cublasGetStatusString(s));
-}
-
-void check(cudaError_t e, const char* what) {
-    if (e == cudaSuccess) return;
-    cudaGetLastError();
-    throw Error(e == cudaErrorMemoryAllocation ? ExitCode::OutOfMemory : ExitCode::Internal,
-                std::string(what) + ": " + cudaGetErrorString(e));
-}
+using status::check;
 
 int as_int(long v, const char* what) {
     if (v < 0 || v > 2147483647L)

@@ -7,9 +7,7 @@
 // and no atomics touch the result: the output is bitwise deterministic for given inputs.
 #include <cuda_runtime.h>
 
-#include <string>
-
-#include "attnspec/base/errors.hpp"
+#include "../base/cuda_status.hpp"
 #include "linear_infsa_launch.hpp"
 #include "linear_infsa_logic.hpp"
 
@@ -74,13 +72,6 @@ __global__ void combine_kernel(const Acc* partials, long H, long N, long d, doub
     }
 }
 
-void check_launch(const char* what) {
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        throw Error(ExitCode::Internal, std::string("linear_infsa_cuda: ") + what +
-                                            " launch failed: " + cudaGetErrorString(e));
-}
-
 template <Format F>
 std::size_t workspace_bytes(long H, long N, long d) {
     using Acc = typename Fmt<F>::Acc;
@@ -98,16 +89,16 @@ void run(CUstream_st* stream, const void* Q, const void* K, const void* V, long 
     const long combine_blocks = (H * (d + 1) + kThreads - 1) / kThreads;
     sweep_kernel<F, 1><<<unsigned(blocks), kThreads, 0, stream>>>(
         static_cast<const In*>(Q), nullptr, nullptr, N, d, fault, partials);
-    check_launch("sweep 1");
+    status::check_launch("linear_infsa_cuda: sweep 1 launch");
     combine_kernel<Acc, 1><<<unsigned(combine_blocks), kThreads, 0, stream>>>(
         partials, H, N, d, gamma, eps, fault, qbar_acc, out);
-    check_launch("combine 1");
+    status::check_launch("linear_infsa_cuda: combine 1 launch");
     sweep_kernel<F, 2><<<unsigned(blocks), kThreads, 0, stream>>>(
         static_cast<const In*>(K), static_cast<const In*>(V), qbar_acc, N, d, fault, partials);
-    check_launch("sweep 2");
+    status::check_launch("linear_infsa_cuda: sweep 2 launch");
     combine_kernel<Acc, 2><<<unsigned(combine_blocks), kThreads, 0, stream>>>(
         partials, H, N, d, gamma, eps, fault, qbar_acc, out);
-    check_launch("combine 2");
+    status::check_launch("linear_infsa_cuda: combine 2 launch");
 }
 
 }  // namespace

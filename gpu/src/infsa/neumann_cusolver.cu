@@ -2,9 +2,7 @@
 // (neumann_cusolver_logic.hpp).
 #include <cuda_runtime.h>
 
-#include <string>
-
-#include "attnspec/base/errors.hpp"
+#include "../base/cuda_status.hpp"
 #include "neumann_cusolver_kernels.hpp"
 #include "neumann_cusolver_logic.hpp"
 
@@ -31,12 +29,6 @@ int blocks_for(long total, int threads) {
     return static_cast<int>(want < 65535 ? want : 65535);
 }
 
-void check_launch(const char* what) {
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        throw Error(ExitCode::Internal, std::string(what) + " launch: " + cudaGetErrorString(e));
-}
-
 }  // namespace
 
 void form_m(const double* A, double* M, double gamma, long n, long dropped_diag,
@@ -44,14 +36,14 @@ void form_m(const double* A, double* M, double gamma, long n, long dropped_diag,
     const long total = n * n;
     if (total == 0) return;
     form_m_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(A, M, gamma, n, total, dropped_diag);
-    check_launch("form_m");
+    status::check_launch("form_m launch");
 }
 
 void residual(const double* B, const double* X, const double* GAX, double* R, long len,
               CUstream_st* stream) {
     if (len == 0) return;
     residual_kernel<<<blocks_for(len, 256), 256, 0, stream>>>(B, X, GAX, R, len);
-    check_launch("residual");
+    status::check_launch("residual launch");
 }
 
 }  // namespace attnspec::gpu::neumann_dev

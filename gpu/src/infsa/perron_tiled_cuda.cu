@@ -3,9 +3,7 @@
 // the arithmetic in perron_tiled_logic.hpp (ATTNSPEC_HD, run by the CPU suite in an emulated grid).
 #include <cuda_runtime.h>
 
-#include <string>
-
-#include "attnspec/base/errors.hpp"
+#include "../base/cuda_status.hpp"
 #include "perron_tiled_launch.hpp"
 #include "perron_tiled_logic.hpp"
 
@@ -30,10 +28,7 @@ void launch_relu_rows(CUstream_st* stream, const double* R, const double* C, lon
                       long tile, const double* x, int fault, double* z, double* f) {
     const long blocks = (N + kThreads - 1) / kThreads;
     relu_rows_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(R, C, N, d, tile, x, fault, z, f);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        throw Error(ExitCode::Internal, std::string("perron_tiled_cuda: kernel launch failed: ") +
-                                            cudaGetErrorString(e));
+    status::check_launch("perron_tiled_cuda: kernel launch");
 }
 
 }  // namespace attnspec::gpu::detail

@@ -1,9 +1,7 @@
 // Device kernels of the SVD twin: the R factors of a batched QR (svd_cusolver_logic.hpp).
 #include <cuda_runtime.h>
 
-#include <string>
-
-#include "attnspec/base/errors.hpp"
+#include "../base/cuda_status.hpp"
 #include "svd_cusolver_kernels.hpp"
 #include "svd_cusolver_logic.hpp"
 
@@ -24,9 +22,7 @@ void extract_r(const double* qr, double* R, long m, long n, long batch, CUstream
     const long want = (total + threads - 1) / threads;
     const int blocks = static_cast<int>(want < 65535 ? want : 65535);
     extract_r_kernel<<<blocks, threads, 0, stream>>>(qr, R, m, n, total);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        throw Error(ExitCode::Internal, std::string("extract_r launch: ") + cudaGetErrorString(e));
+    status::check_launch("extract_r launch");
 }
 
 }  // namespace attnspec::gpu::svd_kernels
