@@ -1,19 +1,52 @@
-// BLAS kernels before/after (issue 13): dgemm (n = 2000) in GFLOP/s, dsyevd and dgesdd (n = 1500)
-// and, optionally, one attnspec command, under OpenBLAS's own core choice ("before": Prescott on
-// a CPU Debian's OpenBLAS 0.3.21 does not recognise) and the core select_blas_kernels loads
-// ("after"). Each core runs in a child process of this program with OPENBLAS_CORETYPE set (the
-// only way to change it); the repetitions are interleaved across cores (round r runs every core
-// once), so the cores see the same machine load, and each column prints the median of the wall
-// times and of the CPU times (user + sys: steadier than wall on a loaded machine; with several BLAS
-// threads it also counts their waiting, so OPENBLAS_NUM_THREADS=1 gives the cleanest kernel ratio).
-// Usage: bench_blas_kernels [--cores Prescott,Haswell,SkylakeX,Cooperlake] [--reps 3]
-//                           [--n-gemm 2000] [--n-lapack 1500] [--cli "attnspec jacobian ..."]
-// Default cores: Prescott and the one loaded here. --cli runs the shell command under each core.
+// BLAS kernels before/after (issue 13), and OpenBLAS against BLIS: the dense kernels of attnspec's
+// κ(J) engine and, optionally, one attnspec command, under several BLAS variants side by side.
+//
+// A variant is one of
+//   * an OpenBLAS core type (`--cores Prescott,Cooperlake`): the child runs with
+//     OPENBLAS_CORETYPE=<core> (the only way to change OpenBLAS's choice);
+//   * `auto` in --cores: OpenBLAS's own choice (OPENBLAS_CORETYPE unset, ATTNSPEC_BLAS_CORE=off;
+//     Prescott on a CPU Debian's OpenBLAS 0.3.21 does not recognise);
+//   * BLIS (`--blis /usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4`): the child runs with
+//     LD_PRELOAD="<blis> <ref-lapack>", so every BLAS and CBLAS symbol (dgemm_, cblas_dsyrk, ...)
+//     resolves to BLIS and every LAPACK routine (dpotrf_, dsyevd_, ...) to reference LAPACK
+//     (`--ref-lapack`, default Debian's /usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3), which
+//     calls BLIS for its BLAS: BLIS has no LAPACK of its own. OpenBLAS stays loaded (attnspec links
+//     it) but serves nothing; it gets OPENBLAS_NUM_THREADS=1 and ATTNSPEC_BLAS_CORE=off, and BLIS
+//     gets BLIS_NUM_THREADS = this program's BLAS thread count. BLIS picks its own
+//     sub-configuration at load time from CPUID (BLIS_ARCH_DEBUG=1 prints it; the child prints
+//     bli_arch_string).
+// Every child prints which library serves dgemm_ and dpotrf_ (dladdr), so a variant that did not
+// load what it claims shows in the [variant] lines.
+//
+// Kernels (`--kernels`, any of): dgemm (C = A B, n x n x n, cblas_dgemm as attnspec calls it),
+// dsyrk (C = A A^T lower, A n x n, cblas_dsyrk: the Gram of certified.cpp), dpotrf (Cholesky of
+// that Gram + n I, LAPACKE_dpotrf: the engine's shift-and-invert and the certificate), dsyevdN
+// (eigenvalues only, LAPACKE_dsyevd 'N': gram_eigenvalues), dsyevd (with vectors), dgesdd (SVD,
+// 'S'). Sizes: `--sizes 4096,1856` runs every kernel at every n; without it dgemm runs at --n-gemm
+// (2000) and the others at --n-lapack (1500). A kernel written kernel:n (dsyevdN:1856) runs at
+// that n only.
+//
+// The repetitions are interleaved across variants (round r runs every variant once), so the
+// variants see the same machine load; each column prints the median of the wall times and of the
+// CPU times (user + sys of the child: steadier than wall on a loaded machine; with several BLAS
+// threads it also counts their spinning, so OPENBLAS_NUM_THREADS=1 gives the cleanest kernel
+// ratio), then each variant's ratio to the first one (baseline / variant: > 1 is faster).
+// Usage: bench_blas_kernels [--cores auto,Cooperlake] [--blis LIB] [--ref-lapack LIB] [--reps 3]
+//                           [--kernels dgemm,dsyevd,dgesdd] [--sizes N,N] [--n-gemm 2000]
+//                           [--n-lapack 1500] [--cli "attnspec jacobian ..."]
+// Default variants: Prescott and the core loaded here. --cli runs the shell command under each.
+// Threads: OPENBLAS_NUM_THREADS=1 (or 2) in front of the program sets them for every variant.
+// Measured results and the choice they support: README, "BLAS kernels" (here BLIS 0.9.0 picks its
+// AVX2 haswell sub-configuration and runs 1.4-8x slower than OpenBLAS with the Cooperlake core
+// that attnspec chooses, 1.8-2x on the (128, 384, 32) jacobian command: OpenBLAS is kept).
+#include <cblas.h>
+#include <dlfcn.h>
 #include <lapacke.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,10 +58,6 @@
 
 #include "attnspec/base/blas_runtime.hpp"
 #include "bench_common.hpp"
-
-extern "C" void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
-                       const double*, const int*, const double*, const int*, const double*, double*,
-                       const int*);
 
 using namespace attnspec;
 
@@ -57,31 +86,92 @@ std::pair<double, double> timed(F f) {
     return {bench::seconds_since(t0), cpu_now() - c0};
 }
 
-// One repetition of each routine in this process: wall and CPU seconds of dgemm, dsyevd, dgesdd.
-void child(int n_gemm, int n_lapack) {
-    const auto a = random_matrix(n_gemm, 1), b = random_matrix(n_gemm, 2);
+std::vector<std::string> split(const std::string& v) {
+    std::vector<std::string> out;
+    for (size_t at = 0, e; at <= v.size(); at = e + 1) {
+        e = std::min(v.find(',', at), v.size());
+        out.push_back(v.substr(at, e - at));
+    }
+    return out;
+}
+
+// The file of the library that serves `symbol` in this process ("?" when none).
+std::string provider(const char* symbol) {
+    Dl_info d{};
+    void* p = dlsym(RTLD_DEFAULT, symbol);
+    if (!p || !dladdr(p, &d) || !d.dli_fname) return "?";
+    return d.dli_fname;
+}
+
+// What runs in this child: the OpenBLAS core, or BLIS and its sub-configuration.
+std::string variant_label() {
+    using ArchId = int (*)();
+    using ArchStr = const char* (*)(int);
+    const std::string gemm = provider("dgemm_");
+    auto id = reinterpret_cast<ArchId>(dlsym(RTLD_DEFAULT, "bli_arch_query_id"));
+    auto str = reinterpret_cast<ArchStr>(dlsym(RTLD_DEFAULT, "bli_arch_string"));
+    if (gemm.find("blis") != std::string::npos && id && str)
+        return std::string("BLIS:") + str(id());
+    const std::string core = blas_info().core;
+    return core.empty() ? "unknown" : core;
+}
+
+// One kernel at size n, timed; false when the routine reported failure.
+bool run_kernel(const std::string& k, int n, std::pair<double, double>& t) {
+    const auto a = random_matrix(n, 1);
     std::vector<double> c(a.size());
-    const double one = 1, zero = 0;
-    const auto t_gemm = timed([&] {
-        dgemm_("N", "N", &n_gemm, &n_gemm, &n_gemm, &one, a.data(), &n_gemm, b.data(), &n_gemm,
-               &zero, c.data(), &n_gemm);
-    });
-    auto s = random_matrix(n_lapack, 3);
-    for (int i = 0; i < n_lapack; ++i)
-        for (int j = 0; j < i; ++j) s[i * n_lapack + j] = s[j * n_lapack + i];
-    std::vector<double> w(n_lapack), u(s.size()), vt(s.size());
     int info = 0;
-    const auto t_syevd = timed([&] {
-        info |= LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', n_lapack, s.data(), n_lapack, w.data());
-    });
-    auto g = random_matrix(n_lapack, 4);
-    const auto t_gesdd = timed([&] {
-        info |= LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', n_lapack, n_lapack, g.data(), n_lapack,
-                               w.data(), u.data(), n_lapack, vt.data(), n_lapack);
-    });
-    std::printf("%s %.6f %.6f %.6f %.6f %.6f %.6f %d\n", blas_info().core.c_str(), t_gemm.first,
-                t_gemm.second, t_syevd.first, t_syevd.second, t_gesdd.first, t_gesdd.second,
-                info != 0);
+    if (k == "dgemm") {
+        const auto b = random_matrix(n, 2);
+        t = timed([&] {
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n,
+                        b.data(), n, 0.0, c.data(), n);
+        });
+    } else if (k == "dsyrk") {
+        t = timed([&] {
+            cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, 1.0, a.data(), n, 0.0,
+                        c.data(), n);
+        });
+    } else if (k == "dpotrf") {
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, 1.0, a.data(), n, 0.0, c.data(),
+                    n);
+        for (int i = 0; i < n; ++i) c[static_cast<size_t>(i) * n + i] += n;
+        t = timed([&] { info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, c.data(), n); });
+    } else if (k == "dsyevd" || k == "dsyevdN") {
+        std::vector<double> s = a, w(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < i; ++j)
+                s[static_cast<size_t>(i) * n + j] = s[static_cast<size_t>(j) * n + i];
+        const char jobz = k == "dsyevd" ? 'V' : 'N';
+        t = timed(
+            [&] { info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, jobz, 'L', n, s.data(), n, w.data()); });
+    } else if (k == "dgesdd") {
+        std::vector<double> g = a, w(n), u(a.size()), vt(a.size());
+        t = timed([&] {
+            info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'S', n, n, g.data(), n, w.data(), u.data(), n,
+                                  vt.data(), n);
+        });
+    } else {
+        return false;
+    }
+    return info == 0;
+}
+
+// The child: argv = kernel:n tokens. Prints "L <label> <dgemm_ file> <dpotrf_ file>", then one
+// "K <kernel> <n> <wall> <cpu> <ok>" line per token.
+void child(int argc, char** argv) {
+    std::printf("L %s %s %s\n", variant_label().c_str(), provider("dgemm_").c_str(),
+                provider("dpotrf_").c_str());
+    for (int i = 2; i < argc; ++i) {
+        const std::string tok = argv[i];
+        const size_t colon = tok.find(':');
+        const std::string k = tok.substr(0, colon);
+        const int n = std::atoi(tok.c_str() + colon + 1);
+        std::pair<double, double> t{NAN, NAN};
+        const bool ok = run_kernel(k, n, t);
+        std::printf("K %s %d %.6f %.6f %d\n", k.c_str(), n, t.first, t.second, ok ? 1 : 0);
+        std::fflush(stdout);
+    }
 }
 
 std::string self_path() {
@@ -95,9 +185,10 @@ struct Series {
     std::vector<double> wall, cpu;
     void add(double w, double c) { wall.push_back(w), cpu.push_back(c); }
 };
-struct Times {
-    std::string loaded;
-    Series gemm, syevd, gesdd, cli;
+struct Variant {
+    std::string name, env;  // env: the shell prefix that makes the child run this variant
+    std::string label, gemm_lib, potrf_lib;
+    std::map<std::string, Series> t;  // by column ("dgemm@4096", "cli")
 };
 
 double children_cpu() {
@@ -107,29 +198,30 @@ double children_cpu() {
            1e-6 * static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
-// One repetition under `core`, in a child with OPENBLAS_CORETYPE set; false on failure.
-bool run_core(const std::string& core, int ng, int nl, const std::string& cli, Times& t) {
-    const std::string env = "OPENBLAS_CORETYPE=" + core + " ";
-    const std::string cmd =
-        env + self_path() + " --child " + std::to_string(ng) + " " + std::to_string(nl);
+// One repetition of variant v in a child; false on failure.
+bool run_variant(Variant& v, const std::vector<std::string>& tokens, const std::string& cli) {
+    std::string cmd = v.env + self_path() + " --child";
+    for (const auto& tok : tokens) cmd += " " + tok;
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return false;
-    char name[64] = {0};
-    double x[6] = {};
-    int bad = 1;
-    const bool ok = std::fscanf(p, "%63s %lf %lf %lf %lf %lf %lf %d", name, &x[0], &x[1], &x[2],
-                                &x[3], &x[4], &x[5], &bad) == 8 &&
-                    !bad;
-    pclose(p);
+    char a[512] = {0}, b[512] = {0}, c[512] = {0};
+    size_t got = 0;
+    bool ok = std::fscanf(p, " L %511s %511s %511s", a, b, c) == 3;
+    while (ok && got < tokens.size()) {
+        char k[64] = {0};
+        int n = 0, good = 0;
+        double w = 0, u = 0;
+        ok = std::fscanf(p, " K %63s %d %lf %lf %d", k, &n, &w, &u, &good) == 5 && good;
+        if (ok) v.t[std::string(k) + "@" + std::to_string(n)].add(w, u), ++got;
+    }
+    ok = (pclose(p) == 0) && ok;
     if (!ok) return false;
-    t.loaded = name;
-    t.gemm.add(x[0], x[1]), t.syevd.add(x[2], x[3]), t.gesdd.add(x[4], x[5]);
+    v.label = a, v.gemm_lib = b, v.potrf_lib = c;
     if (!cli.empty()) {
         const double c0 = children_cpu();
         const auto t0 = std::chrono::steady_clock::now();
-        const int rc = std::system((env + cli + " >/dev/null 2>&1").c_str());
-        if (rc != 0) return false;
-        t.cli.add(bench::seconds_since(t0), children_cpu() - c0);
+        if (std::system((v.env + cli + " >/dev/null 2>&1").c_str()) != 0) return false;
+        v.t["cli"].add(bench::seconds_since(t0), children_cpu() - c0);
     }
     return true;
 }
@@ -139,23 +231,28 @@ double med(const std::vector<double>& v) { return v.empty() ? NAN : bench::media
 }  // namespace
 
 int main(int argc, char** argv) {
-    select_blas_kernels(argc, argv);
-    if (argc == 4 && std::strcmp(argv[1], "--child") == 0) {
-        child(std::atoi(argv[2]), std::atoi(argv[3]));
+    if (argc >= 2 && std::strcmp(argv[1], "--child") == 0) {
+        // The variant's environment decides the kernels: never re-execute to another core.
+        setenv("ATTNSPEC_BLAS_CORE", "off", 0);
+        select_blas_kernels(argc, argv);
+        child(argc, argv);
         return 0;
     }
+    select_blas_kernels(argc, argv);
     const BlasInfo blas = blas_info();
-    std::vector<std::string> cores = {"Prescott", blas.core};
+    std::vector<std::string> cores = {"Prescott", blas.core},
+                             kernels = {"dgemm", "dsyevd", "dgesdd"};
+    std::vector<int> sizes;
     int reps = 3, ng = 2000, nl = 1500;
-    std::string cli;
+    std::string cli, blis, ref_lapack = "/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
         if (a == "--cores") {
-            cores.clear();
-            for (size_t at = 0, e; at <= v.size(); at = e + 1) {
-                e = std::min(v.find(',', at), v.size());
-                cores.push_back(v.substr(at, e - at));
-            }
+            cores = split(v);
+        } else if (a == "--kernels") {
+            kernels = split(v);
+        } else if (a == "--sizes") {
+            for (const auto& s : split(v)) sizes.push_back(std::atoi(s.c_str()));
         } else if (a == "--reps") {
             reps = std::atoi(v.c_str());
         } else if (a == "--n-gemm") {
@@ -164,40 +261,78 @@ int main(int argc, char** argv) {
             nl = std::atoi(v.c_str());
         } else if (a == "--cli") {
             cli = v;
+        } else if (a == "--blis") {
+            blis = v;
+        } else if (a == "--ref-lapack") {
+            ref_lapack = v;
+        } else {
+            std::fprintf(stderr, "bench_blas_kernels: unknown option %s\n", a.c_str());
+            return 64;
         }
+    }
+    std::vector<std::string> tokens, columns;
+    for (const auto& k : kernels) {
+        if (k.find(':') != std::string::npos) {  // kernel:n, at that size only
+            tokens.push_back(k);
+            continue;
+        }
+        std::vector<int> ns = sizes;
+        if (ns.empty()) ns = {k == "dgemm" ? ng : nl};
+        for (int n : ns) tokens.push_back(k + ":" + std::to_string(n));
+    }
+    for (const auto& tok : tokens)
+        columns.push_back(tok.substr(0, tok.find(':')) + "@" + tok.substr(tok.find(':') + 1));
+    if (!cli.empty()) columns.push_back("cli");
+
+    std::vector<Variant> vs;
+    for (const auto& c : cores) {
+        Variant v;
+        v.name = c == "auto" ? "OpenBLAS-auto" : c;
+        v.env = c == "auto" ? "env -u OPENBLAS_CORETYPE ATTNSPEC_BLAS_CORE=off "
+                            : "OPENBLAS_CORETYPE=" + c + " ";
+        vs.push_back(v);
+    }
+    if (!blis.empty()) {
+        Variant v;
+        v.name = "BLIS";
+        v.env = "env -u OPENBLAS_CORETYPE LD_PRELOAD='" + blis + " " + ref_lapack +
+                "' OPENBLAS_NUM_THREADS=1 BLIS_NUM_THREADS=" + std::to_string(blas.threads) +
+                " ATTNSPEC_BLAS_CORE=off ";
+        vs.push_back(v);
     }
     std::printf(
         "[setup] %s\n[setup] loaded here: %s (%s)\n[setup] cpu: %s\n[setup] BLAS threads "
         "%d, median of %d interleaved rounds\n",
         blas.library.c_str(), blas.core.c_str(), blas.reason.c_str(), blas.cpu.c_str(),
         blas.threads, reps);
-    std::map<std::string, Times> t;
     for (int r = 0; r < reps; ++r)
-        for (const auto& c : cores)
-            if (!run_core(c, ng, nl, cli, t[c])) {
-                std::printf("core %s: the child failed\n", c.c_str());
+        for (auto& v : vs)
+            if (!run_variant(v, tokens, cli)) {
+                std::printf("variant %s: the child failed\n", v.name.c_str());
                 return 1;
             }
-    const double flops = 2.0 * ng * ng * static_cast<double>(ng);
+    for (const auto& v : vs)
+        std::printf("[variant] %s: runs %s; dgemm_ from %s, dpotrf_ from %s\n", v.name.c_str(),
+                    v.label.c_str(), v.gemm_lib.c_str(), v.potrf_lib.c_str());
     for (const bool cpu : {false, true}) {
-        auto m = [&](const Series& x) { return med(cpu ? x.cpu : x.wall); };
-        std::printf("%s seconds (median)\n%-15s %-12s %10s %9s %10s %10s %10s\n",
-                    cpu ? "CPU (user + sys)" : "wall", "asked", "loaded", "dgemm",
-                    cpu ? "GF/cpu-s" : "GFLOP/s", "dsyevd", "dgesdd", "cli");
-        for (const auto& c : cores) {
-            const Times& x = t[c];
-            std::printf("%-15s %-12s %10.3f %9.1f %10.3f %10.3f %10.3f\n", c.c_str(),
-                        x.loaded.c_str(), m(x.gemm), flops / m(x.gemm) * 1e-9, m(x.syevd),
-                        m(x.gesdd), m(x.cli));
+        auto m = [&](const Variant& v, const std::string& col) {
+            const auto it = v.t.find(col);
+            return it == v.t.end() ? NAN : med(cpu ? it->second.cpu : it->second.wall);
+        };
+        std::printf("%s seconds (median)\n%-26s", cpu ? "CPU (user + sys)" : "wall", "variant");
+        for (const auto& col : columns) std::printf(" %13s", col.c_str());
+        std::printf("\n");
+        for (const auto& v : vs) {
+            std::printf("%-26s", v.name.c_str());
+            for (const auto& col : columns) std::printf(" %13.3f", m(v, col));
+            std::printf("\n");
         }
-        const Times &before = t[cores.front()], &after = t[blas.core];
-        if (!after.gemm.wall.empty() && cores.front() != blas.core)
-            std::printf(
-                "speed-up %s over %s (%s time before / after): dgemm %.2fx, dsyevd %.2fx, "
-                "dgesdd %.2fx, cli %.2fx\n",
-                blas.core.c_str(), cores.front().c_str(), cpu ? "CPU" : "wall",
-                m(before.gemm) / m(after.gemm), m(before.syevd) / m(after.syevd),
-                m(before.gesdd) / m(after.gesdd), m(before.cli) / m(after.cli));
+        for (size_t i = 1; i < vs.size(); ++i) {
+            std::printf("%-26s", (vs.front().name + "/" + vs[i].name).c_str());
+            for (const auto& col : columns)
+                std::printf(" %12.2fx", m(vs.front(), col) / m(vs[i], col));
+            std::printf("\n");
+        }
     }
     return 0;
 }
