@@ -213,13 +213,16 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
 }
 
 // Runs `mine` and returns their runs in that order. With --threads N > 1 and several checks, N
-// runners take the checks in order and run them side by side, and a process-wide cap keeps at
-// most N instances running at once (ParallelSlots): a check's last instances no longer leave
-// cores idle until the next check starts. Every instance still runs with one BLAS thread and its
-// results are gathered in its check's instance order, so the runs are those of a serial run.
-// One check at a time when a wall-clock limit (--time-budget, --search-seconds) shapes what runs.
-// Errors: the lowest-numbered check that threw rethrows (the one a serial run would have hit
-// first), after the started checks have ended; no check starts after one threw.
+// runners take the checks, costliest first (shard_cost_estimate: a long check started last would
+// run alone, and so would one whose units wait on the HDF5 lock, model-infsa), and run them side
+// by side, while a process-wide cap keeps at most N instances running at once (ParallelSlots): a
+// check's last instances no longer leave cores idle until the next check starts. Every instance
+// still runs with one BLAS thread and its results are gathered in its check's instance order,
+// so the runs are those of a serial run, returned in `mine` order. One check at a time when a
+// wall-clock limit (--time-budget, --search-seconds) shapes what runs.
+// Errors: as a serial run, the first check in `mine` order that throws rethrows, after the
+// started checks have ended: once check i threw, checks after i do not start and those before it
+// still run (one of them may throw first in that order).
 std::vector<CheckRun> run_checks(const std::vector<const proofs::CheckInfo*>& mine,
                                  const proofs::RunOptions& opt, bool quiet) {
     const bool clocked = opt.time_budget_s > 0 || opt.search_seconds > 0 || opt.search_budget_s > 0;
@@ -230,16 +233,21 @@ std::vector<CheckRun> run_checks(const std::vector<const proofs::CheckInfo*>& mi
         for (std::size_t i = 0; i < mine.size(); ++i) runs[i] = run_one(*mine[i], opt, quiet);
         return runs;
     }
+    std::vector<double> cost(mine.size());
+    for (std::size_t i = 0; i < mine.size(); ++i) cost[i] = shard_cost_estimate(*mine[i], opt);
+    const std::vector<std::size_t> order = longest_first(cost);
     std::vector<std::exception_ptr> errors(mine.size());
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
+    std::atomic<std::size_t> next{0}, failed_at{mine.size()};  // lowest index that threw
     auto runner = [&] {
-        for (std::size_t i = next++; i < mine.size() && !failed; i = next++) {
+        for (std::size_t k = next++; k < order.size(); k = next++) {
+            const std::size_t i = order[k];
+            if (i > failed_at) continue;  // a serial run would not have reached it
             try {
                 runs[i] = run_one(*mine[i], opt, quiet);
             } catch (...) {
                 errors[i] = std::current_exception();
-                failed = true;
+                for (std::size_t f = failed_at; i < f && !failed_at.compare_exchange_weak(f, i);) {
+                }
             }
         }
     };

@@ -113,7 +113,7 @@ Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases)
     {  // run_model_units calls this from its workers: HDF5 under the runner lock (any build;
        // verify's concurrent checks run their runner code, which reads HDF5, under it too)
         RunnerLock hdf5;
-        heads = load_selected_heads(sel, u.sentence >= 0);
+        heads = load_selected_heads(plan.info, sel, u.sentence >= 0);
     }
     if (heads.size() != 1)
         throw Error(ExitCode::Internal, "load_selected_heads(" + sel.describe() + ") returned " +
