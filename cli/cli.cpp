@@ -313,7 +313,8 @@ void Progress::update(long done, const std::string& note) {
     done = std::min(std::max(done, 0L), total_);  // the count never passes the total
     const std::string tail = note.empty() ? "" : " " + note;
     if (tty_) {  // "\033[K" clears what a longer previous note left on the line
-        std::fprintf(stderr, "\r[%s] %ld/%ld%s\033[K", label_.c_str(), done, total_, tail.c_str());
+        last_ = std::to_string(done) + "/" + std::to_string(total_) + tail;
+        std::fprintf(stderr, "\r[%s] %s\033[K", label_.c_str(), last_.c_str());
         std::fflush(stderr);
         return;
     }
@@ -325,7 +326,11 @@ void Progress::update(long done, const std::string& note) {
 }
 
 void Progress::done() {
-    if (enabled_ && tty_) std::fprintf(stderr, "\n");
+    if (!enabled_ || !tty_) return;
+    if (last_.empty())
+        std::fprintf(stderr, "\n");
+    else
+        std::fprintf(stderr, "\r[%s] %s\033[K\n", label_.c_str(), last_.c_str());
 }
 
 // cli.hpp: Kappa::describe with the digits its enclosure supports.

@@ -110,10 +110,13 @@ class Progress {
     void update(long done, const std::string& note);
     // A new total (instances dropped or added while running); the printed deciles carry on.
     void set_total(long total) { total_ = total; }
+    // Ends the bar: on a TTY, its last count redrawn (a bar drawn beside others ends on its own
+    // count) and a newline.
     void done();
 
   private:
     std::string label_;
+    std::string last_;  // the last count and note drawn (TTY)
     long total_;
     bool tty_, enabled_;
     long last_decile_ = -1;

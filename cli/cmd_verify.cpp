@@ -1,13 +1,19 @@
 // attnspec verify: run theorem checks from the proofs/ registry (or replay one stored instance),
 // print verdicts, write the report and the counterexample files (io/check_records.hpp).
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/io/check_records.hpp"
 #include "attnspec/io/model_input.hpp"
@@ -95,8 +101,10 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "one instance's time of it and keeps the instances started before, in instance order "
          "(more with more --threads)")
         ("threads", count_value(&o.run.threads, "--threads", 1, 4096),
-         ("workers evaluating a check's instances in parallel (default: every core this "
+         ("workers evaluating the checks' instances in parallel (default: every core this "
           "process may use, here " + std::to_string(o.run.threads) + "); 1 is a serial run. "
+          "With several checks, up to N of them run side by side (never more than N instances "
+          "at once), unless --time-budget or --search-seconds asks for one check at a time. "
           "Verdicts, numbers and records are the same for any N (each instance runs with one "
           "BLAS thread), e.g. --threads 1 and --threads 8 give reports equal under "
           "scripts/compare-reports.py").c_str())
@@ -187,16 +195,78 @@ int replay(const VerifyOptions& o) {
     return verify_exit_code({one}, o.fail_on);
 }
 
-// Runs one check with a progress bar on stderr (unless quiet).
+// Runs one check with a progress bar on stderr (unless quiet). Its runner code holds the runner
+// lock (proofs/registry.hpp): checks that run side by side never run it at once.
 CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet) {
+    static std::mutex stderr_lock;  // side-by-side checks draw their bars one at a time
     Progress bar(c.name, 1, !quiet);
     opt.progress = [&](long done, long total) {
+        std::lock_guard<std::mutex> lock(stderr_lock);
         bar.set_total(total);
         bar.update(done);
     };
+    proofs::RunnerLock runner;
     CheckRun run = proofs::run_check(c, opt);
+    std::lock_guard<std::mutex> lock(stderr_lock);
     bar.done();
     return run;
+}
+
+// Runs `mine` and returns their runs in that order. With --threads N > 1 and several checks, N
+// runners take the checks, costliest first (shard_cost_estimate: a long check started last would
+// run alone, and so would one whose units wait on the HDF5 lock, model-infsa), and run them side
+// by side, while a process-wide cap keeps at most N instances running at once (ParallelSlots): a
+// check's last instances no longer leave cores idle until the next check starts. Every instance
+// still runs with one BLAS thread and its results are gathered in its check's instance order,
+// so the runs are those of a serial run, returned in `mine` order. One check at a time when a
+// wall-clock limit (--time-budget, --search-seconds) shapes what runs.
+// Errors: as a serial run, the first check in `mine` order that throws rethrows, after the
+// started checks have ended: once check i threw, checks after i do not start and those before it
+// still run (one of them may throw first in that order).
+std::vector<CheckRun> run_checks(const std::vector<const proofs::CheckInfo*>& mine,
+                                 const proofs::RunOptions& opt, bool quiet) {
+    const bool clocked = opt.time_budget_s > 0 || opt.search_seconds > 0 || opt.search_budget_s > 0;
+    const std::size_t runners =
+        clocked ? 1 : std::min<std::size_t>(mine.size(), static_cast<std::size_t>(opt.threads));
+    std::vector<CheckRun> runs(mine.size());
+    if (runners <= 1) {
+        for (std::size_t i = 0; i < mine.size(); ++i) runs[i] = run_one(*mine[i], opt, quiet);
+        return runs;
+    }
+    std::vector<double> cost(mine.size());
+    for (std::size_t i = 0; i < mine.size(); ++i) cost[i] = shard_cost_estimate(*mine[i], opt);
+    const std::vector<std::size_t> order = longest_first(cost);
+    std::vector<std::exception_ptr> errors(mine.size());
+    std::atomic<std::size_t> next{0}, failed_at{mine.size()};  // lowest index that threw
+    auto runner = [&] {
+        for (std::size_t k = next++; k < order.size(); k = next++) {
+            const std::size_t i = order[k];
+            if (i > failed_at) continue;  // a serial run would not have reached it
+            try {
+                runs[i] = run_one(*mine[i], opt, quiet);
+            } catch (...) {
+                errors[i] = std::current_exception();
+                for (std::size_t f = failed_at; i < f && !failed_at.compare_exchange_weak(f, i);) {
+                }
+            }
+        }
+    };
+    {
+        ParallelSlots cap(opt.threads);
+        BlasThreadsScope one(1);  // runner code too: no BLAS thread pool beside the instances
+        std::vector<std::thread> pool;
+        pool.reserve(runners - 1);
+        try {
+            for (std::size_t t = 1; t < runners; ++t) pool.emplace_back(runner);
+        } catch (const std::system_error&) {
+            // a runner that cannot start: those started and this thread take the checks
+        }
+        runner();
+        for (auto& t : pool) t.join();
+    }
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    return runs;
 }
 
 // The default report name: verify-all.h5, or the sorted check names joined by '+'
@@ -250,13 +320,11 @@ std::vector<CheckRun> run_and_write(const VerifyOptions& o,
     std::unique_ptr<ReportWriter> writer;
     if (!target.empty()) writer = std::make_unique<ReportWriter>(target, prov);
     if (writer) writer->companion_staging();  // the old companion directory goes at commit
-    std::vector<CheckRun> runs;
-    std::vector<CounterexampleFiles> files;
-    for (const auto* c : mine) {
-        runs.push_back(run_one(*c, o.run, quiet));
-        if (writer) files.push_back(write_counterexamples(*writer, runs.back(), prov, quiet));
-    }
+    std::vector<CheckRun> runs = run_checks(mine, o.run, quiet);
     if (!writer) return runs;
+    std::vector<CounterexampleFiles> files;
+    files.reserve(runs.size());
+    for (const auto& r : runs) files.push_back(write_counterexamples(*writer, r, prov, quiet));
     write_check_runs(writer->root(), runs, &files);
     if (s.active()) {
         std::vector<std::string> all, held;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <numeric>
 
 #include "attnspec/base/errors.hpp"
@@ -111,10 +110,10 @@ Head load_unit_head(const ModelPlan& plan, const ModelUnit& u, bool with_biases)
     sel.head = u.head;
     if (u.sentence >= 0) sel.sentence = u.sentence;
     std::vector<SelectedHead> heads;
-    {  // run_model_units calls this from its workers: HDF5 under one lock (any build)
-        static std::mutex hdf5;
-        std::lock_guard<std::mutex> lock(hdf5);
-        heads = load_selected_heads(sel, u.sentence >= 0);
+    {  // run_model_units calls this from its workers: HDF5 under the runner lock (any build;
+       // verify's concurrent checks run their runner code, which reads HDF5, under it too)
+        RunnerLock hdf5;
+        heads = load_selected_heads(plan.info, sel, u.sentence >= 0);
     }
     if (heads.size() != 1)
         throw Error(ExitCode::Internal, "load_selected_heads(" + sel.describe() + ") returned " +

@@ -241,6 +241,38 @@ double now_s() {
 }
 }  // namespace
 
+namespace {
+std::mutex& runner_mutex() {
+    static std::mutex m;
+    return m;
+}
+thread_local bool holds_runner_lock = false;
+}  // namespace
+
+RunnerLock::RunnerLock() : took_(!holds_runner_lock) {
+    if (!took_) return;
+    runner_mutex().lock();
+    holds_runner_lock = true;
+}
+
+RunnerLock::~RunnerLock() {
+    if (!took_) return;
+    holds_runner_lock = false;
+    runner_mutex().unlock();
+}
+
+RunnerUnlock::RunnerUnlock() : released_(holds_runner_lock) {
+    if (!released_) return;
+    holds_runner_lock = false;
+    runner_mutex().unlock();
+}
+
+RunnerUnlock::~RunnerUnlock() {
+    if (!released_) return;
+    runner_mutex().lock();
+    holds_runner_lock = true;
+}
+
 RunLoop::RunLoop(const RunOptions& opt, const std::string& check, const std::string& claim,
                  const std::string& headline)
     : opt_(opt), t0_(now_s()) {
@@ -346,6 +378,7 @@ void RunLoop::evaluate() {
         for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::size_t started = 0;
     {
+        RunnerUnlock others;      // other checks' runner code may run meanwhile (RunnerLock)
         BlasThreadsScope one(1);  // each instance runs single-threaded code, whatever --threads
         started = parallel_for_in_order(
             order, opt_.threads,

@@ -477,6 +477,7 @@ void run_searches(CheckRun& run, const std::vector<SearchJob>& jobs, int threads
     cost.reserve(jobs.size());
     for (const auto& j : jobs) cost.push_back(j.cost);
     {
+        RunnerUnlock others;  // other checks' runner code may run meanwhile (registry.hpp)
         BlasThreadsScope one(1);
         parallel_for_in_order(longest_first(cost), threads, [&](size_t j) {
             Cap mine = cap;

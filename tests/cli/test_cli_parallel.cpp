@@ -72,3 +72,35 @@ TEST_CASE("verify --help teaches --threads", "[cli][parallel]") {
     CHECK(r.out.find("--threads") != std::string::npos);
     CHECK(r.out.find("verify --all --threads 1") != std::string::npos);
 }
+
+TEST_CASE("verify --threads 2: checks side by side fail as a serial run would, first check first",
+          "[cli][parallel]") {
+    // Both checks throw (the filter matches none of their regimes); the error is the first one's
+    // in command-line order whatever check ends first, as with --threads 1.
+    for (const std::string threads : {"1", "2"}) {
+        auto a =
+            run_cli("verify thm3.5 lemma3.7 --regime no-such --no-report -q --threads " + threads);
+        CHECK(a.code == 64);
+        CHECK(a.err.find("no regime of thm3.5") != std::string::npos);
+        auto b =
+            run_cli("verify lemma3.7 thm3.5 --regime no-such --no-report -q --threads " + threads);
+        CHECK(b.code == 64);
+        CHECK(b.err.find("no regime of lemma3.7") != std::string::npos);
+    }
+}
+
+TEST_CASE(
+    "verify --threads 2: the real-model checks side by side (HDF5 reads under the runner "
+    "lock) give the serial run's report",
+    "[cli][parallel]") {
+    const std::string dir = attnspec::test::temp_dir();
+    const std::string args =
+        "verify thm3.4-model model-kappa-J model-weights-kappa --dataset minilm-l6:0 -q --out ";
+    auto one = run_cli(args + dir + "/s1.h5 --threads 1");
+    auto two = run_cli(args + dir + "/s2.h5 --threads 2");
+    INFO(one.err << two.err);
+    REQUIRE(one.code == two.code);
+    REQUIRE((one.code == 0 || one.code == 1));
+    CHECK(compare(dir + "/s1.h5", dir + "/s2.h5", dir + "/cmp.txt") == 0);
+    std::system(("rm -rf " + dir).c_str());
+}

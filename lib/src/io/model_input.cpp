@@ -2,6 +2,8 @@
 // model_catalogue.cpp.
 #include "attnspec/io/model_input.hpp"
 
+#include <optional>
+
 #include "attnspec/base/errors.hpp"
 #include "attnspec/io/h5.hpp"
 #include "model_input_internal.hpp"
@@ -32,8 +34,10 @@ struct Selection {
     std::vector<int> layers, heads, sentences;
 };
 
-Selection select(const DatasetSelector& sel, bool need_inputs) {
-    Selection out{find_dataset(sel.name), {}, {}, {}};
+// `open`: the dataset's file already open (nullptr: opened here when needed).
+Selection select(DatasetInfo entry, const DatasetSelector& sel, bool need_inputs,
+                 const H5Reader* open = nullptr) {
+    Selection out{std::move(entry), {}, {}, {}};
     const DatasetInfo& info = out.info;
     if (sel.sentence && info.layout == "heads")
         fail_usage("--dataset '" + sel.describe() + "': " + info.name +
@@ -45,7 +49,8 @@ Selection select(const DatasetSelector& sel, bool need_inputs) {
     out.layers = pick(sel.layer, info.layers, info.name, "layer", "layers");
     out.heads = pick(sel.head, info.heads, info.name, "head", "heads per layer");
     if (need_inputs && info.layout == "model") {
-        const H5Reader r(info.path);
+        std::optional<H5Reader> own;
+        const H5Reader& r = open ? *open : own.emplace(info.path);
         for (int l : out.layers)
             if (!r.exists(layer_path(l) + "/inputs"))
                 fail_data(info.name + ": layer " + std::to_string(l) +
@@ -134,6 +139,10 @@ std::vector<SelectedHead> load_heads_file(const Selection& s) {
 
 }  // namespace
 
+Selection select(const DatasetSelector& sel, bool need_inputs) {
+    return select(find_dataset(sel.name), sel, need_inputs);
+}
+
 double selected_bytes(const DatasetSelector& sel, bool need_inputs) {
     const Selection s = select(sel, need_inputs);
     if (s.info.layout == "model") return model_bytes(s, need_inputs);
@@ -142,9 +151,14 @@ double selected_bytes(const DatasetSelector& sel, bool need_inputs) {
 }
 
 std::vector<SelectedHead> load_selected_heads(const DatasetSelector& sel, bool need_inputs) {
-    const Selection s = select(sel, need_inputs);
-    if (s.info.layout == "heads") return load_heads_file(s);
-    const H5Reader r(s.info.path);
+    return load_selected_heads(find_dataset(sel.name), sel, need_inputs);
+}
+
+std::vector<SelectedHead> load_selected_heads(const DatasetInfo& entry, const DatasetSelector& sel,
+                                              bool need_inputs) {
+    if (entry.layout == "heads") return load_heads_file(select(entry, sel, need_inputs));
+    const H5Reader r(entry.path);  // opened once: the selection's checks and the reads
+    const Selection s = select(entry, sel, need_inputs, &r);
     const std::size_t count = s.layers.size() * s.heads.size() * s.sentences.size();
     r.check_fits(model_bytes(s, need_inputs), "loading --dataset '" + sel.describe() + "' (" +
                                                   std::to_string(count) + " head(s))");

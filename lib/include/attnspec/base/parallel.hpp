@@ -1,7 +1,9 @@
 // A small ordered thread pool for independent work items (issue 13, "every core, same answer").
 // Items are numbered 0..n-1 and handed out in increasing order; the caller stores each item's
 // result in slot i, so whatever order the items finish in, what it gathers is in index order and
-// the same for any thread count. CPU only; no global state (threads start and end per call).
+// the same for any thread count. CPU only; threads start and end per call. The one piece of
+// global state is an optional process-wide cap on the items running at once (ParallelSlots), so
+// that several pools running side by side (verify's concurrent checks) share the cores.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -40,5 +42,21 @@ std::size_t parallel_for_in_order(const std::vector<std::size_t>& order, int thr
 // The indices 0 .. n-1 of `cost` (estimated work per item), the costliest first; equal costs
 // (and NaN or negative ones, read as 0) keep index order. All costs equal: 0, 1, ..., n-1.
 std::vector<std::size_t> longest_first(const std::vector<double>& cost);
+
+// While one lives, at most `slots` items of all the pools above, in every thread of the process,
+// run at once (slots >= 1); an item that waits for a slot waits before it starts, so the index
+// order, `stop` and the exceptions behave as described above. An item's own nested pool (a pool
+// started from inside an item) runs in its parent's slot: its items never wait for one, so a
+// nested pool cannot deadlock on the cap. Scopes do not nest (std::logic_error for a second one);
+// when none lives there is no cap. Construct and destroy it while no pool runs.
+class ParallelSlots {
+  public:
+    explicit ParallelSlots(int slots);
+    ~ParallelSlots();
+    ParallelSlots(const ParallelSlots&) = delete;
+    ParallelSlots& operator=(const ParallelSlots&) = delete;
+    // The most items of this scope that ever ran at once (for tests and benchmarks).
+    static int peak();
+};
 
 }  // namespace attnspec

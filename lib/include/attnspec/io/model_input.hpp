@@ -82,6 +82,11 @@ struct SelectedHead {
 // layer 0 has no inputs (weights only); ..."). A heads-layout file has one layer (0) and no
 // sentence part (Usage when one is given). Cost: O(sum of the selected arrays).
 std::vector<SelectedHead> load_selected_heads(const DatasetSelector& sel, bool need_inputs = true);
+// The same from the catalogue entry of sel.name (find_dataset's, read once by the caller): no
+// catalogue scan, and the file opened once. For callers loading many units of one dataset
+// (the real-model analysis loads one head per unit).
+std::vector<SelectedHead> load_selected_heads(const DatasetInfo& entry, const DatasetSelector& sel,
+                                              bool need_inputs = true);
 // Memory the selection would take once loaded (bytes, from declared shapes; reads no array).
 double selected_bytes(const DatasetSelector& sel, bool need_inputs = true);
 // The selection as AttentionHeads: names = the labels, shared_X when every selected head is on the

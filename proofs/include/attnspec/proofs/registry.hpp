@@ -47,6 +47,36 @@ struct RunOptions {
     std::string dataset;
 };
 
+// verify runs several checks side by side (--threads N > 1; cli/cmd_verify.cpp). A check's runner
+// code (its run function outside its instances: plans, dataset and file reads, bookkeeping) then
+// holds this process-wide lock, and lets it go only while its instances run (RunLoop::evaluate,
+// the thm3.4 searches), so runner code, which may call HDF5 (not thread-safe in Debian's build),
+// never runs beside other runner code nor beside an instance's HDF5 reads (load_unit_head takes
+// it too). A runner must let it go (RunnerUnlock) around every parallel pool it starts: a worker
+// waiting for the lock holds a slot of the pool cap (base/parallel.hpp ParallelSlots).
+// RunnerLock takes it unless this thread holds it already; RunnerUnlock lets it go while this
+// thread holds it and takes it back at its end. Outside a concurrent verify they cost a lock.
+class RunnerLock {
+  public:
+    RunnerLock();
+    ~RunnerLock();
+    RunnerLock(const RunnerLock&) = delete;
+    RunnerLock& operator=(const RunnerLock&) = delete;
+
+  private:
+    bool took_;
+};
+class RunnerUnlock {
+  public:
+    RunnerUnlock();
+    ~RunnerUnlock();
+    RunnerUnlock(const RunnerUnlock&) = delete;
+    RunnerUnlock& operator=(const RunnerUnlock&) = delete;
+
+  private:
+    bool released_;
+};
+
 // The embedded dataset shipped with the source tree (compile-time path), or "" if it is absent.
 std::string default_embedded_heads();
 // The model dataset of the default run: "minilm-l6" when find_dataset finds it, else "".
