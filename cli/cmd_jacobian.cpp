@@ -52,7 +52,7 @@ const char* kHelp =
     "examples: (times in CPU seconds, user + system, on 2 cores with OpenBLAS Cooperlake\n"
     "kernels; a busy machine takes longer in wall time)\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm --svd auto\n"
-    "      (MiniLM size: kappa(J) in ~2 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
+    "      (MiniLM size: kappa(J) in ~2.5 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
     "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
     "      --correction lambda:10 --weight-scale 3\n"
     "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
