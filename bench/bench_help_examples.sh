@@ -62,15 +62,15 @@ for e in "${examples[@]}"; do
     extra=(--out "$out/r.h5")
     [[ " $shown " == *" --no-report "* ]] && extra=()
     [ "$cmd" = verify ] && extra+=(-q)
-    if ! /usr/bin/time -v -o "$out/time" "$bin" "$cmd" "${args[@]}" "${extra[@]}" >"$out/stdout" 2>"$out/stderr"; then
-        rc=$?
-        # verify's verdict codes (1 violated, 2 inconclusive) are results, not failures
-        if ! { [ "$cmd" = verify ] && [ "$rc" -le 2 ]; }; then
-            echo "FAILED (exit $rc): attnspec $cmd $shown"
-            tail -3 "$out/stderr"
-            status=1
-            continue
-        fi
+    rc=0
+    /usr/bin/time -v -o "$out/time" "$bin" "$cmd" "${args[@]}" "${extra[@]}" >"$out/stdout" \
+        2>"$out/stderr" || rc=$?
+    # verify's verdict codes (1 violated, 2 inconclusive) are results, not failures
+    if [ "$rc" -ne 0 ] && ! { [ "$cmd" = verify ] && [ "$rc" -le 2 ]; }; then
+        echo "FAILED (exit $rc): attnspec $cmd $shown"
+        tail -3 "$out/stderr"
+        status=1
+        continue
     fi
     wall=$(grep 'Elapsed (wall clock)' "$out/time" | sed 's/.*): //' |
         awk -F: '{s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; print s}')
