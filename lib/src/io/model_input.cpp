@@ -139,12 +139,8 @@ std::vector<SelectedHead> load_heads_file(const Selection& s) {
 
 }  // namespace
 
-Selection select(const DatasetSelector& sel, bool need_inputs) {
-    return select(find_dataset(sel.name), sel, need_inputs);
-}
-
 double selected_bytes(const DatasetSelector& sel, bool need_inputs) {
-    const Selection s = select(sel, need_inputs);
+    const Selection s = select(find_dataset(sel.name), sel, need_inputs);
     if (s.info.layout == "model") return model_bytes(s, need_inputs);
     // a heads file is read whole (load_attention_heads checks its own declared sizes)
     return s.info.size_bytes;
@@ -217,7 +213,7 @@ AttentionHeads load_model_layer(const DatasetSelector& sel, int layer, int sente
     DatasetSelector one{sel.name, layer, std::nullopt, sentence};
     if (info.layout == "heads") {
         one.sentence.reset();
-        select(one, true);  // range checks
+        select(info, one, true);  // range checks
         return load_attention_heads(info.path);
     }
     AttentionHeads out;
