@@ -144,8 +144,11 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "report (default verify-<checks>.shard-i-of-n.h5); 'attnspec report merge' combines "
          "the n shards into the report of the whole run")
         ("mpi", po::bool_switch(&o.mpi),
-         "under mpirun: rank r of K runs shard r/K, rank 0 merges them into one report (needs an "
-         "MPI build; exit 69 otherwise)");
+         "under mpirun: every rank runs the checks and evaluates its share of each check's "
+         "instances (--threads counts per rank; default: this node's cores over its ranks), the "
+         "ranks exchange results and rank 0 writes the one report; with --time-budget or "
+         "--search-seconds, rank r of K runs shard r/K instead and rank 0 merges the shards. "
+         "Needs an MPI build (exit 69 otherwise)");
     // clang-format on
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "verify-<checks>.h5");
@@ -219,15 +222,19 @@ CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet)
 // check's last instances no longer leave cores idle until the next check starts. Every instance
 // still runs with one BLAS thread and its results are gathered in its check's instance order,
 // so the runs are those of a serial run, returned in `mine` order. One check at a time when a
-// wall-clock limit (--time-budget, --search-seconds) shapes what runs.
+// wall-clock limit (--time-budget, --search-seconds) shapes what runs, or under --mpi.
 // Errors: as a serial run, the first check in `mine` order that throws rethrows, after the
 // started checks have ended: once check i threw, checks after i do not start and those before it
 // still run (one of them may throw first in that order).
 std::vector<CheckRun> run_checks(const std::vector<const proofs::CheckInfo*>& mine,
                                  const proofs::RunOptions& opt, bool quiet) {
-    const bool clocked = opt.time_budget_s > 0 || opt.search_seconds > 0 || opt.search_budget_s > 0;
+    // One check at a time under a clock, and under --mpi's instance spread (every rank must make
+    // its exchanges in the same order).
+    const bool one_at_a_time = opt.time_budget_s > 0 || opt.search_seconds > 0 ||
+                               opt.search_budget_s > 0 || opt.spread != nullptr;
     const std::size_t runners =
-        clocked ? 1 : std::min<std::size_t>(mine.size(), static_cast<std::size_t>(opt.threads));
+        one_at_a_time ? 1
+                      : std::min<std::size_t>(mine.size(), static_cast<std::size_t>(opt.threads));
     std::vector<CheckRun> runs(mine.size());
     if (runners <= 1) {
         for (std::size_t i = 0; i < mine.size(); ++i) runs[i] = run_one(*mine[i], opt, quiet);
@@ -301,6 +308,44 @@ CounterexampleFiles write_counterexamples(ReportWriter& w, const CheckRun& run,
     return f;
 }
 
+// Writes the runs and their counterexample files into `w` (committed by the caller).
+void write_runs(ReportWriter& w, const std::vector<CheckRun>& runs, const Provenance& prov,
+                bool quiet) {
+    std::vector<CounterexampleFiles> files;
+    files.reserve(runs.size());
+    for (const auto& r : runs) files.push_back(write_counterexamples(w, r, prov, quiet));
+    write_check_runs(w.root(), runs, &files);
+}
+
+// verify --mpi in instance mode: every rank runs `todo` with its share of the instances
+// (verify_mpi.hpp); rank 0 opens the report first (an unwritable target fails before any work)
+// and writes it once every rank has succeeded. --threads is per rank; by default the node's cores
+// shared among the ranks on it.
+int run_spread(VerifyOptions& o, const std::vector<const proofs::CheckInfo*>& todo,
+               const std::string& target, const Provenance& prov, bool threads_given) {
+    return run_verify_mpi_spread(
+        [&](proofs::InstanceSpread& spread, int local_ranks, bool quiet) {
+            if (!threads_given) o.run.threads = std::max(1, available_threads() / local_ranks);
+            o.run.spread = &spread;
+            std::shared_ptr<ReportWriter> writer;
+            if (spread.rank() == 0) {
+                writer = std::make_shared<ReportWriter>(target, prov);
+                writer->companion_staging();
+            }
+            auto runs = std::make_shared<std::vector<CheckRun>>(run_checks(todo, o.run, quiet));
+            SpreadOutcome out;
+            out.verdict = verify_exit_code(*runs, o.fail_on);
+            if (writer)
+                out.commit = [&o, &prov, &target, writer, runs] {
+                    write_runs(*writer, *runs, prov, o.quiet);
+                    writer->commit();
+                    print_runs_human(std::cout, *runs, target);
+                };
+            return out;
+        },
+        o.quiet);
+}
+
 // Runs the checks of `todo` that shard `s` holds (all of them when not sharded) and writes the
 // report `target` ("" = none; a shard report carries the shard attributes).
 std::vector<CheckRun> run_and_write(const VerifyOptions& o,
@@ -322,10 +367,7 @@ std::vector<CheckRun> run_and_write(const VerifyOptions& o,
     if (writer) writer->companion_staging();  // the old companion directory goes at commit
     std::vector<CheckRun> runs = run_checks(mine, o.run, quiet);
     if (!writer) return runs;
-    std::vector<CounterexampleFiles> files;
-    files.reserve(runs.size());
-    for (const auto& r : runs) files.push_back(write_counterexamples(*writer, r, prov, quiet));
-    write_check_runs(writer->root(), runs, &files);
+    write_runs(*writer, runs, prov, quiet);
     if (s.active()) {
         std::vector<std::string> all, held;
         for (const auto* c : todo) all.push_back(c->name);
@@ -378,6 +420,10 @@ int run_verify(const Invocation& inv) {
     const std::string target = report_target(o.common, name, {o.run.embedded_heads, model_file});
     Provenance prov = provenance(inv, o.run.seed);
     prov.extra.emplace_back("statements", statements_note());
+    const bool clocked =
+        o.run.time_budget_s > 0 || o.run.search_seconds > 0 || o.run.search_budget_s > 0;
+    if (o.mpi && !clocked)
+        return run_spread(o, todo, target, prov, vm.count("threads") && !vm["threads"].defaulted());
     if (o.mpi)
         return run_verify_mpi(
             target, inv.command_line,

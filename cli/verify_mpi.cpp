@@ -7,7 +7,9 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -25,12 +27,16 @@ namespace attnspec::cli {
 
 bool mpi_compiled() { return false; }
 
-int run_verify_mpi(const std::string&, const std::string&, const ShardRunner&, bool) {
+[[noreturn]] void no_mpi() {
     throw Error(ExitCode::NoDevice,
                 "--mpi: this attnspec was built without MPI (install openmpi-bin and "
                 "libopenmpi-dev and configure with -DATTNSPEC_MPI=ON); on this build split the run "
                 "with --shard i/n and combine the shards with 'attnspec report merge'");
 }
+
+int run_verify_mpi(const std::string&, const std::string&, const ShardRunner&, bool) { no_mpi(); }
+
+int run_verify_mpi_spread(const SpreadRunner&, bool) { no_mpi(); }
 
 #else
 
@@ -64,6 +70,17 @@ int code_of(const std::exception_ptr& e) {
     }
 }
 
+// The message of an exception.
+std::string what_of(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+
 // "<dir>/.<name>.mpi-<tag>.shard-<r>-of-<K>.h5": hidden, beside the target, one per run (the
 // tag is rank 0's pid and a random number, shared by every rank).
 std::string shard_path(const std::string& target, unsigned long tag, int rank, int size) {
@@ -82,7 +99,118 @@ void remove_shard(const std::string& path) {
     std::filesystem::remove_all(path.substr(0, path.size() - 3) + ".counterexamples", ec);
 }
 
+// Every exchange opens with a status reduction: 0 from a rank that is running, its exit code
+// from a rank that failed outside an instance (it makes this one reduction and stops). A failed
+// rank's single reduction thus meets the others' next one, inside an exchange or the final one,
+// and every rank learns of the failure without a collective call left unmatched.
+class MpiSpread final : public proofs::InstanceSpread {
+  public:
+    MpiSpread(int rank, int size, int plant) : rank_(rank), size_(size), plant_(plant) {}
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    int peer_failure() const { return peer_failure_; }
+
+    void share(std::vector<Slot>& slots) override {
+        if (plant_ == rank_)  // tests/mpi: this rank fails outside an instance
+            throw Error(ExitCode::Internal, "planted failure of rank " + std::to_string(rank_) +
+                                                " (ATTNSPEC_MPI_PLANT_FAILURE)");
+        if (const int code = reduce_max(0); code != 0) {
+            peer_failure_ = code;
+            throw Error(static_cast<ExitCode>(code), "another rank failed");
+        }
+        const std::string mine = proofs::encode_owned_slots(slots);
+        const long long n = static_cast<long long>(mine.size());
+        std::vector<long long> sizes(static_cast<size_t>(size_));
+        MPI_Allgather(&n, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+        std::vector<int> counts(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
+        long long total = 0;
+        for (int r = 0; r < size_; ++r) {
+            offsets[static_cast<size_t>(r)] = static_cast<int>(total);
+            counts[static_cast<size_t>(r)] = static_cast<int>(sizes[static_cast<size_t>(r)]);
+            total += sizes[static_cast<size_t>(r)];
+        }
+        if (total > INT_MAX)  // every rank sees the same sizes: all refuse together
+            throw Error(ExitCode::DataError,
+                        "--mpi: one batch's results take " + std::to_string(total) +
+                            " bytes, above the 2 GiB one exchange carries; use fewer --trials "
+                            "per run or --shard");
+        std::string all(static_cast<size_t>(total), '\0');
+        MPI_Allgatherv(mine.data(), static_cast<int>(n), MPI_CHAR, all.data(), counts.data(),
+                       offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+        for (int r = 0; r < size_; ++r) {
+            if (r == rank_) continue;
+            proofs::decode_owned_slots(
+                all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
+                           static_cast<size_t>(counts[static_cast<size_t>(r)])),
+                slots);
+        }
+    }
+
+  private:
+    int rank_, size_, plant_;
+    int peer_failure_ = 0;
+};
+
+// ATTNSPEC_MPI_PLANT_FAILURE=r (tests/mpi only): rank r fails at its first exchange; -1 if unset.
+int planted_failure() {
+    const char* v = std::getenv("ATTNSPEC_MPI_PLANT_FAILURE");
+    return v != nullptr && *v != '\0' ? std::atoi(v) : -1;
+}
+
+// How many ranks of this job run on this node (they share its cores).
+int local_ranks() {
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int n = 1;
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    return n;
+}
+
 }  // namespace
+
+int run_verify_mpi_spread(const SpreadRunner& run, bool quiet) {
+    MpiSession mpi;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MpiSpread spread(rank, size, planted_failure());
+    const int local = local_ranks();
+    std::exception_ptr failure;
+    SpreadOutcome out;
+    try {
+        out = run(spread, local, quiet || rank > 0);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    // A rank that learnt of a failure inside an exchange has made its last collective call.
+    const int failed = spread.peer_failure() != 0 ? spread.peer_failure()
+                                                  : reduce_max(failure ? code_of(failure) : 0);
+    int commit_failed = 0;
+    if (!failed) {
+        if (rank == 0) {
+            try {
+                if (out.commit) out.commit();
+            } catch (...) {
+                failure = std::current_exception();
+                commit_failed = code_of(failure);
+            }
+        }
+        MPI_Bcast(&commit_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    if (failure && spread.peer_failure() == 0) {
+        if (rank == 0) std::rethrow_exception(failure);  // main() reports it (MPI_Finalize first)
+        log("rank " + std::to_string(rank) + ": error: " + what_of(failure));
+        return code_of(failure);
+    }
+    if (failed || commit_failed) {
+        log("rank " + std::to_string(rank) +
+            ": stopped: " + (failed ? "another rank failed" : "rank 0 could not write the report") +
+            "; no report was written");
+        return failed ? failed : commit_failed;
+    }
+    return out.verdict;
+}
 
 int run_verify_mpi(const std::string& target, const std::string& command_line,
                    const ShardRunner& run, bool quiet) {

@@ -19,6 +19,7 @@
 #include "attnspec/io/model_input.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/proofs/infsa_checks.hpp"
+#include "attnspec/proofs/instance_spread.hpp"
 #include "attnspec/proofs/model_infsa.hpp"
 #include "attnspec/proofs/model_kappa_j.hpp"
 #include "attnspec/proofs/model_speca_lambda.hpp"
@@ -377,7 +378,10 @@ void RunLoop::evaluate() {
     if (opt_.time_budget_s > 0)
         for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::size_t started = 0;
-    {
+    if (opt_.spread != nullptr && opt_.spread->size() > 1) {
+        evaluate_spread(queue, cost, out);
+        started = queue.size();
+    } else {
         RunnerUnlock others;      // other checks' runner code may run meanwhile (RunnerLock)
         BlasThreadsScope one(1);  // each instance runs single-threaded code, whatever --threads
         started = parallel_for_in_order(
@@ -403,6 +407,92 @@ void RunLoop::evaluate() {
         r.seed = queue[k].seed;
         run_.results.push_back(std::move(r));
     }
+}
+
+// Exit code and text of the exception being handled (as main() would report it).
+namespace {
+void describe_current(int& code, std::string& text) {
+    try {
+        throw;
+    } catch (const Error& e) {
+        code = static_cast<int>(e.code()), text = e.what();
+    } catch (const std::bad_alloc&) {
+        code = static_cast<int>(ExitCode::OutOfMemory), text = "out of memory";
+    } catch (const std::exception& e) {
+        code = static_cast<int>(ExitCode::Internal), text = e.what();
+    } catch (...) {
+        code = static_cast<int>(ExitCode::Internal), text = "unknown exception";
+    }
+}
+}  // namespace
+
+std::vector<InstanceSpread::Slot> spread_evaluate(
+    InstanceSpread& sp, const std::vector<double>& cost, int threads,
+    const std::function<void(InstanceSpread::Slot& slot, std::size_t i)>& fill,
+    const std::function<void(const InstanceSpread::Slot& slot)>& done) {
+    // Deal the start order round-robin: every process gets a share of the long items.
+    const std::vector<std::size_t> order = longest_first(cost);
+    std::vector<InstanceSpread::Slot> slots(cost.size());
+    std::vector<std::size_t> mine;
+    for (std::size_t j = 0; j < order.size(); ++j)
+        if (static_cast<int>(j % static_cast<std::size_t>(sp.size())) == sp.rank()) {
+            slots[order[j]].owned = true;
+            mine.push_back(order[j]);
+        }
+    std::vector<std::exception_ptr> thrown(slots.size());
+    std::vector<std::size_t> positions(mine.size());
+    for (std::size_t k = 0; k < mine.size(); ++k) positions[k] = k;
+    std::mutex m;
+    {
+        RunnerUnlock others;
+        BlasThreadsScope one(1);
+        parallel_for_in_order(positions, threads, [&](std::size_t k) {
+            InstanceSpread::Slot& slot = slots[mine[k]];
+            try {
+                fill(slot, mine[k]);
+            } catch (...) {  // every process must reach share(): the error travels in the slot
+                thrown[mine[k]] = std::current_exception();
+                describe_current(slot.error_code, slot.error);
+            }
+            std::lock_guard<std::mutex> lock(m);
+            if (done) done(slot);
+        });
+    }
+    sp.share(slots);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (slots[i].error_code == 0) continue;
+        if (thrown[i]) std::rethrow_exception(thrown[i]);
+        throw Error(static_cast<ExitCode>(slots[i].error_code), slots[i].error);
+    }
+    return slots;
+}
+
+void RunLoop::evaluate_spread(std::vector<Queued>& queue, const std::vector<double>& cost,
+                              std::vector<std::optional<CheckResult>>& out) {
+    if (queue.empty()) return;  // the same on every process: no exchange
+    if (opt_.time_budget_s > 0)
+        throw Error(ExitCode::Usage,
+                    "a time budget cannot be combined with instances spread over processes: the "
+                    "processes' clocks would disagree on where the run stops",
+                    "time_budget_s");
+    auto count = [this](const InstanceSpread::Slot& s) {
+        if (s.result)
+            total_ = std::max(total_, ++done_);
+        else
+            total_ = std::max(done_, total_ - 1);  // nothing to check: not drawn
+    };
+    std::vector<InstanceSpread::Slot> slots = spread_evaluate(
+        *opt_.spread, cost, opt_.threads,
+        [&](InstanceSpread::Slot& slot, std::size_t i) { slot.result = queue[i].fn(); },
+        [&](const InstanceSpread::Slot& slot) {
+            count(slot);
+            if (opt_.progress) opt_.progress(done_, total_);
+        });
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (!slots[i].owned) count(slots[i]);
+        out[i] = std::move(slots[i].result);
+    }
+    if (opt_.progress) opt_.progress(done_, total_);
 }
 
 CheckRun RunLoop::finish() {

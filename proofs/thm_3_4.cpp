@@ -20,6 +20,7 @@
 #include "attnspec/base/memory.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/proofs/instance_spread.hpp"
 
 namespace attnspec::proofs {
 
@@ -470,13 +471,30 @@ void search_n_le_d(std::vector<SearchJob>& jobs, const RunOptions& opt, const Th
 // Runs the jobs of both searches on opt.threads workers (one BLAS thread each), the costliest
 // first (a long climb started last would run alone), and appends their records to `run` in job
 // order, so the report does not depend on the thread count or the start order.
+// Under verify --mpi (spread) every process climbs its share of the jobs and they exchange
+// the records (no clock then: the cap never hits).
 void run_searches(CheckRun& run, const std::vector<SearchJob>& jobs, int threads, Cap& cap,
-                  SearchTally tally_of[2]) {
+                  SearchTally tally_of[2], InstanceSpread* spread) {
     std::vector<Climbed> out(jobs.size());
     std::vector<double> cost;
     cost.reserve(jobs.size());
     for (const auto& j : jobs) cost.push_back(j.cost);
-    {
+    if (spread != nullptr && spread->size() > 1 && !jobs.empty()) {
+        auto slots =
+            spread_evaluate(*spread, cost, threads, [&](InstanceSpread::Slot& slot, std::size_t j) {
+                Cap mine = cap;
+                Climbed c = jobs[j].run(mine);
+                slot.result = std::move(c.record);
+                slot.text = std::move(c.where);
+                slot.numbers = {static_cast<double>(c.evals), mine.hit ? 1.0 : 0.0};
+            });
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+            out[j].record = std::move(slots[j].result);
+            out[j].where = std::move(slots[j].text);
+            out[j].evals = static_cast<long>(slots[j].numbers.at(0));
+            out[j].hit = slots[j].numbers.at(1) != 0;
+        }
+    } else {
         RunnerUnlock others;  // other checks' runner code may run meanwhile (registry.hpp)
         BlasThreadsScope one(1);
         parallel_for_in_order(longest_first(cost), threads, [&](size_t j) {
@@ -554,7 +572,7 @@ CheckRun run_thm_3_4(const RunOptions& opt) {
     search_n_le_d(jobs, opt, o, le_budget);
     CheckRun found;  // the records go after the random part only when every job has ended
     SearchTally tallies[2];
-    run_searches(found, jobs, opt.threads, cap, tallies);
+    run_searches(found, jobs, opt.threads, cap, tallies, opt.spread);
     for (auto& r : found.results) run.results.push_back(std::move(r));
     const SearchTally& a = tallies[0];
     const SearchTally& b = tallies[1];

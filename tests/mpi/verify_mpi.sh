@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # CTest entry mpi.verify (MPI builds only, tests/CMakeLists.txt): `mpirun -n 2 attnspec verify
 # ... --mpi` writes the report the serial run writes (compare-reports --rtol 0
-# --counterexamples), and a run where one rank fails exits non-zero on every rank, keeps the
+# --counterexamples), with the instances spread over the ranks (thm3.4's searches included) and,
+# under a --time-budget, with whole checks per rank (shards); a run where one rank fails (planted
+# with ATTNSPEC_MPI_PLANT_FAILURE, or a refused problem) exits non-zero on every rank, keeps the
 # previous report and leaves no shard file. Runs as root need --allow-run-as-root; 2 ranks on a
 # machine with fewer cores need --oversubscribe (both are passed). --bind-to none: mpirun binds each
 # rank to one core by default, and OpenBLAS then runs one thread, whose sums round differently in
 # the last bits from the serial run's (model-kappa-J, a BLAS-heavy check, is in the selection to
-# show it). About 10 s.
+# show it). About 20 s.
 #   usage: verify_mpi.sh MPIEXEC ATTNSPEC PYTHON SOURCE_DIR
 set -euo pipefail
 mpiexec=$1 cli=$2 python=$3 src=$4
@@ -17,18 +19,43 @@ mpi=("$mpiexec" -n 2 --oversubscribe --bind-to none)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
 
 "$cli" verify "${sel[@]}" --out "$dir/serial.h5" > /dev/null
+# instance mode (the default): every rank evaluates its share of each check's instances
 "${mpi[@]}" "$cli" verify "${sel[@]}" --mpi --out "$dir/mpi.h5" > "$dir/mpi.out"
-grep -q "merged 2 shard(s), 5 check(s) and 2 counterexample file(s)" "$dir/mpi.out"
+grep -q "^thm3.5: " "$dir/mpi.out"  # rank 0 prints the table
 "$python" "$src/scripts/compare-reports.py" "$dir/serial.h5" "$dir/mpi.h5" --rtol 0 --counterexamples
+# thm3.4's counterexample searches are spread too
+"$cli" verify thm3.4 --trials 4 --search-evals 40 -q --fail-on never --out "$dir/s34.h5" > /dev/null
+"${mpi[@]}" "$cli" verify thm3.4 --trials 4 --search-evals 40 -q --fail-on never --mpi \
+    --out "$dir/m34.h5" > /dev/null
+"$python" "$src/scripts/compare-reports.py" "$dir/s34.h5" "$dir/m34.h5" --rtol 0
+# shard mode (a wall-clock limit: the ranks would not agree where it stops): whole checks per rank
+"${mpi[@]}" "$cli" verify "${sel[@]}" --time-budget 1000 --mpi --out "$dir/shard.h5" \
+    > "$dir/shard.out"
+grep -q "merged 2 shard(s), 5 check(s) and 2 counterexample file(s)" "$dir/shard.out"
+"$python" "$src/scripts/compare-reports.py" "$dir/serial.h5" "$dir/shard.h5" --rtol 0 --counterexamples
 
-# one rank fails (model-kappa-J above --max-memory 1M: exit 65), the other holds thm3.5
 cp "$dir/serial.h5" "$dir/prev.h5"
-rc=0
-"${mpi[@]}" "$cli" verify thm3.5 model-kappa-J --trials 4 -q --max-memory 1M --mpi \
-    --out "$dir/prev.h5" > "$dir/fail.out" 2>&1 || rc=$?
-[ "$rc" -ne 0 ] || { echo "a failing rank must fail the run"; exit 1; }
+expect_failure() {  # $1: what; $2: output; then the command. Exit non-zero, report untouched
+    local what=$1 out=$2 rc=0
+    shift 2
+    "$@" > "$out" 2>&1 || rc=$?
+    [ "$rc" -ne 0 ] || { echo "$what: a failing rank must fail the run"; exit 1; }
+    cmp "$dir/serial.h5" "$dir/prev.h5" || { echo "$what: the previous report changed"; exit 1; }
+}
+# instance mode, one rank fails outside an instance (planted): the other stops at its next exchange
+expect_failure "planted rank failure" "$dir/plant.out" env ATTNSPEC_MPI_PLANT_FAILURE=1 \
+    "${mpi[@]}" -x ATTNSPEC_MPI_PLANT_FAILURE "$cli" verify "${sel[@]}" --mpi --out "$dir/prev.h5"
+grep -q "planted failure of rank 1" "$dir/plant.out"
+grep -q "rank 0: stopped: another rank failed; no report was written" "$dir/plant.out"
+# instance mode, every rank refuses the same problem (model-kappa-J above --max-memory 1M: 65)
+expect_failure "refused problem" "$dir/refuse.out" "${mpi[@]}" "$cli" verify thm3.5 \
+    model-kappa-J --trials 4 -q --max-memory 1M --mpi --out "$dir/prev.h5"
+grep -q "max" "$dir/refuse.out"
+# shard mode: one rank fails (model-kappa-J's shard), the other holds thm3.5
+expect_failure "failing shard" "$dir/fail.out" "${mpi[@]}" "$cli" verify thm3.5 model-kappa-J \
+    --trials 4 -q --max-memory 1M --time-budget 1000 --mpi --out "$dir/prev.h5"
 grep -q "another rank failed; no report was written" "$dir/fail.out"
-cmp "$dir/serial.h5" "$dir/prev.h5"  # the previous report is untouched
 left=$(find "$dir" -name '.*' | wc -l)
 [ "$left" -eq 0 ] || { echo "shard files left: $(find "$dir" -name '.*')"; exit 1; }
-echo "mpi.verify: 2 ranks = serial run; a failing rank fails every rank and writes nothing"
+echo "mpi.verify: 2 ranks = serial run (instances spread, and shards); a failing rank fails" \
+    "every rank and writes nothing"

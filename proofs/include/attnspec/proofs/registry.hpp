@@ -24,6 +24,8 @@ class H5Reader;  // io/h5.hpp: only the replay entries need it, so <hdf5.h> stay
 
 namespace attnspec::proofs {
 
+class InstanceSpread;  // instance_spread.hpp
+
 struct RunOptions {
     int trials = 0;              // 0: the check's default for the run (quick or thorough)
     std::uint64_t seed = 20251;  // master seed; instance i uses a seed derived from it
@@ -45,6 +47,10 @@ struct RunOptions {
     // Model dataset selector NAME[:layer[:head[:sentence]]] (io/model_input.hpp) of the real-model
     // analysis (the checks with CheckInfo::needs_dataset). Empty: those checks are skipped.
     std::string dataset;
+    // verify --mpi: RunLoop evaluates only this process's share of each batch and exchanges the
+    // results through it (instance_spread.hpp); null: every instance here. Not with a time budget
+    // (the processes' clocks would disagree on where to stop): RunLoop refuses that (Usage).
+    InstanceSpread* spread = nullptr;
 };
 
 // verify runs several checks side by side (--threads N > 1; cli/cmd_verify.cpp). A check's runner
@@ -186,6 +192,9 @@ class RunLoop {
         Keep keep;
         double cost;
     };
+    // evaluate() under RunOptions::spread: this process's share, then every process's results.
+    void evaluate_spread(std::vector<Queued>& queue, const std::vector<double>& cost,
+                         std::vector<std::optional<CheckResult>>& out);
     const RunOptions& opt_;
     CheckRun run_;
     std::vector<Queued> queue_;
