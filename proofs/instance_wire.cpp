@@ -187,7 +187,9 @@ CheckResult decode_check_result(const char** p, const char* end) {
     for (auto& [k, m] : r.instance) {
         k = in.str();
         const std::uint64_t rows = in.u64(), cols = in.u64();
-        if (cols != 0 && rows > static_cast<std::uint64_t>(end - in.p) / 8 / cols)
+        constexpr std::uint64_t kMaxDim = std::uint64_t{1} << 31;  // an Eigen::Index, any product
+        if (rows > kMaxDim || cols > kMaxDim ||
+            (cols != 0 && rows > static_cast<std::uint64_t>(end - in.p) / 8 / cols))
             fail_data("instance exchange: a " + std::to_string(rows) + " x " +
                       std::to_string(cols) + " matrix exceeds the bytes left (malformed)");
         m.resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));

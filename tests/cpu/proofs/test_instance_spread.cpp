@@ -180,6 +180,16 @@ TEST_CASE("instance exchange: every truncation and a corrupt length are refused"
     const char* p = huge.data();
     CHECK_THROWS_AS(decode_check_result(&p, huge.data() + huge.size()), Error);
 
+    // a 2^63 x 0 matrix (no entries, but its row count is no Eigen::Index): refused (found by
+    // fuzz_exchange)
+    CheckResult empty_matrix;
+    empty_matrix.instance = {{"X", Eigen::MatrixXd(0, 0)}};
+    std::string e = bytes_of(empty_matrix);
+    const std::size_t rows_at = e.size() - 8 /* note */ - 16 /* rows, cols */;
+    e[rows_at + 7] = static_cast<char>(0x80);
+    p = e.data();
+    CHECK_THROWS_AS(decode_check_result(&p, e.data() + e.size()), Error);
+
     std::vector<InstanceSpread::Slot> slots(3);
     slots[1].owned = true;
     slots[1].result = sample_result();
