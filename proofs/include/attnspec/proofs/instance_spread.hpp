@@ -7,6 +7,9 @@
 // serial run would: keeps, records and summaries are computed everywhere from the same results,
 // so the report of any process is the serial run's. Work outside RunLoop (the thm3.4
 // counterexample searches, dataset reads, experiment tables) runs on every process.
+// share() is collective, so every process must reach its calls in the same order: a check may
+// not run two RunLoops (or spread searches) concurrently, and a batch's size must not depend on
+// anything but the options and seeds (not on time, the thread count or the process).
 //
 // The results travel as bytes (encode_check_result / decode_check_result): doubles are copied
 // bit for bit (NaN payloads and signed zeros included), so nothing is rounded on the way.
