@@ -361,8 +361,12 @@ void RunLoop::submit(const std::string& regime, std::uint64_t seed, Instance fn,
     queue_.push_back({regime, seed, std::move(fn), std::move(keep), cost});
     // Evaluated in batches, so that a huge --trials never queues more than a batch and the
     // budget stops the submitting loops (stopped()); 16 instances per worker keep the idle time
-    // at a batch's end small.
-    if (queue_.size() >= static_cast<std::size_t>(std::max(64, 16 * opt_.threads))) evaluate();
+    // at a batch's end small. Under a spread the batches must be the same on every process,
+    // whose --threads may differ (nodes of different sizes): the size then depends on the number
+    // of processes only.
+    const int batch = opt_.spread != nullptr ? std::max(256, 64 * opt_.spread->size())
+                                             : std::max(64, 16 * opt_.threads);
+    if (queue_.size() >= static_cast<std::size_t>(batch)) evaluate();
 }
 
 void RunLoop::evaluate() {

@@ -120,10 +120,12 @@ class ThreadSpread final : public InstanceSpread {
     bool drop_;
 };
 
-// Runs `fn(opt)` on K threads, each with its own spread; returns each thread's run.
+// Runs `fn(opt)` on K threads, each with its own spread (process r with `threads[r]` workers
+// when given); returns each thread's run.
 template <class Fn>
 std::vector<CheckRun> run_spread(int k, const RunOptions& opt, Fn fn, bool drop_others,
-                                 std::vector<long>* owned = nullptr) {
+                                 std::vector<long>* owned = nullptr,
+                                 const std::vector<int>& threads = {}) {
     Exchange ex(k);
     std::vector<ThreadSpread> spreads;
     spreads.reserve(static_cast<size_t>(k));
@@ -135,6 +137,7 @@ std::vector<CheckRun> run_spread(int k, const RunOptions& opt, Fn fn, bool drop_
         pool.emplace_back([&, r] {
             RunOptions mine = opt;
             mine.spread = &spreads[static_cast<size_t>(r)];
+            if (!threads.empty()) mine.threads = threads[static_cast<size_t>(r)];
             runs[static_cast<size_t>(r)] = fn(mine);
         });
     for (auto& t : pool) t.join();
@@ -238,6 +241,19 @@ TEST_CASE("instance spread: K processes reproduce the serial run, and a dropped 
         2, opt, [](const RunOptions& o) { return run_thm_3_5(o); }, true);
     CHECK(bytes_of(dropped[0]) != bytes_of(serial35));
     CHECK(dropped[0].results.size() < serial35.results.size());
+}
+
+TEST_CASE("instance spread: processes with different --threads still exchange the same batches",
+          "[spread]") {
+    // 300 instances: without a spread, 1 worker batches them by 64 and 8 workers by 128; the
+    // processes of a spread must cut the same batches (a mismatch would pair different exchanges)
+    RunOptions opt;
+    opt.trials = 300;
+    opt.seed = 5;
+    const CheckRun serial = run_thm_3_5(opt);
+    const auto runs = run_spread(2, opt, [](const RunOptions& o) { return run_thm_3_5(o); }, false,
+                                 nullptr, {1, 8});
+    for (const auto& run : runs) CHECK(bytes_of(run) == bytes_of(serial));
 }
 
 TEST_CASE("instance spread: thm3.4's searches are spread and give the serial records", "[spread]") {

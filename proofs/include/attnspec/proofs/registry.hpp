@@ -129,8 +129,8 @@ void check_run_options(const RunOptions& opt);
 // instance seeds, progress, the parallel evaluation, and the closing summary with its timing.
 //
 // A runner queues its instances with submit() in instance order; evaluate() (called by finish(),
-// and by submit() whenever a batch of max(64, 16 x threads) is queued, so a huge --trials never
-// queues more) runs the queue on RunOptions::threads workers, each with a single-threaded BLAS,
+// and by submit() whenever a batch of max(64, 16 x threads) is queued, max(256, 64 x processes)
+// under a spread, so a huge --trials never queues more) runs the queue on RunOptions::threads workers, each with a single-threaded BLAS,
 // and adds the
 // results in the order they were queued, so verdicts, numbers and records do not depend on the
 // thread count. The time budget is checked as each instance starts: none starts once it is
