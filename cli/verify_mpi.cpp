@@ -15,8 +15,10 @@
 #include <iostream>
 #include <new>
 #include <random>
+#include <sstream>
 #include <vector>
 
+#include "attnspec/io/provenance.hpp"
 #include "cli.hpp"
 #include "report_merge.hpp"
 #endif
@@ -99,6 +101,56 @@ void remove_shard(const std::string& path) {
     std::filesystem::remove_all(path.substr(0, path.size() - 3) + ".counterexamples", ec);
 }
 
+// Every rank's `mine`, in rank order (collective). Every rank sees the same sizes, so all refuse
+// together (DataError) a total above what one MPI call carries.
+std::vector<std::string> allgather(const std::string& mine) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const long long n = static_cast<long long>(mine.size());
+    std::vector<long long> sizes(static_cast<size_t>(size));
+    MPI_Allgather(&n, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+    std::vector<int> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
+    long long total = 0;
+    for (size_t r = 0; r < sizes.size(); ++r) {
+        offsets[r] = static_cast<int>(total);
+        counts[r] = static_cast<int>(sizes[r]);
+        total += sizes[r];
+        if (total > INT_MAX)
+            throw Error(ExitCode::DataError,
+                        "--mpi: one exchange would carry more than 2 GiB of results; use fewer "
+                        "--trials per run or --shard");
+    }
+    std::string all(static_cast<size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), static_cast<int>(n), MPI_CHAR, all.data(), counts.data(),
+                   offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> out(static_cast<size_t>(size));
+    for (size_t r = 0; r < out.size(); ++r)
+        out[r] = all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(counts[r]));
+    return out;
+}
+
+// What decides a result's last bits besides the inputs: the build and the BLAS with its kernels
+// (the same attributes `report merge` requires shards to share).
+std::string build_fingerprint() {
+    std::string f;
+    for (const auto& [k, v] : build_versions()) f += k + "=" + v + "\n";
+    return f;
+}
+
+// The first line where two fingerprints differ, as "key=a vs key=b".
+std::string first_difference(const std::string& a, const std::string& b) {
+    std::istringstream x(a), y(b);
+    std::string la, lb;
+    while (true) {
+        const bool ga = static_cast<bool>(std::getline(x, la));
+        const bool gb = static_cast<bool>(std::getline(y, lb));
+        if (!ga && !gb) return "no difference";
+        if (!ga) la = "(nothing)";
+        if (!gb) lb = "(nothing)";
+        if (la != lb) return la + " vs " + lb;
+    }
+}
+
 // Every exchange opens with a status reduction: 0 from a rank that is running, its exit code
 // from a rank that failed outside an instance (it makes this one reduction and stops). A failed
 // rank's single reduction thus meets the others' next one, inside an exchange or the final one,
@@ -118,32 +170,9 @@ class MpiSpread final : public proofs::InstanceSpread {
             peer_failure_ = code;
             throw Error(static_cast<ExitCode>(code), "another rank failed");
         }
-        const std::string mine = proofs::encode_owned_slots(slots);
-        const long long n = static_cast<long long>(mine.size());
-        std::vector<long long> sizes(static_cast<size_t>(size_));
-        MPI_Allgather(&n, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
-        std::vector<int> counts(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
-        long long total = 0;
-        for (int r = 0; r < size_; ++r) {
-            offsets[static_cast<size_t>(r)] = static_cast<int>(total);
-            counts[static_cast<size_t>(r)] = static_cast<int>(sizes[static_cast<size_t>(r)]);
-            total += sizes[static_cast<size_t>(r)];
-        }
-        if (total > INT_MAX)  // every rank sees the same sizes: all refuse together
-            throw Error(ExitCode::DataError,
-                        "--mpi: one batch's results take " + std::to_string(total) +
-                            " bytes, above the 2 GiB one exchange carries; use fewer --trials "
-                            "per run or --shard");
-        std::string all(static_cast<size_t>(total), '\0');
-        MPI_Allgatherv(mine.data(), static_cast<int>(n), MPI_CHAR, all.data(), counts.data(),
-                       offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
-        for (int r = 0; r < size_; ++r) {
-            if (r == rank_) continue;
-            proofs::decode_owned_slots(
-                all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
-                           static_cast<size_t>(counts[static_cast<size_t>(r)])),
-                slots);
-        }
+        const std::vector<std::string> all = allgather(proofs::encode_owned_slots(slots));
+        for (int r = 0; r < size_; ++r)
+            if (r != rank_) proofs::decode_owned_slots(all[static_cast<size_t>(r)], slots);
     }
 
   private:
@@ -179,6 +208,17 @@ int run_verify_mpi_spread(const SpreadRunner& run, bool quiet) {
     std::exception_ptr failure;
     SpreadOutcome out;
     try {
+        // Ranks that would compute different last bits cannot make one serial run's report.
+        const std::vector<std::string> builds = allgather(build_fingerprint());
+        for (size_t r = 1; r < builds.size(); ++r)
+            if (builds[r] != builds[0])
+                throw Error(ExitCode::Usage,
+                            "--mpi: rank " + std::to_string(r) +
+                                " runs another build or BLAS than rank 0 (" +
+                                first_difference(builds[0], builds[r]) +
+                                "), so the ranks' results would not make one run's report; give "
+                                "every node the same build and BLAS kernels (ATTNSPEC_BLAS_CORE), "
+                                "or run --shard parts and 'attnspec report merge'");
         out = run(spread, local, quiet || rank > 0);
     } catch (...) {
         failure = std::current_exception();

@@ -4,7 +4,7 @@
 # --counterexamples), with the instances spread over the ranks (thm3.4's searches included) and,
 # under a --time-budget, with whole checks per rank (shards); a run where one rank fails (planted
 # with ATTNSPEC_MPI_PLANT_FAILURE, or a refused problem) exits non-zero on every rank, keeps the
-# previous report and leaves no shard file. Runs as root need --allow-run-as-root; 2 ranks on a
+# previous report and leaves no shard file; ranks with different BLAS kernels are refused (64). Runs as root need --allow-run-as-root; 2 ranks on a
 # machine with fewer cores need --oversubscribe (both are passed). --bind-to none: mpirun binds each
 # rank to one core by default, and OpenBLAS then runs one thread, whose sums round differently in
 # the last bits from the serial run's (model-kappa-J, a BLAS-heavy check, is in the selection to
@@ -15,8 +15,9 @@ mpiexec=$1 cli=$2 python=$3 src=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 sel=(thm3.5 thm3.8 thm3.8-above-sigma1 infsa.neumann model-kappa-J --trials 8 -q --fail-on never)
-mpi=("$mpiexec" -n 2 --oversubscribe --bind-to none)
-[ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
+launch=("$mpiexec" --oversubscribe --bind-to none)
+[ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
+mpi=("${launch[@]}" -n 2)
 
 "$cli" verify "${sel[@]}" --out "$dir/serial.h5" > /dev/null
 # instance mode (the default): every rank evaluates its share of each check's instances
@@ -51,6 +52,14 @@ grep -q "rank 0: stopped: another rank failed; no report was written" "$dir/plan
 expect_failure "refused problem" "$dir/refuse.out" "${mpi[@]}" "$cli" verify thm3.5 \
     model-kappa-J --trials 4 -q --max-memory 1M --mpi --out "$dir/prev.h5"
 grep -q "max" "$dir/refuse.out"
+# instance mode, ranks whose BLAS kernels differ (their last bits would): refused before any work
+core=$("$cli" info | sed -n 's/^blas_core: //p')
+other=Haswell
+[ "$core" = Haswell ] && other=Sandybridge
+expect_failure "different BLAS kernels" "$dir/blas.out" "${launch[@]}" -n 1 "$cli" verify thm3.5 \
+    --mpi -q --out "$dir/prev.h5" : -n 1 -x ATTNSPEC_BLAS_CORE=$other "$cli" verify thm3.5 --mpi \
+    -q --out "$dir/prev.h5"
+grep -q "rank 1 runs another build or BLAS than rank 0" "$dir/blas.out"
 # shard mode: one rank fails (model-kappa-J's shard), the other holds thm3.5
 expect_failure "failing shard" "$dir/fail.out" "${mpi[@]}" "$cli" verify thm3.5 model-kappa-J \
     --trials 4 -q --max-memory 1M --time-budget 1000 --mpi --out "$dir/prev.h5"
