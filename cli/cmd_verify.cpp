@@ -148,7 +148,8 @@ void declare(po::options_description& desc, VerifyOptions& o) {
          "instances (--threads counts per rank; default: this node's cores over its ranks), the "
          "ranks exchange results and rank 0 writes the one report; with --time-budget or "
          "--search-seconds, rank r of K runs shard r/K instead and rank 0 merges the shards. "
-         "Needs an MPI build (exit 69 otherwise)");
+         "Ranks whose build or BLAS kernels differ are refused (64). Needs an MPI build (exit 69 "
+         "otherwise)");
     // clang-format on
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "verify-<checks>.h5");
