@@ -1,0 +1,201 @@
+// What double-double arithmetic costs here (issue 13, certified kappa(J) at the ViT-B head):
+// proofs/spectral_enclosure.md §6-§7 show that a certificate of relative width 1e-6 at
+// kappa = 1.486e7 needs products, Gram and Cholesky in double-double; this bench measures how fast
+// this machine can do the Cholesky's inner operation, c -= a * b with a, b, c double-double
+// (error-free FMA product, accurate two-sum addition, renormalisation), against the same loop in
+// double, and the rate of OpenBLAS's dgemm and dpotrf. It prints the time the n^3/3 multiply-adds
+// of a double-double Cholesky of the ViT-B Gram (n = 12608) need at the measured rate - a lower
+// bound for any double-double Cholesky built on this kernel (no memory traffic, no pivoting, no
+// triangular solves counted) - and its ratio to the time budget of the issue's target (2x the
+// uncertified run, 2 x 142 s).
+//
+// usage: bench_dd_rate [--threads T] [--reps R]   (default: every core, 5 repetitions)
+#include <immintrin.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/parallel.hpp"
+#include "bench_common.hpp"
+
+extern "C" {
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
+            const double*, const int*, const double*, const int*, const double*, double*,
+            const int*);
+void dpotrf_(const char*, const int*, double*, const int*, int*);
+}
+
+namespace {
+
+// Register-resident kernels (AVX-512, 8 lanes per vector): K independent accumulators, so the
+// dependence chain of one accumulator does not bound the rate.
+constexpr int kChains = 6;
+using V = __m512d;
+
+// c -= a * b in double-double, `rounds` times on kChains x 8 lanes. Ops per update (each a vector
+// add, sub, mul or fma on one port): product 4 (mul, 3 fma: the FMA's exact error and the two
+// cross terms), accurate addition 20 (two two-sums 12, renormalisation 8): kOpsPerDd = 24.
+constexpr double kOpsPerDd = 24;
+__attribute__((target("avx512f,fma"))) double dd_kernel(long rounds, unsigned seed) {
+    V ah[kChains], al[kChains], bh[kChains], bl[kChains], ch[kChains], cl[kChains];
+    for (int k = 0; k < kChains; ++k) {
+        const double x = 1e-4 * (1 + 0.01 * (k + seed));
+        ah[k] = _mm512_set1_pd(x), al[k] = _mm512_set1_pd(x * 1e-17);
+        bh[k] = _mm512_set1_pd(x * 0.7), bl[k] = _mm512_set1_pd(x * 0.7e-17);
+        ch[k] = _mm512_set1_pd(1.0 + k), cl[k] = _mm512_set1_pd(1e-17);
+    }
+    for (long r = 0; r < rounds; ++r)
+        for (int k = 0; k < kChains; ++k) {
+            const V p = _mm512_mul_pd(ah[k], bh[k]);  // a*b = p + e, then negated
+            V e = _mm512_fmsub_pd(ah[k], bh[k], p);
+            e = _mm512_fmadd_pd(ah[k], bl[k], e);
+            e = _mm512_fmadd_pd(al[k], bh[k], e);
+            const V s = _mm512_sub_pd(ch[k], p);  // two-sum of ch and -p
+            const V bb = _mm512_sub_pd(s, ch[k]);
+            const V se =
+                _mm512_sub_pd(_mm512_sub_pd(ch[k], _mm512_sub_pd(s, bb)), _mm512_add_pd(p, bb));
+            const V t = _mm512_sub_pd(cl[k], e);  // two-sum of cl and -e
+            const V bt = _mm512_sub_pd(t, cl[k]);
+            const V te =
+                _mm512_sub_pd(_mm512_sub_pd(cl[k], _mm512_sub_pd(t, bt)), _mm512_add_pd(e, bt));
+            V lo = _mm512_add_pd(se, t);  // renormalise
+            V q = _mm512_add_pd(s, lo);
+            lo = _mm512_sub_pd(lo, _mm512_sub_pd(q, s));
+            lo = _mm512_add_pd(lo, te);
+            const V q2 = _mm512_add_pd(q, lo);
+            cl[k] = _mm512_sub_pd(lo, _mm512_sub_pd(q2, q));
+            ch[k] = q2;
+        }
+    alignas(64) double lanes[8];
+    double sink = 0;
+    for (int k = 0; k < kChains; ++k) {
+        _mm512_store_pd(lanes, _mm512_add_pd(ch[k], cl[k]));
+        for (double x : lanes) sink += x;
+    }
+    return sink;
+}
+
+// The machine's vector-op peak: 12 independent FMA chains (enough to cover the FMA latency on
+// two ports), each FMA one op on one port.
+__attribute__((target("avx512f,fma"))) double fma_kernel(long rounds, unsigned seed) {
+    constexpr int kAcc = 12;
+    V c[kAcc];
+    const V a = _mm512_set1_pd(0.999999), b = _mm512_set1_pd(1e-9 * (1 + seed));
+    for (int k = 0; k < kAcc; ++k) c[k] = _mm512_set1_pd(1.0 + k);
+    for (long r = 0; r < rounds; ++r)
+        for (V& ck : c) ck = _mm512_fmadd_pd(ck, a, b);
+    alignas(64) double lanes[8];
+    double sink = 0;
+    for (const V& ck : c) {
+        _mm512_store_pd(lanes, ck);
+        for (double x : lanes) sink += x;
+    }
+    return sink;
+}
+
+// Lane operations per second over `threads` threads: dd multiply-adds (dd) or FMAs.
+double rate(int threads, long rounds, bool dd) {
+    std::vector<double> sink(static_cast<size_t>(threads));
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(threads));
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            sink[static_cast<size_t>(t)] = dd ? dd_kernel(rounds, static_cast<unsigned>(t))
+                                              : fma_kernel(rounds, static_cast<unsigned>(t));
+        });
+    for (auto& th : pool) th.join();
+    const double s = attnspec::bench::seconds_since(t0);
+    double all = 0;
+    for (double x : sink) all += x;
+    if (!std::isfinite(all)) std::printf("(non-finite lanes)\n");
+    const double per_round = dd ? kChains * 8.0 : 12 * 8.0;
+    return static_cast<double>(threads) * per_round * static_cast<double>(rounds) / s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    attnspec::select_blas_kernels(argc, argv);
+    int threads = attnspec::available_threads(), reps = 5;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
+        if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+    }
+    if (threads < 1 || reps < 1) {
+        std::fprintf(stderr, "usage: bench_dd_rate [--threads T >= 1] [--reps R >= 1]\n");
+        return 64;
+    }
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) {
+        std::fprintf(stderr, "bench_dd_rate: this CPU lacks AVX-512F or FMA (the kernel's ISA)\n");
+        return 69;
+    }
+    const auto info = attnspec::blas_info();
+    double load = -1;
+    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+        std::fclose(f);
+    }
+    std::printf("[setup] %d threads; BLAS %s, core %s; 1-minute load %.2f\n", threads,
+                info.library.c_str(), info.core.c_str(), load);
+    std::vector<double> dd, fma;
+    for (int k = 0; k < reps; ++k) {  // alternating
+        dd.push_back(rate(threads, 4000000, true));
+        fma.push_back(rate(threads, 40000000, false));
+    }
+    const double rdd = attnspec::bench::median(dd), rfma = attnspec::bench::median(fma);
+    std::printf(
+        "double-double c -= a*b: %.3g /s (%.0f vector ops each: %.3g ops/s); FMA peak "
+        "%.3g ops/s (medians of %d); the double-double kernel runs at %.0f%% of the "
+        "peak\n",
+        rdd, kOpsPerDd, rdd * kOpsPerDd, rfma, reps, 100 * rdd * kOpsPerDd / rfma);
+
+    // OpenBLAS on the same threads: dgemm and dpotrf at n = 2048 (flop rates)
+    attnspec::set_blas_threads(threads);
+    const int n = 2048;
+    std::vector<double> A(static_cast<size_t>(n) * n), B(A.size()), C(A.size());
+    std::mt19937_64 g(7);
+    std::normal_distribution<double> z;
+    for (auto& x : A) x = z(g);
+    for (auto& x : B) x = z(g);
+    const double one = 1, zero = 0;
+    const double tg = attnspec::bench::median_of(reps, [&] {
+        dgemm_("N", "T", &n, &n, &n, &one, A.data(), &n, B.data(), &n, &zero, C.data(), &n);
+    });
+    // SPD: C = A A^T + n I
+    dgemm_("N", "T", &n, &n, &n, &one, A.data(), &n, A.data(), &n, &zero, C.data(), &n);
+    for (int i = 0; i < n; ++i) C[static_cast<size_t>(i) * n + i] += n;
+    std::vector<double> F(C.size());
+    const double tp = attnspec::bench::median_of(reps, [&] {
+        F = C;
+        int info_ = 0;
+        dpotrf_("L", &n, F.data(), &n, &info_);
+        if (info_ != 0) std::printf("(dpotrf info %d)\n", info_);
+    });
+    const double nn = n;
+    const double gemm_madds = nn * nn * nn / tg, potrf_madds = nn * nn * nn / 3 / tp;
+    std::printf("OpenBLAS n = %d: dgemm %.3g multiply-adds/s, dpotrf %.3g multiply-adds/s\n", n,
+                gemm_madds, potrf_madds);
+
+    const double N = 12608;  // the ViT-B head's Gram: N = 197 x 64
+    const double madds = N * N * N / 3;
+    const double t_d = madds / potrf_madds, t_kernel = madds / rdd;
+    const double t_floor = madds * kOpsPerDd / rfma;  // every op at the FMA peak
+    const double budget = 2 * 142;
+    std::printf(
+        "Cholesky of the ViT-B Gram (n = 12608, n^3/3 = %.3g multiply-adds): double "
+        "(dpotrf's rate) %.0f s; double-double at this kernel's rate %.0f s (%.2fx the "
+        "target's whole budget of %.0f s = 2 x the 142 s uncertified run); at the FMA "
+        "peak for all %.0f ops %.0f s (%.2fx): no double-double Cholesky with this "
+        "addition runs faster here\n",
+        madds, t_d, t_kernel, t_kernel / budget, budget, kOpsPerDd, t_floor, t_floor / budget);
+    return 0;
+}
