@@ -130,13 +130,13 @@ void check_run_options(const RunOptions& opt);
 //
 // A runner queues its instances with submit() in instance order; evaluate() (called by finish(),
 // and by submit() whenever a batch of max(64, 16 x threads) is queued, max(256, 64 x processes)
-// under a spread, so a huge --trials never queues more) runs the queue on RunOptions::threads workers, each with a single-threaded BLAS,
-// and adds the
-// results in the order they were queued, so verdicts, numbers and records do not depend on the
-// thread count. The time budget is checked as each instance starts: none starts once it is
-// spent, and the run keeps the instances that started before, a prefix of the queue in instance
-// order (with more threads, more of them); without a budget a batch starts longest first (submit's
-// cost). Progress is reported under a lock as instances end.
+// under a spread, so a huge --trials never queues more) runs the queue on RunOptions::threads
+// workers, each with a single-threaded BLAS, and adds the results in the order they were queued, so
+// verdicts, numbers and records do not depend on the thread count. The time budget is checked as
+// each instance starts: none starts once it is spent, and the run keeps the instances that started
+// before, a prefix of the queue in instance order (with more threads, more of them); without a
+// budget a batch starts longest first (submit's cost). Progress is reported under a lock as
+// instances end.
 class RunLoop {
   public:
     // One instance, run on a worker: its result, or nothing when the draw has nothing to check
