@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/target_clones.hpp"
 #include "infsa_internal.hpp"
 
 namespace attnspec {
@@ -98,8 +99,7 @@ namespace {
 constexpr long kBlock = 256;
 
 // acc[0..d) += sum_i (e_i / sqrt d) q_i over n tokens; returns sum_i e_i, e_i = ||q_i|| / sqrt d.
-__attribute__((target_clones("avx2", "default"))) float sweep_queries(const float* q, long n,
-                                                                      long d, float c, float* acc) {
+ATTNSPEC_CLONES_AVX2 float sweep_queries(const float* q, long n, long d, float c, float* acc) {
     float se = 0;
     for (long i = 0; i < n; ++i, q += d) {
         float ss = 0;
@@ -113,9 +113,8 @@ __attribute__((target_clones("avx2", "default"))) float sweep_queries(const floa
 }
 
 // acc += sum_j s_j v_j, s_j = max(0, c qb . k_j); returns sum s_j.
-__attribute__((target_clones("avx2", "default"))) float sweep_keys(const float* k, const float* v,
-                                                                   long n, long d, float c,
-                                                                   const float* qb, float* acc) {
+ATTNSPEC_CLONES_AVX2 float sweep_keys(const float* k, const float* v, long n, long d, float c,
+                                      const float* qb, float* acc) {
     float ss = 0;
     for (long j = 0; j < n; ++j, k += d, v += d) {
         float dot = 0;

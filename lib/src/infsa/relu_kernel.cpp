@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/target_clones.hpp"
 #include "attnspec/infsa/affinity.hpp"
 #include "infsa_internal.hpp"
 
@@ -18,8 +19,7 @@ using detail::kUnit;
 namespace {
 
 // z[0..m) += sum_c max(S(:, c), 0) * x[c]  (S column-major m x n; axpy form, vectorises).
-__attribute__((target_clones("avx2", "default"))) void relu_axpy(const double* S, long m, long n,
-                                                                 const double* x, double* z) {
+ATTNSPEC_CLONES_AVX2 void relu_axpy(const double* S, long m, long n, const double* x, double* z) {
     for (long c = 0; c < n; ++c) {
         const double xc = x[c];
         const double* s = S + c * m;
@@ -28,8 +28,7 @@ __attribute__((target_clones("avx2", "default"))) void relu_axpy(const double* S
 }
 
 // f[0..m) += sum_c max(S(:, c), 0)^2.
-__attribute__((target_clones("avx2", "default"))) void relu_sq(const double* S, long m, long n,
-                                                               double* f) {
+ATTNSPEC_CLONES_AVX2 void relu_sq(const double* S, long m, long n, double* f) {
     for (long c = 0; c < n; ++c) {
         const double* s = S + c * m;
         for (long r = 0; r < m; ++r) {
