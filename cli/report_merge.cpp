@@ -71,17 +71,6 @@ Shard read_shard(const std::string& path) {
     return s;
 }
 
-// The first line of `a` and `b` ("key=value" lines) that differs, as "a-line vs b-line".
-std::string first_difference(const std::string& a, const std::string& b) {
-    const auto la = split(a, '\n'), lb = split(b, '\n');
-    for (size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
-        const std::string x = i < la.size() ? la[i] : "(none)",
-                          y = i < lb.size() ? lb[i] : "(none)";
-        if (x != y) return y + " vs " + x;
-    }
-    return "";
-}
-
 // Refuses a shard that is not a part of the same run as `first`.
 void check_same_run(const Shard& first, const Shard& s) {
     const std::string pair = s.path + " and " + first.path;
@@ -202,6 +191,16 @@ void copy_check(const Shard& s, const std::string& check, H5Group& checks,
 }
 
 }  // namespace
+
+std::string first_difference(const std::string& a, const std::string& b) {
+    const auto la = split(a, '\n'), lb = split(b, '\n');
+    for (size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
+        const std::string x = i < la.size() ? la[i] : "(none)",
+                          y = i < lb.size() ? lb[i] : "(none)";
+        if (x != y) return y + " vs " + x;
+    }
+    return "";
+}
 
 MergedReport merge_shard_reports(const std::vector<std::string>& paths, const std::string& target,
                                  const std::string& command_line) {

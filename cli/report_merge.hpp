@@ -25,6 +25,10 @@ struct MergedReport {
 MergedReport merge_shard_reports(const std::vector<std::string>& shards, const std::string& target,
                                  const std::string& command_line);
 
+// The first line of `a` and `b` ("key=value" lines) that differs, as "b-line vs a-line" ("(none)"
+// for a missing line); "" when none does.
+std::string first_difference(const std::string& a, const std::string& b);
+
 // The text `report merge` and `verify --mpi` print: "merged N shard(s) ... into R" and the
 // verdict table of the merged report.
 std::string merged_report_text(const MergedReport& m);

@@ -13,9 +13,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
-#include <new>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "attnspec/io/provenance.hpp"
@@ -57,30 +55,6 @@ int reduce_max(int v) {
     int out = 0;
     MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return out;
-}
-
-// The exit code an exception stands for (as main() maps it).
-int code_of(const std::exception_ptr& e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const Error& x) {
-        return static_cast<int>(x.code());
-    } catch (const std::bad_alloc&) {
-        return static_cast<int>(ExitCode::OutOfMemory);
-    } catch (...) {
-        return static_cast<int>(ExitCode::Internal);
-    }
-}
-
-// The message of an exception.
-std::string what_of(const std::exception_ptr& e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        return x.what();
-    } catch (...) {
-        return "unknown exception";
-    }
 }
 
 // "<dir>/.<name>.mpi-<tag>.shard-<r>-of-<K>.h5": hidden, beside the target, one per run (the
@@ -135,20 +109,6 @@ std::string build_fingerprint() {
     std::string f;
     for (const auto& [k, v] : build_versions()) f += k + "=" + v + "\n";
     return f;
-}
-
-// The first line where two fingerprints differ, as "key=a vs key=b".
-std::string first_difference(const std::string& a, const std::string& b) {
-    std::istringstream x(a), y(b);
-    std::string la, lb;
-    while (true) {
-        const bool ga = static_cast<bool>(std::getline(x, la));
-        const bool gb = static_cast<bool>(std::getline(y, lb));
-        if (!ga && !gb) return "no difference";
-        if (!ga) la = "(nothing)";
-        if (!gb) lb = "(nothing)";
-        if (la != lb) return la + " vs " + lb;
-    }
 }
 
 // Every exchange opens with a status reduction: 0 from a rank that is running, its exit code
@@ -224,8 +184,9 @@ int run_verify_mpi_spread(const SpreadRunner& run, bool quiet) {
         failure = std::current_exception();
     }
     // A rank that learnt of a failure inside an exchange has made its last collective call.
-    const int failed = spread.peer_failure() != 0 ? spread.peer_failure()
-                                                  : reduce_max(failure ? code_of(failure) : 0);
+    const int failed = spread.peer_failure() != 0
+                           ? spread.peer_failure()
+                           : reduce_max(failure ? summarize_exception(failure).code : 0);
     int commit_failed = 0;
     if (!failed) {
         if (rank == 0) {
@@ -233,15 +194,15 @@ int run_verify_mpi_spread(const SpreadRunner& run, bool quiet) {
                 if (out.commit) out.commit();
             } catch (...) {
                 failure = std::current_exception();
-                commit_failed = code_of(failure);
+                commit_failed = summarize_exception(failure).code;
             }
         }
         MPI_Bcast(&commit_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     if (failure && spread.peer_failure() == 0) {
         if (rank == 0) std::rethrow_exception(failure);  // main() reports it (MPI_Finalize first)
-        log("rank " + std::to_string(rank) + ": error: " + what_of(failure));
-        return code_of(failure);
+        log("rank " + std::to_string(rank) + ": error: " + summarize_exception(failure).message);
+        return summarize_exception(failure).code;
     }
     if (failed || commit_failed) {
         log("rank " + std::to_string(rank) +
@@ -273,7 +234,7 @@ int run_verify_mpi(const std::string& target, const std::string& command_line,
     } catch (...) {
         failure = std::current_exception();
     }
-    const int failed = reduce_max(failure ? code_of(failure) : 0);
+    const int failed = reduce_max(failure ? summarize_exception(failure).code : 0);
     // 1 (violated) outranks 2 (inconclusive): order them 0 < 2 < 1 for the reduction
     const int worst = reduce_max(verdict == 1 ? 2 : verdict == 2 ? 1 : 0);
     if (!failed && rank == 0) {
@@ -283,7 +244,7 @@ int run_verify_mpi(const std::string& target, const std::string& command_line,
             failure = std::current_exception();
         }
     }
-    int merge_failed = rank == 0 && failure ? code_of(failure) : 0;
+    int merge_failed = rank == 0 && failure ? summarize_exception(failure).code : 0;
     MPI_Bcast(&merge_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     remove_shard(paths[static_cast<size_t>(rank)]);
     if (failure) std::rethrow_exception(failure);  // main() reports it (MPI_Finalize first)

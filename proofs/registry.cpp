@@ -413,23 +413,6 @@ void RunLoop::evaluate() {
     }
 }
 
-// Exit code and text of the exception being handled (as main() would report it).
-namespace {
-void describe_current(int& code, std::string& text) {
-    try {
-        throw;
-    } catch (const Error& e) {
-        code = static_cast<int>(e.code()), text = e.what();
-    } catch (const std::bad_alloc&) {
-        code = static_cast<int>(ExitCode::OutOfMemory), text = "out of memory";
-    } catch (const std::exception& e) {
-        code = static_cast<int>(ExitCode::Internal), text = e.what();
-    } catch (...) {
-        code = static_cast<int>(ExitCode::Internal), text = "unknown exception";
-    }
-}
-}  // namespace
-
 std::vector<InstanceSpread::Slot> spread_evaluate(
     InstanceSpread& sp, const std::vector<double>& cost, int threads,
     const std::function<void(InstanceSpread::Slot& slot, std::size_t i)>& fill,
@@ -456,7 +439,9 @@ std::vector<InstanceSpread::Slot> spread_evaluate(
                 fill(slot, mine[k]);
             } catch (...) {  // every process must reach share(): the error travels in the slot
                 thrown[mine[k]] = std::current_exception();
-                describe_current(slot.error_code, slot.error);
+                const ExceptionSummary x = summarize_exception(thrown[mine[k]]);
+                slot.error_code = x.code;
+                slot.error = x.message;
             }
             std::lock_guard<std::mutex> lock(m);
             if (done) done(slot);

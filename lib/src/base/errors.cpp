@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <new>
 
 namespace attnspec {
 
@@ -30,6 +31,20 @@ void check_allocation(double bytes, double limit_bytes, const std::string& what,
                     what + " would need " + human_bytes(bytes) + ", above the limit " +
                         (parameter.empty() ? "of " : parameter + " = ") + human_bytes(limit_bytes),
                     parameter);
+}
+
+ExceptionSummary summarize_exception(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const Error& x) {
+        return {static_cast<int>(x.code()), x.what()};
+    } catch (const std::bad_alloc&) {
+        return {static_cast<int>(ExitCode::OutOfMemory), "out of memory"};
+    } catch (const std::exception& x) {
+        return {static_cast<int>(ExitCode::Internal), x.what()};
+    } catch (...) {
+        return {static_cast<int>(ExitCode::Internal), "unknown exception"};
+    }
 }
 
 }  // namespace attnspec

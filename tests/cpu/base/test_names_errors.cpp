@@ -2,6 +2,8 @@
 // table gives both directions, unknown names list the expected ones, and every refusal that a
 // parameter controls carries that parameter's name (never a CLI flag) for the CLI to map.
 #include <cmath>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "attnspec/attention/attention.hpp"
@@ -99,4 +101,25 @@ TEST_CASE("u and gamma_n: one definition, the textbook values", "[base]") {
     CHECK(test::kU == kUnitRoundoff);
     CHECK(gamma_n(3) == 3 * kUnitRoundoff / (1 - 3 * kUnitRoundoff));
     CHECK(std::isinf(gamma_n(1 / kUnitRoundoff)));
+}
+
+TEST_CASE("summarize_exception maps exceptions to main()'s exit codes and messages", "[base]") {
+    const auto of = [](auto&& thrower) {
+        try {
+            thrower();
+        } catch (...) {
+            return summarize_exception(std::current_exception());
+        }
+        return ExceptionSummary{};
+    };
+    const ExceptionSummary e = of([] { throw Error(ExitCode::DataError, "shape 3x4"); });
+    CHECK(e.code == static_cast<int>(ExitCode::DataError));
+    CHECK(e.message == "shape 3x4");
+    const ExceptionSummary m = of([] { throw std::bad_alloc(); });
+    CHECK(m.code == static_cast<int>(ExitCode::OutOfMemory));
+    CHECK(m.message == "out of memory");
+    const ExceptionSummary o = of([] { throw std::runtime_error("boom"); });
+    CHECK(o.code == static_cast<int>(ExitCode::Internal));
+    CHECK(o.message == "boom");
+    CHECK(of([] { throw 42; }).code == static_cast<int>(ExitCode::Internal));
 }

@@ -2,6 +2,7 @@
 // cause is thrown as attnspec::Error with one of these codes and a one-line message naming the
 // problem; the CLI prints "attnspec: error: <message>" on stderr and exits with the code.
 #pragma once
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -45,6 +46,15 @@ class Error : public std::runtime_error {
 [[noreturn]] inline void fail_data(const std::string& m, const std::string& parameter = {}) {
     throw Error(ExitCode::DataError, m, parameter);
 }
+
+// The exit code an exception stands for and its message, as main() maps them: Error its code,
+// std::bad_alloc OutOfMemory ("out of memory"), anything else Internal. For exceptions carried
+// between threads or processes (RunLoop's spread, verify --mpi).
+struct ExceptionSummary {
+    int code = 0;
+    std::string message;
+};
+ExceptionSummary summarize_exception(const std::exception_ptr& e);
 
 // Refuse problems before allocating: throws DataError "<what> would need 1.1 GiB, above the limit
 // <parameter> = 1.0 GiB" naming `parameter` (e.g. "max_bytes") when the limit is one, or "above
