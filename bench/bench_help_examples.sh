@@ -37,6 +37,7 @@ examples=(
     "jacobian|--dataset minilm-l6:0:0 --svd auto|1|cpu|0"
     "jacobian|--random 64,128,32 --svd auto --store-j|2.5|cpu|0"
     "jacobian|--random 128,384,32 --max-memory 2GiB --store-limit 0|2.5|cpu|0"
+    "jacobian|--random 64,128,32 --token-dist gaussian --scale 1 --weight-scale 1.3 --svd extremal --no-report|20|cpu|0.63"
 )
 if [ "$quick" = 0 ]; then
     examples+=(

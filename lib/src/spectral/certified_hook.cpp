@@ -1,10 +1,11 @@
 // The engine's use of the certified sigma_min bounds (operator_spectrum,
-// proofs/spectral_enclosure.md §6-7): when, which method, and how the result enters the sigma_min
+// proofs/spectral_enclosure.md §6-8): when, which method, and how the result enters the sigma_min
 // enclosure.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "engine_progress.hpp"
@@ -49,6 +50,52 @@ bool certify_plain(const LinearOperator& J, const LargeSvdOptions& opt, double p
     }
     return true;
 }
+
+// auto runs the double-double certificate (§8) up to this many multiply-adds (n^2 m / 2 for the
+// Gram, n^3 / 6 per factorization): the (64, 128, 32) head is 2.7e10.
+constexpr double kAutoDdUpdates = 6e10;
+// Its rate per thread, for the notice: measured 2.1e9 (Gram) and 0.9e9 (factor) multiply-adds/s
+// per thread at the (64, 128, 32) head (bench_certified_kappa, proofs/spectral_enclosure.md §8).
+constexpr double kDdRatePerThread = 1.5e9;
+
+// The double-double shift test on the Gram of the rows of J (§8). True when it raised or
+// confirmed t's lower end.
+bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
+                std::vector<std::string>& notes) {
+    DdCertifyOptions o;
+    o.product_abs_error = pad;
+    o.max_bytes = opt.max_bytes;
+    const int threads = std::max(1, blas_threads());
+    const double seconds = dd_certify_updates(J.rows(), J.cols()) / (kDdRatePerThread * threads);
+    if (opt.notice) {
+        char buf[240];
+        std::snprintf(buf, sizeof buf,
+                      "certify: double-double Gram and Cholesky of the %ld x %ld Gram (%.3g "
+                      "multiply-adds, %.3g GB): expect about %.0f s",
+                      static_cast<long>(J.rows()), static_cast<long>(J.rows()),
+                      dd_certify_updates(J.rows(), J.cols()),
+                      dd_certify_bytes(J.rows(), J.cols()) / 1e9, seconds);
+        opt.notice(buf);
+    }
+    DdCertifiedMin r;
+    with_heartbeat(opt.progress, "certify", seconds,
+                   [&] { r = certified_sigma_min_dd(J, t.sigma, t.u, o); });
+    notes.push_back(r.method + "; minus the product error " + value_text(pad) + " (A2)");
+    notes.insert(notes.end(), r.notes.begin(), r.notes.end());
+    if (!r.certified) return false;
+    note_bound("certify (double-double)", r.sigma_lo, t, notes);
+    if (r.sigma_lo > t.enclosure.hi) {
+        notes.emplace_back(
+            "certify (double-double): bound above the enclosure's upper end (assumptions "
+            "violated)");
+        return false;
+    }
+    if (r.sigma_lo > t.enclosure.lo) {
+        t.enclosure.lo = r.sigma_lo;
+        t.basis += "; lower end: double-double cholesky";
+    }
+    return true;
+}
 }  // namespace
 
 void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholShiftOp& chol,
@@ -66,7 +113,18 @@ void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholSh
     const double slack_est = n * kUnitRoundoff * s.max.enclosure.hi * s.max.enclosure.hi;
     const bool plain_hopeless = t.sigma * t.sigma <= slack_est;
     const bool plain_fits = bytes <= opt.max_bytes && (always || flops <= kAutoFlops);
-    if (plain_fits && !plain_hopeless && certify_plain(J, opt, pad, t, notes)) return;
+    // double-double first where it fits: its rounding is ~(n/8)^2 u^2 against the plain test's
+    // n u, so it resolves sigma_min where the plain one cannot, at a similar cost
+    const CertifyMethod method = opt.certify_method;
+    const bool auto_method = method == CertifyMethod::auto_select;
+    const bool dd_fits = (auto_method || method == CertifyMethod::double_double) &&
+                         dd_certify_bytes(J.rows(), J.cols()) <= opt.max_bytes &&
+                         (always || dd_certify_updates(J.rows(), J.cols()) <= kAutoDdUpdates);
+    if (dd_fits && certify_dd(J, opt, pad, t, notes)) return;
+    const bool plain_wanted =
+        method == CertifyMethod::plain || (auto_method && !dd_fits && !plain_hopeless);
+    if (plain_wanted && plain_fits && certify_plain(J, opt, pad, t, notes)) return;
+    if (!(auto_method || method == CertifyMethod::deflated)) return;
 
     // as many deflated pairs as fit max_bytes (at most kDeflatedPairs, at least 16)
     Eigen::Index kd = std::min<Eigen::Index>(kDeflatedPairs, J.rows() - 1);
@@ -83,7 +141,9 @@ void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholSh
                       "certify (auto): %s; the deflated certificate needs %.3g GB (max_bytes %.3g "
                       "GB) and ~%.3g flops (auto's cap %.3g, about %.0f s here); --certify always "
                       "runs it (exit 65 above max_bytes)",
-                      plain_fits ? "the plain shift test failed" : "the plain shift test skipped",
+                      dd_fits      ? "the double-double shift test failed"
+                      : plain_fits ? "the plain shift test failed"
+                                   : "the shift tests skipped",
                       dbytes / 1e9, opt.max_bytes / 1e9, dflops, kAutoFlops, seconds);
         notes.emplace_back(buf);
         return;

@@ -128,11 +128,20 @@ TEST_CASE("certify: the engine hook, modes and refusals", "[certify]") {
     DenseOperator op(J);
     LargeSvdOptions o;
     o.certify = CertifyMode::always;
+    o.certify_method = CertifyMethod::plain;
     const OperatorSpectrum s = operator_spectrum(op, nullptr, o);
     bool noted = false;
     for (const auto& n : s.notes) noted = noted || n.find("certify: certified") == 0;
     CHECK(noted);
     CHECK(static_cast<long double>(s.min.enclosure.lo) <= ref);
+    o.certify_method = CertifyMethod::auto_select;  // auto: the double-double test first (§8)
+    const OperatorSpectrum d = operator_spectrum(op, nullptr, o);
+    bool dd_noted = false;
+    for (const auto& n : d.notes)
+        dd_noted = dd_noted || n.find("certify (double-double): certified") == 0;
+    CHECK(dd_noted);
+    CHECK(static_cast<long double>(d.min.enclosure.lo) <= ref);
+    CHECK(d.min.enclosure.lo >= s.min.enclosure.lo);
     o.certify = CertifyMode::auto_select;  // a tight refined enclosure: auto does not run
     const OperatorSpectrum a = operator_spectrum(op, nullptr, o);
     for (const auto& n : a.notes) CHECK(n.find("certify") == std::string::npos);

@@ -165,6 +165,7 @@ TEST_CASE("deflated: an ill-conditioned attention head through the engine hook",
     LargeSvdOptions o;
     o.mode = LargeSvdMode::extremal;
     o.certify = CertifyMode::always;
+    o.certify_method = CertifyMethod::deflated;  // auto takes the double-double test here (§8)
     const OperatorSpectrum s = jacobian_spectrum(h, o);
     bool deflated = false;
     for (const auto& n : s.notes)

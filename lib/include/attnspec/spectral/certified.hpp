@@ -21,6 +21,10 @@ enum class CertifyMode { auto_select, always, never };
 const char* to_string(CertifyMode m);                        // "auto", "always", "never"
 CertifyMode certify_mode_from_string(const std::string& s);  // Usage error otherwise
 
+// Which certificate the engine tries (LargeSvdOptions::certify_method): auto = double-double (§8)
+// where it fits, else plain (§6), then deflated (§7) when still needed; or exactly one of them.
+enum class CertifyMethod { auto_select, double_double, plain, deflated };
+
 // G = fl(J J^T), lower triangle, with ||W^-1 (G - J J^T) W^-1||_2 <= scaled_error (symmetric G
 // from the lower triangle), W = diag(w), w_i >= ||row i of J||. Rows are taken as given (exact).
 struct CompensatedGram {
@@ -149,5 +153,58 @@ double deflated_bytes(Eigen::Index n, Eigen::Index m, Eigen::Index k);
 // when the spectrum has no usable gap or a check fails.
 DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
                              const DeflatedOptions& opt);
+
+// ---- double-double certificate (proofs/spectral_enclosure.md §8)
+// --------------------------------- The plain test of §6 in double-double: G = R R^T (R the
+// computed rows of J) accumulated in double-double with a proved entrywise error bound, a
+// left-looking Cholesky of G - tau I in double-double (factor L as hi + lo pairs), and the residual
+// A - L L^T of every entry accumulated on the same chain. As L L^T is positive semidefinite for any
+// real L, lambda_min(R R^T) >= tau - rho(B) for any entrywise bound B of (Gram error + Cholesky
+// residual), rho(B) bounded by Collatz-Wielandt. Its rounding is ~ (n/8)^2 u^2 relative where §6's
+// is ~ n u: it certifies sigma_min to ~1e-7 relative at kappa(J) ~ 1e7 (n = 2048), where §6 fails.
+// Cost: n^2 m / 2 + n^3 / 6 double-double multiply-adds per attempt, 8 (n m + 5 n^2) bytes. CPU
+// only.
+struct DdCertifyOptions {
+    int max_attempts = 4;          // factorizations; the shift's margin x 16 after a failed one
+    double first_margin = 4e-8;    // first tau = lambda_est (1 - first_margin)
+    double product_abs_error = 0;  // A2: ||J~ - J||_2 bound, subtracted from sqrt(lambda_lo)
+    double max_bytes = 8.0 * (1ull << 30);  // refuse rows + Gram + factor above this (DataError)
+    int threads = 0;                        // <= 0: the BLAS's thread count
+    double bound_scale = 1;  // tests only: < 1 plants an under-estimated rounding bound
+};
+
+struct DdCertifiedMin {
+    bool certified = false;
+    double lambda_lo = 0, sigma_lo = 0;  // lambda_min(R R^T) >= lambda_lo, sigma_min(J) >= sigma_lo
+    double lambda_est =
+        0;           // the shift's reference: Rayleigh quotient of u_est on G (double-double)
+    double tau = 0;  // the last shift tried
+    double rho = 0;  // rho(B): Gram error + Cholesky residual + rounding, absolute
+    double rho_gram = 0, rho_factor = 0;  // its parts (Collatz-Wielandt of each alone)
+    Eigen::Index failed_column = -1;      // the last failed attempt's non-positive pivot
+    int attempts = 0;
+    double seconds_rows = 0, seconds_gram = 0, seconds_chol = 0, seconds = 0;
+    std::string method, kernel;
+    std::vector<std::string> notes;
+};
+
+// Bytes and double-double multiply-adds of certified_sigma_min_dd for an n x m operator (one
+// factorization).
+double dd_certify_bytes(Eigen::Index n, Eigen::Index m);
+double dd_certify_updates(Eigen::Index n, Eigen::Index m);
+
+// lambda_min(R R^T) >= lambda_lo from rows_t (m x n: column i is row i of R, taken as exact).
+// u_est (n, may be empty) sets the shift: its double-double Rayleigh quotient on G (else
+// lambda_est). Throws DataError for non-finite rows or memory above max_bytes.
+DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& rows_t, double lambda_est,
+                                     const Eigen::VectorXd& u_est,
+                                     const DdCertifyOptions& opt = {});
+
+// On a matrix-free operator (rows <= cols): rows by J^T e_i, then certify_lambda_min_dd at
+// sigma_est^2; sigma_lo = sqrt(lambda_lo) - product_abs_error, rounded down. DataError for a tall
+// or empty operator or memory above max_bytes (checked before allocating).
+DdCertifiedMin certified_sigma_min_dd(const LinearOperator& J, double sigma_est,
+                                      const Eigen::VectorXd& u_est,
+                                      const DdCertifyOptions& opt = {});
 
 }  // namespace attnspec

@@ -54,6 +54,10 @@ struct LargeSvdOptions {
     // wider than 1e-6 relative and the work is moderate (auto), always, or never (the library's
     // default, so verify's theorem checks are unchanged; `jacobian --certify` defaults to auto).
     CertifyMode certify = CertifyMode::never;
+    // Which certificate: auto (double-double, §8, where its rows fit and, under certify = auto,
+    // its work is moderate; else the plain double test, §6; then the deflated one, §7, if still
+    // needed), or only one of them (benchmarks and tests compare them this way).
+    CertifyMethod certify_method = CertifyMethod::auto_select;
     EngineProgressFn progress;  // optional: progress inside the solve
     EngineNoticeFn notice;      // optional: fallbacks to a costlier method
 };

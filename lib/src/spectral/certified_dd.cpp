@@ -1,0 +1,365 @@
+// Certified lower bound on sigma_min(J) in double-double (proofs/spectral_enclosure.md §8): the
+// Gram of the computed rows and a left-looking Cholesky of G - tau I, both accumulated by
+// dd_accumulate.hpp with its proved bound; lambda_min(R R^T) >= tau - rho(B), B an entrywise bound
+// of the Gram error and of the factor's residual, rho by Collatz-Wielandt.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/dd_accumulate.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/interval_ops.hpp"
+#include "attnspec/base/parallel.hpp"
+#include "attnspec/spectral/certified.hpp"
+#include "certified_internal.hpp"
+
+namespace attnspec {
+
+namespace {
+using certify_detail::gamma;
+using certify_detail::kSafety;
+using certify_detail::kU;
+constexpr double kEta = std::numeric_limits<double>::denorm_min();
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::size_t idx(Eigen::Index i, Eigen::Index j, Eigen::Index n) {
+    return static_cast<std::size_t>(i) * static_cast<std::size_t>(n) + static_cast<std::size_t>(j);
+}
+
+// G = R R^T in double-double, lower triangle row-major: |G_ij - (R R^T)_ij| <= c_entry w_i w_j +
+// abs_entry (the accumulation lemma with P_ij <= ||R_i|| ||R_j|| <= w_i w_j).
+struct DdGram {
+    Eigen::Index n = 0;
+    std::vector<double> hi, lo;
+    Eigen::VectorXd w;
+    double c_entry = 0, abs_entry = 0;
+};
+
+DdGram dd_gram(const Eigen::MatrixXd& Rt, int threads) {
+    DdGram g;
+    const Eigen::Index n = Rt.cols();
+    const std::size_t m = static_cast<std::size_t>(Rt.rows());
+    g.n = n;
+    g.hi.assign(static_cast<std::size_t>(n * n), 0.0);
+    g.lo.assign(static_cast<std::size_t>(n * n), 0.0);
+    // Every entry gets exactly dd::sub_dot_blocked's calls (k-blocks of block_size(m), in
+    // order), but tiled so that two tiles of kTile rows x one k-block stay in cache: the same
+    // bits as entry-by-entry, ~kTile times less memory traffic.
+    constexpr Eigen::Index kTile = 32;
+    const std::size_t B = dd::block_size(m);
+    const Eigen::Index tiles = (n + kTile - 1) / kTile;
+    parallel_for_ordered(static_cast<std::size_t>(tiles), threads, [&](std::size_t ti) {
+        const Eigen::Index i0 = static_cast<Eigen::Index>(ti) * kTile;
+        const Eigen::Index i1 = std::min(n, i0 + kTile);
+        for (std::size_t k0 = 0; k0 < m || k0 == 0; k0 += B) {
+            const std::size_t len = m == 0 ? 0 : std::min(B, m - k0);
+            for (Eigen::Index j0 = 0; j0 <= i0; j0 += kTile)
+                for (Eigen::Index i = i0; i < i1; ++i) {
+                    const double* ri = Rt.col(i).data() + k0;
+                    const Eigen::Index j1 = std::min(i + 1, j0 + kTile);
+                    for (Eigen::Index j = j0; j < j1; ++j) {
+                        dd::Acc a{g.hi[idx(i, j, n)], g.lo[idx(i, j, n)]};
+                        dd::sub_dot(ri, nullptr, Rt.col(j).data() + k0, nullptr, len, a);
+                        g.hi[idx(i, j, n)] = a.hi, g.lo[idx(i, j, n)] = a.lo;
+                    }
+                }
+            if (m == 0) break;
+        }
+        for (Eigen::Index i = i0; i < i1; ++i)
+            for (Eigen::Index j = 0; j <= i; ++j) {
+                double h = 0, l = 0;
+                dd::two_sum(-g.hi[idx(i, j, n)], -g.lo[idx(i, j, n)], h, l);  // |l| <= u |h|
+                g.hi[idx(i, j, n)] = h, g.lo[idx(i, j, n)] = l;
+            }
+    });
+    g.w = Rt.colwise().norm().transpose() * (1 + gamma(static_cast<double>(m) + 2));
+    g.c_entry = dd::error_constant(dd::blocked_height(m, 0)) * (1 + 4 * kU);
+    g.abs_entry = 4.0 * (static_cast<double>(m) + 2) * kEta;
+    return g;
+}
+
+struct Factor {
+    bool ok = false;
+    Eigen::Index failed_column = -1;
+    std::vector<double> Lh, Ll, Bs;  // factor (hi, lo) and the entrywise bound, lower, row-major
+};
+
+// L_ij and its residual bound; false when a diagonal pivot is not positive (or not finite).
+bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, Factor& f) {
+    const Eigen::Index n = g.n;
+    const std::size_t ij = idx(i, j, n);
+    double s0 = g.hi[ij], t0 = g.lo[ij], init_err = 0;
+    if (i == j) {  // the shift: s0 + t0 = g_jj - tau up to init_err
+        double s = 0, q = 0;
+        dd::two_sum(s0, -tau, s, q);
+        const double t = t0 + q;
+        init_err = kU * std::abs(t) + kEta;
+        s0 = s, t0 = t;
+    }
+    dd::Acc a{s0, t0};
+    double* Li = f.Lh.data() + idx(i, 0, n);
+    const double* Lj = f.Lh.data() + idx(j, 0, n);
+    dd::sub_dot_blocked(Li, f.Ll.data() + idx(i, 0, n), Lj, f.Ll.data() + idx(j, 0, n),
+                        static_cast<std::size_t>(j), a);
+    double lh = 0, ll = 0;
+    if (i == j) {
+        const double d = a.hi + a.lo;
+        if (!(d > 0) || !std::isfinite(d)) return false;
+        const double h = std::sqrt(d);
+        const double p = h * h, e = std::fma(h, h, -p);
+        const double r = ((a.hi - p) - e) + a.lo;
+        dd::two_sum(h, r / (2 * h), lh, ll);
+        f.Lh[ij] = lh, f.Ll[ij] = ll;
+        dd::sub_prod(lh, ll, lh, ll, a);
+    } else {
+        const double dh = f.Lh[idx(j, j, n)], dl = f.Ll[idx(j, j, n)];
+        const double q1 = (a.hi + a.lo) / dh;
+        const double p = q1 * dh, e = std::fma(q1, dh, -p);
+        const double r = ((a.hi - p) - e) + (a.lo - q1 * dl);
+        dd::two_sum(q1, r / dh, lh, ll);
+        f.Lh[ij] = lh, f.Ll[ij] = ll;
+        dd::sub_prod(lh, ll, dh, dl, a);
+    }
+    if (!std::isfinite(lh) || !std::isfinite(ll)) return false;
+    // residual A_ij - sum_{k <= j} L_ik L_jk: the accumulator's value plus the lemma's bound (its
+    // P part, sum |L_ik,h L_jk,h| <= l_i l_j, is added as a rank-one term by the caller)
+    const double H = dd::blocked_height(static_cast<std::size_t>(j), 1);
+    double vh = 0, vl = 0;  // the residual's value, normalised (hi and lo largely cancel)
+    dd::two_sum(a.hi, a.lo, vh, vl);
+    f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) + dd::error_constant(H) * std::abs(s0) +
+               gamma(H) * std::abs(t0) + 4.0 * (static_cast<double>(j) + 3) * kEta + init_err;
+    return true;
+}
+
+Factor factor(const DdGram& g, double tau, int threads) {
+    const Eigen::Index n = g.n;
+    Factor f;
+    const auto nn = static_cast<std::size_t>(n * n);
+    f.Lh.assign(nn, 0.0), f.Ll.assign(nn, 0.0), f.Bs.assign(nn, 0.0);
+    // Left-looking by blocks of kCols columns: the block's own rows first (column by column),
+    // then every row below computes its kCols entries in a row, so its factor row stays in cache
+    // across them. Each entry is computed exactly as column by column (same bits).
+    constexpr Eigen::Index kCols = 32, kChunk = 16;
+    for (Eigen::Index j0 = 0; j0 < n; j0 += kCols) {
+        const Eigen::Index j1 = std::min(n, j0 + kCols);
+        for (Eigen::Index j = j0; j < j1; ++j)
+            for (Eigen::Index i = j; i < j1; ++i)
+                if (!factor_entry(g, tau, i, j, f)) {
+                    f.failed_column = j;
+                    return f;
+                }
+        const Eigen::Index rows = n - j1;
+        if (rows <= 0) break;
+        const auto items = static_cast<std::size_t>((rows + kChunk - 1) / kChunk);
+        // small blocks on the caller's thread: a thread start costs more than their work
+        const int t = static_cast<double>(rows) * static_cast<double>(j1) < 2e5 ? 1 : threads;
+        std::vector<char> bad(items, 0);
+        parallel_for_ordered(items, t, [&](std::size_t c) {
+            const Eigen::Index i0 = j1 + static_cast<Eigen::Index>(c) * kChunk;
+            const Eigen::Index i1 = std::min(n, i0 + kChunk);
+            for (Eigen::Index i = i0; i < i1; ++i)
+                for (Eigen::Index j = j0; j < j1; ++j)
+                    if (!factor_entry(g, tau, i, j, f)) bad[c] = 1;
+        });
+        if (std::find(bad.begin(), bad.end(), 1) != bad.end()) {  // non-finite entry
+            f.failed_column = j0;
+            return f;
+        }
+    }
+    f.ok = true;
+    return f;
+}
+
+// rho(S + c l l^T) for S = sym(lower Bs) >= 0, by Collatz-Wielandt at x from power steps: for any
+// x > 0, rho <= max_i (B x)_i / x_i; the sums are of nonnegative terms (rounding <= gamma_{n+4}).
+double collatz_wielandt(const std::vector<double>& Bs, Eigen::Index n, double c,
+                        const Eigen::VectorXd& l) {
+    Eigen::VectorXd x = Eigen::VectorXd::Ones(n), y(n);
+    auto apply = [&](const Eigen::VectorXd& v, Eigen::VectorXd& out) {
+        out = (c * l.dot(v)) * l;
+        for (Eigen::Index i = 0; i < n; ++i) {
+            const double* row = Bs.data() + idx(i, 0, n);
+            double acc = 0;
+            for (Eigen::Index j = 0; j < i; ++j) {
+                acc += row[j] * v[j];
+                out[j] += row[j] * v[i];
+            }
+            out[i] += acc + row[i] * v[i];
+        }
+    };
+    for (int k = 0; k < 24; ++k) {
+        apply(x, y);
+        const double mx = y.maxCoeff();
+        if (!(mx > 0) || !std::isfinite(mx)) break;
+        x = (y / mx).cwiseMax(1e-200);
+    }
+    apply(x, y);
+    double r = 0;
+    for (Eigen::Index i = 0; i < n; ++i) r = std::max(r, y[i] / x[i]);
+    return r * (1 + 2 * gamma(2.0 * static_cast<double>(n) + 8));
+}
+
+// Rayleigh quotient of u on R R^T with R^T u and its squared norm in double-double (an estimate
+// for the shift, not part of the proof).
+double dd_rayleigh(const Eigen::MatrixXd& Rt, const Eigen::VectorXd& u) {
+    const Eigen::Index m = Rt.rows(), n = Rt.cols();
+    std::vector<double> zh(static_cast<std::size_t>(m), 0.0), zl(static_cast<std::size_t>(m), 0.0);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double ui = u[i];
+        const double* r = Rt.col(i).data();
+        for (Eigen::Index k = 0; k < m; ++k) {
+            const double p = ui * r[k], e = std::fma(ui, r[k], -p);
+            double s = 0, q = 0;
+            dd::two_sum(zh[static_cast<std::size_t>(k)], p, s, q);
+            zh[static_cast<std::size_t>(k)] = s;
+            zl[static_cast<std::size_t>(k)] += q + e;
+        }
+    }
+    for (std::size_t k = 0; k < zh.size(); ++k) dd::two_sum(zh[k], zl[k], zh[k], zl[k]);
+    dd::Acc a;
+    dd::sub_dot(zh.data(), zl.data(), zh.data(), zl.data(), zh.size(), a);
+    return -(a.hi + a.lo) / u.squaredNorm();
+}
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+    char buf[300];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d);
+    return buf;
+}
+}  // namespace
+
+double dd_certify_bytes(Eigen::Index n, Eigen::Index m) {
+    const double nd = static_cast<double>(n), md = static_cast<double>(m);
+    return 8.0 * (nd * md + 5 * nd * nd + 2 * md);
+}
+
+double dd_certify_updates(Eigen::Index n, Eigen::Index m) {
+    const double nd = static_cast<double>(n), md = static_cast<double>(m);
+    return nd * nd * md / 2 + nd * nd * nd / 6;
+}
+
+DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_est,
+                                     const Eigen::VectorXd& u_est, const DdCertifyOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Eigen::Index n = Rt.cols(), m = Rt.rows();
+    if (n == 0 || m == 0) fail_data("certify (double-double): empty rows");
+    if (!Rt.allFinite()) fail_data("certify (double-double): rows of J are not finite");
+    check_allocation(8.0 * 5 * static_cast<double>(n) * static_cast<double>(n), opt.max_bytes,
+                     "certify (double-double): Gram, factor and bound (" + std::to_string(n) +
+                         " x " + std::to_string(n) + ")",
+                     "max_bytes");
+    const int threads = opt.threads > 0 ? opt.threads : std::max(1, blas_threads());
+    DdCertifiedMin r;
+    r.kernel = dd::kernel_name();
+    r.method =
+        "double-double Gram and Cholesky of G - tau I (left-looking, residual of every entry on "
+        "its accumulation chain), lambda_min >= tau - rho(B) (Collatz-Wielandt); kernel " +
+        r.kernel;
+    if (!(lambda_est > 0) && u_est.size() != n) {
+        r.notes.emplace_back("certify (double-double): no positive estimate of lambda_min");
+        return r;
+    }
+    const DdGram g = dd_gram(Rt, threads);
+    r.seconds_gram = seconds_since(t0);
+    r.lambda_est = lambda_est;
+    if (u_est.size() == n && u_est.squaredNorm() > 0) {
+        const double rq = dd_rayleigh(Rt, u_est);
+        if (rq > 0 && std::isfinite(rq)) r.lambda_est = rq;
+    }
+    if (!(r.lambda_est > 0)) {
+        r.notes.emplace_back("certify (double-double): the Rayleigh quotient is not positive");
+        return r;
+    }
+    const double rho_gram = (g.c_entry * g.w.squaredNorm() + static_cast<double>(n) * g.abs_entry) *
+                            (1 + gamma(static_cast<double>(n) + 4));
+    double margin = opt.first_margin;
+    const auto tc = std::chrono::steady_clock::now();
+    while (r.attempts < opt.max_attempts) {
+        ++r.attempts;
+        r.tau = r.lambda_est * (1 - margin);
+        const Factor f = factor(g, r.tau, threads);
+        if (!f.ok) {
+            r.failed_column = f.failed_column;
+            r.notes.push_back(
+                fmt("certify (double-double): pivot %.0f of the factor of G - tau I "
+                    "not positive at tau = lambda_est (1 - %.3g): lowering tau",
+                    static_cast<double>(f.failed_column), margin));
+            margin *= 16;
+            if (margin >= 1) break;
+            continue;
+        }
+        Eigen::VectorXd l(n);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            double s = 0;
+            for (Eigen::Index k = 0; k <= i; ++k) s += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
+            l[i] = std::sqrt(s) * (1 + gamma(static_cast<double>(n) + 4));
+        }
+        double hmax = 0;  // the largest tree height over the columns (not monotone in j)
+        for (Eigen::Index j = 0; j < n; ++j)
+            hmax = std::max(hmax, dd::blocked_height(static_cast<std::size_t>(j), 1));
+        const double cl = dd::error_constant(hmax) * (1 + 4 * kU);
+        r.rho_gram = rho_gram;
+        r.rho_factor = collatz_wielandt(f.Bs, n, cl, l);
+        r.rho = opt.bound_scale * kSafety * iv::up(r.rho_gram + r.rho_factor);
+        r.failed_column = -1;
+        const double lo = iv::down(r.tau - r.rho);
+        if (lo > 0) {
+            r.certified = true;
+            r.lambda_lo = lo;
+            r.sigma_lo = std::max(0.0, iv::down(iv::down(std::sqrt(lo)) - opt.product_abs_error));
+        } else {
+            r.notes.push_back(
+                fmt("certify (double-double): rounding bound rho = %.3g exceeds "
+                    "tau = %.3g: out of reach",
+                    r.rho, r.tau));
+        }
+        break;
+    }
+    r.seconds_chol = seconds_since(tc);
+    r.seconds = seconds_since(t0);
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "certify (double-double): %s after %d factorization(s), tau = %.12g = "
+                  "lambda_est (1 - %.3g), rho = %.3g (Gram %.3g, factor %.3g) = %.3g lambda_est; "
+                  "Gram %.2f s, factorizations %.2f s",
+                  r.certified ? "certified" : "no certificate", r.attempts, r.tau,
+                  1 - r.tau / r.lambda_est, r.rho, r.rho_gram, r.rho_factor, r.rho / r.lambda_est,
+                  r.seconds_gram, r.seconds_chol);
+    r.notes.emplace_back(buf);
+    return r;
+}
+
+DdCertifiedMin certified_sigma_min_dd(const LinearOperator& J, double sigma_est,
+                                      const Eigen::VectorXd& u_est, const DdCertifyOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Eigen::Index n = J.rows(), m = J.cols();
+    if (n == 0 || m == 0) fail_data("certified_sigma_min_dd: empty operator");
+    if (n > m) fail_data("certified_sigma_min_dd: J must be wide (rows <= cols); pass J^T");
+    check_allocation(dd_certify_bytes(n, m), opt.max_bytes,
+                     "certify (double-double): rows of J, Gram, factor and bound (" +
+                         std::to_string(n) + " x " + std::to_string(m) + ")",
+                     "max_bytes");
+    Eigen::MatrixXd Rt(m, n);
+    {
+        Eigen::VectorXd e = Eigen::VectorXd::Zero(n);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            e[i] = 1;
+            J.apply_transpose(e.data(), Rt.col(i).data());
+            e[i] = 0;
+        }
+    }
+    const double t_rows = seconds_since(t0);
+    DdCertifiedMin r = certify_lambda_min_dd(Rt, sigma_est * sigma_est, u_est, opt);
+    r.seconds_rows = t_rows;
+    r.seconds += t_rows;
+    return r;
+}
+
+}  // namespace attnspec

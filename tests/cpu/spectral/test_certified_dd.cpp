@@ -1,0 +1,230 @@
+// Double-double certificate (spectral/certified.hpp §8, base/dd_accumulate.hpp): the accumulation
+// lemma against a binary128 reference (and a planted plain-double sum that breaks it), sigma_min
+// bounded below and within 1e-6 of a long-double reference at kappa up to 1e8 where the double
+// test of §6 fails, a shift above lambda_min that must fail, a planted zero rounding bound caught
+// on an exactly singular Gram, and the same bits for any thread count.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnspec/base/dd_accumulate.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/spectral/certified.hpp"
+#include "test_support.hpp"
+
+using namespace attnspec;
+
+namespace {
+using MatL = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
+using Quad = __float128;
+
+long double reference_sigma_min(const Eigen::MatrixXd& A) {
+    const MatL Al = A.cast<long double>();
+    Eigen::JacobiSVD<MatL> svd(Al);
+    return svd.singularValues().minCoeff();
+}
+
+Eigen::VectorXd left_vector_min(const Eigen::MatrixXd& A) {
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(A, Eigen::ComputeThinU);
+    return svd.matrixU().col(A.rows() - 1);
+}
+
+// The exit code the call throws (0 when it does not throw).
+template <class F>
+int thrown_code(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return static_cast<int>(e.code());
+    }
+    return 0;
+}
+constexpr int kDataError = static_cast<int>(ExitCode::DataError);
+
+double qabs(Quad x) { return static_cast<double>(x < 0 ? -x : x); }
+
+// A double-double number hi + lo with |lo| <= u |hi|, hi of magnitude 2^(+-spread).
+void random_dd(std::mt19937_64& gen, int spread, double& hi, double& lo) {
+    std::uniform_real_distribution<double> unit(-1, 1);
+    std::uniform_int_distribution<int> ex(-spread, spread);
+    hi = std::ldexp(unit(gen), ex(gen));
+    lo = hi * unit(gen) * kUnitRoundoff;
+    dd::two_sum(hi, lo, hi, lo);
+}
+}  // namespace
+
+TEST_CASE("dd accumulation: error within the lemma's bound, a plain sum is not", "[certify][dd]") {
+    std::mt19937_64 gen(17);
+    int plain_outside = 0;
+    for (std::size_t K : {0, 1, 7, 8, 9, 100, 1001, 20000}) {
+        for (int spread : {0, 20}) {
+            for (bool with_lo : {true, false}) {
+                std::vector<double> xh(K), xl(K), yh(K), yl(K);
+                for (std::size_t k = 0; k < K; ++k) {
+                    random_dd(gen, spread, xh[k], xl[k]);
+                    random_dd(gen, spread, yh[k], yl[k]);
+                    if (!with_lo) xl[k] = yl[k] = 0;
+                }
+                double s0 = 0, t0 = 0;
+                random_dd(gen, spread, s0, t0);
+                s0 *= static_cast<double>(K);
+                t0 *= static_cast<double>(K);
+                dd::Acc a{s0, t0};
+                dd::sub_dot(xh.data(), with_lo ? xl.data() : nullptr, yh.data(),
+                            with_lo ? yl.data() : nullptr, K, a);
+                dd::sub_prod(xh.empty() ? 1.0 : xh[0], 0.0, 0.5, 0.0, a);  // one chained term
+                Quad exact = static_cast<Quad>(s0) + static_cast<Quad>(t0);
+                double P = 0, plain = s0 + t0;
+                for (std::size_t k = 0; k < K; ++k) {
+                    exact -=
+                        (static_cast<Quad>(xh[k]) + xl[k]) * (static_cast<Quad>(yh[k]) + yl[k]);
+                    P += std::abs(xh[k] * yh[k]);
+                    plain -= xh[k] * yh[k];
+                }
+                const double extra = xh.empty() ? 1.0 : xh[0];
+                exact -= static_cast<Quad>(extra) * 0.5;
+                plain -= extra * 0.5;
+                P += std::abs(extra * 0.5);
+                const double H = dd::tree_height(K, 1, 1);
+                const double bound = dd::error_constant(H) * (std::abs(s0) + P) +
+                                     gamma_n(H) * std::abs(t0) + 4.0 * (K + 3) * 4.9e-324;
+                // binary128's own rounding: <= (K + 3) 2^-112 sum of |terms|
+                const double ref_err = (K + 3) * std::ldexp(1.0, -112) * (std::abs(s0) + 2 * P);
+                const double err = qabs(static_cast<Quad>(a.hi) + static_cast<Quad>(a.lo) - exact);
+                INFO("K " << K << " spread " << spread << " lo " << with_lo << " err " << err
+                          << " bound " << bound << " scale " << std::abs(s0) + P);
+                CHECK(err <= bound + ref_err);
+                CHECK(bound <= 1e-22 * (std::abs(s0) + P));  // the bound is not vacuous
+                if (qabs(static_cast<Quad>(plain) - exact) > bound + ref_err) ++plain_outside;
+            }
+        }
+    }
+    CHECK(plain_outside > 10);  // planted: plain double accumulation violates the same check
+}
+
+TEST_CASE("certify (double-double): sigma_min enclosed from below within 1e-6 up to kappa 1e8",
+          "[certify][dd]") {
+    Rng rng(7);
+    for (double kap : {1e3, 1e6, 1e8}) {
+        const Eigen::MatrixXd J = rng.with_spectrum(24, 60, geometric_spectrum(24, 1.0, kap));
+        const long double ref = reference_sigma_min(J);
+        DenseOperator op(J);
+        const DdCertifiedMin r =
+            certified_sigma_min_dd(op, static_cast<double>(ref), left_vector_min(J), {});
+        INFO("kappa " << kap << " ref " << static_cast<double>(ref) << " lo " << r.sigma_lo
+                      << " tau " << r.tau << " rho " << r.rho << " attempts " << r.attempts);
+        INFO(r.notes.back());
+        REQUIRE(r.certified);
+        CHECK(static_cast<long double>(r.sigma_lo) <= ref);
+        CHECK(r.sigma_lo >= static_cast<double>(ref) * (1 - 1e-6));
+        CHECK(r.rho < 1e-12 * r.lambda_lo);
+        // the double-precision test of §6 cannot do this at kappa 1e8 (slack ~ n u ||G|| >> lambda)
+        if (kap >= 1e8) {
+            const CertifiedMin p =
+                certified_sigma_min(op, static_cast<double>(ref), left_vector_min(J), {});
+            CHECK((!p.certified || p.sigma_lo < 0.5 * r.sigma_lo));
+        }
+    }
+}
+
+TEST_CASE("certify (double-double): a shift above lambda_min fails to factor", "[certify][dd]") {
+    Rng rng(11);
+    const Eigen::MatrixXd J = rng.with_spectrum(16, 40, geometric_spectrum(16, 1.0, 1e7));
+    const long double ref = reference_sigma_min(J);
+    const double lam = static_cast<double>(ref * ref);
+    DdCertifyOptions o;
+    o.first_margin = -1e-6;  // planted: tau = lambda (1 + 1e-6) > lambda_min
+    o.max_attempts = 1;
+    const DdCertifiedMin bad = certify_lambda_min_dd(J.transpose(), lam, {}, o);
+    CHECK_FALSE(bad.certified);
+    CHECK(bad.failed_column >= 0);
+    o.first_margin = 1e-6;  // and below: certified, within that margin
+    const DdCertifiedMin good = certify_lambda_min_dd(J.transpose(), lam, {}, o);
+    REQUIRE(good.certified);
+    CHECK(static_cast<long double>(good.lambda_lo) <= ref * ref);
+    CHECK(good.lambda_lo >= lam * (1 - 2e-6));
+}
+
+TEST_CASE("certify (double-double): a planted zero rounding bound is caught on a singular Gram",
+          "[certify][dd]") {
+    // J = [B 0], B integer n x (n-1): J J^T is exactly singular (lambda_min = 0). Without the
+    // rounding bound (bound_scale = 0) a factorization of G - tau I at tau below the double-double
+    // rounding level sometimes succeeds and "certifies" lambda_min >= tau > 0; with it, never.
+    std::mt19937_64 gen(3);
+    std::uniform_int_distribution<int> dist(-3, 3);
+    int planted_claims = 0, honest_claims = 0;
+    for (int trial = 0; trial < 30; ++trial) {
+        const int n = 9;
+        Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, 2 * n);
+        for (int i = 0; i < n; ++i)
+            for (int k = 0; k < n - 1; ++k) J(i, k) = dist(gen);
+        const double gmax = (J * J.transpose()).diagonal().maxCoeff();
+        for (double level : {1e-29, 1e-30, 1e-31, 1e-32}) {
+            DdCertifyOptions planted;
+            planted.bound_scale = 0;
+            planted.max_attempts = 1;
+            const Eigen::MatrixXd Rt = J.transpose();
+            if (certify_lambda_min_dd(Rt, level * gmax, {}, planted).certified) ++planted_claims;
+            DdCertifyOptions honest;
+            honest.max_attempts = 1;
+            if (certify_lambda_min_dd(Rt, level * gmax, {}, honest).certified) ++honest_claims;
+        }
+    }
+    CHECK(planted_claims > 0);  // lambda_min >= tau > 0 claimed on a singular Gram: caught
+    CHECK(honest_claims == 0);
+}
+
+TEST_CASE("certify (double-double): the same bits for any thread count", "[certify][dd]") {
+    Rng rng(13);
+    const Eigen::MatrixXd J = rng.with_spectrum(150, 300, geometric_spectrum(150, 1.0, 1e6));
+    DdCertifyOptions one, two;
+    one.threads = 1, two.threads = 2;
+    const Eigen::VectorXd u = left_vector_min(J);
+    const double s = static_cast<double>(reference_sigma_min(J));
+    const DdCertifiedMin a = certify_lambda_min_dd(J.transpose(), s * s, u, one);
+    const DdCertifiedMin b = certify_lambda_min_dd(J.transpose(), s * s, u, two);
+    REQUIRE(a.certified);
+    CHECK(a.lambda_lo == b.lambda_lo);
+    CHECK(a.rho == b.rho);
+    CHECK(a.lambda_est == b.lambda_est);
+}
+
+TEST_CASE("certify (double-double): refusals", "[certify][dd]") {
+    Rng rng(2);
+    const Eigen::MatrixXd J = rng.with_spectrum(8, 20, geometric_spectrum(8, 1.0, 10));
+    DenseOperator op(J), tall(Eigen::MatrixXd(J.transpose()));
+    CHECK(thrown_code([&] { certified_sigma_min_dd(tall, 1.0, {}, {}); }) == kDataError);
+    DdCertifyOptions small;
+    small.max_bytes = 1000;
+    CHECK(thrown_code([&] { certified_sigma_min_dd(op, 1.0, {}, small); }) == kDataError);
+    Eigen::MatrixXd bad = J.transpose();
+    bad(3, 2) = std::nan("");
+    CHECK(thrown_code([&] { certify_lambda_min_dd(bad, 1.0, {}, {}); }) == kDataError);
+}
+
+TEST_CASE("dd accumulation: the scalar, AVX2 and AVX-512 kernels give the same bits",
+          "[certify][dd]") {
+    std::mt19937_64 gen(23);
+    for (std::size_t K : {3, 8, 77, 1000, 4099}) {
+        std::vector<double> xh(K), xl(K), yh(K), yl(K);
+        for (std::size_t k = 0; k < K; ++k) {
+            random_dd(gen, 30, xh[k], xl[k]);
+            random_dd(gen, 30, yh[k], yl[k]);
+        }
+        std::vector<dd::Acc> out;
+        for (dd::Kernel k : {dd::Kernel::avx512, dd::Kernel::avx2, dd::Kernel::scalar}) {
+            dd::cap_kernel(k);
+            dd::Acc a{0.25, 1e-18};
+            dd::sub_dot_blocked(xh.data(), xl.data(), yh.data(), yl.data(), K, a);
+            out.push_back(a);
+        }
+        CHECK(std::string(dd::kernel_name()) == "scalar");
+        dd::cap_kernel(dd::Kernel::avx512);
+        for (const dd::Acc& a : out) {
+            CHECK(a.hi == out.back().hi);
+            CHECK(a.lo == out.back().lo);
+        }
+    }
+}
