@@ -228,6 +228,22 @@ double dd_rayleigh(const Eigen::MatrixXd& Rt, const Eigen::VectorXd& u) {
     return -(a.hi + a.lo) / u.squaredNorm();
 }
 
+// x <- (L L^T)^-1 x with the factor's high parts, in double (a direction for inverse iteration,
+// not part of the proof).
+void solve_factor(const Factor& f, Eigen::Index n, Eigen::VectorXd& x) {
+    for (Eigen::Index i = 0; i < n; ++i) {  // L y = x
+        const double* row = f.Lh.data() + idx(i, 0, n);
+        double acc = x[i];
+        for (Eigen::Index k = 0; k < i; ++k) acc -= row[k] * x[k];
+        x[i] = acc / row[i];
+    }
+    for (Eigen::Index i = n - 1; i >= 0; --i) {  // L^T z = y
+        x[i] /= f.Lh[idx(i, i, n)];
+        const double* row = f.Lh.data() + idx(i, 0, n);
+        for (Eigen::Index k = 0; k < i; ++k) x[k] -= row[k] * x[i];
+    }
+}
+
 std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
     char buf[300];
     std::snprintf(buf, sizeof buf, f, a, b, c, d);
@@ -281,57 +297,92 @@ DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_es
                             (1 + gamma(static_cast<double>(n) + 4));
     double margin = opt.first_margin;
     const auto tc = std::chrono::steady_clock::now();
+    bool refined =
+        false;  // one inverse-iteration refinement of the estimate, after a coarse success
     while (r.attempts < opt.max_attempts) {
         ++r.attempts;
-        r.tau = r.lambda_est * (1 - margin);
-        const Factor f = factor(g, r.tau, threads);
+        const double tau = r.lambda_est * (1 - margin);
+        const Factor f = factor(g, tau, threads);
         if (!f.ok) {
             r.failed_column = f.failed_column;
             r.notes.push_back(
                 fmt("certify (double-double): pivot %.0f of the factor of G - tau I "
                     "not positive at tau = lambda_est (1 - %.3g): lowering tau",
                     static_cast<double>(f.failed_column), margin));
-            margin *= 16;
-            if (margin >= 1) break;
+            if (r.certified) break;  // the refined shift failed: keep the coarse certificate
+            r.tau = tau;
+            if (!(margin > 0) || margin > 0.97) break;
+            margin = margin < 1e-6  ? margin * 25
+                     : margin < 0.5 ? std::min(0.5, margin * 100)
+                                    : 1 - (1 - margin) / 5;  // 0.5, 0.9, 0.98
             continue;
         }
+        r.failed_column = -1;
         Eigen::VectorXd l(n);
         for (Eigen::Index i = 0; i < n; ++i) {
-            double s = 0;
-            for (Eigen::Index k = 0; k <= i; ++k) s += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
-            l[i] = std::sqrt(s) * (1 + gamma(static_cast<double>(n) + 4));
+            double sq = 0;
+            for (Eigen::Index k = 0; k <= i; ++k) sq += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
+            l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 4));
         }
         double hmax = 0;  // the largest tree height over the columns (not monotone in j)
         for (Eigen::Index j = 0; j < n; ++j)
             hmax = std::max(hmax, dd::blocked_height(static_cast<std::size_t>(j), 1));
         const double cl = dd::error_constant(hmax) * (1 + 4 * kU);
-        r.rho_gram = rho_gram;
-        r.rho_factor = collatz_wielandt(f.Bs, n, cl, l);
-        r.rho = opt.bound_scale * kSafety * iv::up(r.rho_gram + r.rho_factor);
-        r.failed_column = -1;
-        const double lo = iv::down(r.tau - r.rho);
-        if (lo > 0) {
-            r.certified = true;
-            r.lambda_lo = lo;
-            r.sigma_lo = std::max(0.0, iv::down(iv::down(std::sqrt(lo)) - opt.product_abs_error));
-        } else {
+        const double rho_factor = collatz_wielandt(f.Bs, n, cl, l);
+        const double rho = opt.bound_scale * kSafety * iv::up(rho_gram + rho_factor);
+        const double lo = iv::down(tau - rho);
+        if (!(lo > 0)) {
             r.notes.push_back(
                 fmt("certify (double-double): rounding bound rho = %.3g exceeds "
                     "tau = %.3g: out of reach",
-                    r.rho, r.tau));
+                    rho, tau));
+            if (!r.certified) r.tau = tau, r.rho = rho, r.rho_gram = rho_gram;
+            break;
         }
-        break;
+        if (!r.certified || lo > r.lambda_lo) {
+            r.certified = true;
+            r.tau = tau, r.rho = rho, r.rho_gram = rho_gram, r.rho_factor = rho_factor;
+            r.lambda_lo = lo;
+            r.sigma_lo = std::max(0.0, iv::down(iv::down(std::sqrt(lo)) - opt.product_abs_error));
+        }
+        // a coarse shift (the estimate was well above lambda_min): inverse iteration with this
+        // factor, then one more attempt just below the new Rayleigh quotient
+        if (refined || margin <= opt.first_margin || r.attempts >= opt.max_attempts) break;
+        refined = true;
+        // x <- (G - tau I)^-1 x until 1/||(G - tau I)^-1 x|| (~ lambda_min - tau) settles: the
+        // steps cost n^2 each, the final Rayleigh quotient n m
+        Eigen::VectorXd x = u_est.size() == n ? u_est : Eigen::VectorXd::Ones(n);
+        x /= x.norm();
+        double prev = 0;
+        for (int k = 0; k < 200; ++k) {
+            solve_factor(f, n, x);
+            const double nx = x.norm();
+            if (!(nx > 0) || !std::isfinite(nx)) break;
+            x /= nx;
+            if (k > 2 && std::abs(1 / nx - prev) <= 1e-9 * (1 / nx)) break;
+            prev = 1 / nx;
+        }
+        const double rq = x.allFinite() ? dd_rayleigh(Rt, x) : -1;
+        r.notes.push_back(
+            fmt("certify (double-double): certified at the coarse shift lambda_est "
+                "(1 - %.3g); inverse iteration with its factor: Rayleigh quotient "
+                "%.12g (was %.12g)",
+                margin, rq, r.lambda_est));
+        if (!(rq > 0 && rq < r.lambda_est)) break;
+        r.u = x;
+        r.lambda_est = rq;
+        margin = opt.first_margin;
     }
     r.seconds_chol = seconds_since(tc);
+    if (r.certified) r.failed_column = -1;
     r.seconds = seconds_since(t0);
     char buf[400];
     std::snprintf(buf, sizeof buf,
-                  "certify (double-double): %s after %d factorization(s), tau = %.12g = "
-                  "lambda_est (1 - %.3g), rho = %.3g (Gram %.3g, factor %.3g) = %.3g lambda_est; "
-                  "Gram %.2f s, factorizations %.2f s",
-                  r.certified ? "certified" : "no certificate", r.attempts, r.tau,
-                  1 - r.tau / r.lambda_est, r.rho, r.rho_gram, r.rho_factor, r.rho / r.lambda_est,
-                  r.seconds_gram, r.seconds_chol);
+                  "certify (double-double): %s after %d factorization(s), tau = %.12g "
+                  "(lambda_est %.12g), rho = %.3g (Gram %.3g, factor %.3g) = %.3g tau; Gram "
+                  "%.2f s, factorizations %.2f s",
+                  r.certified ? "certified" : "no certificate", r.attempts, r.tau, r.lambda_est,
+                  r.rho, r.rho_gram, r.rho_factor, r.rho / r.tau, r.seconds_gram, r.seconds_chol);
     r.notes.emplace_back(buf);
     return r;
 }

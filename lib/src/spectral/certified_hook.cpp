@@ -7,6 +7,7 @@
 
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "engine_progress.hpp"
 #include "operator_spectrum_internal.hpp"
@@ -83,7 +84,6 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
     notes.push_back(r.method + "; minus the product error " + value_text(pad) + " (A2)");
     notes.insert(notes.end(), r.notes.begin(), r.notes.end());
     if (!r.certified) return false;
-    note_bound("certify (double-double)", r.sigma_lo, t, notes);
     if (r.sigma_lo > t.enclosure.hi) {
         notes.emplace_back(
             "certify (double-double): bound above the enclosure's upper end (assumptions "
@@ -94,6 +94,21 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
         t.enclosure.lo = r.sigma_lo;
         t.basis += "; lower end: double-double cholesky";
     }
+    // the inverse-iteration vector (when the engine's was far off) gives a smaller sigma
+    if (r.u.size() == J.rows()) {
+        RefinedTriplet b = t;
+        make_triplet(J, r.u, b);
+        if (b.sigma < t.sigma) {
+            notes.push_back(
+                "certify (double-double): sigma_min's triplet from its inverse "
+                "iteration (sigma " +
+                value_text(b.sigma) + ", was " + value_text(t.sigma) + ")");
+            set_rho(b, pad);
+            b.enclosure.hi = std::min(t.enclosure.hi, iv::up(b.sigma + pad));
+            t = b;
+        }
+    }
+    note_bound("certify (double-double)", r.sigma_lo, t, notes);
     return true;
 }
 }  // namespace
@@ -120,7 +135,10 @@ void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholSh
     const bool dd_fits = (auto_method || method == CertifyMethod::double_double) &&
                          dd_certify_bytes(J.rows(), J.cols()) <= opt.max_bytes &&
                          (always || dd_certify_updates(J.rows(), J.cols()) <= kAutoDdUpdates);
-    if (dd_fits && certify_dd(J, opt, pad, t, notes)) return;
+    // a coarse double-double bound (the engine's vector was far off) leaves room for §7
+    if (dd_fits && certify_dd(J, opt, pad, t, notes) &&
+        (method != CertifyMethod::auto_select || t.enclosure.lo >= (1 - 1e-4) * t.sigma))
+        return;
     const bool plain_wanted =
         method == CertifyMethod::plain || (auto_method && !dd_fits && !plain_hopeless);
     if (plain_wanted && plain_fits && certify_plain(J, opt, pad, t, notes)) return;

@@ -147,6 +147,24 @@ TEST_CASE("certify (double-double): a shift above lambda_min fails to factor", "
     CHECK(good.lambda_lo >= lam * (1 - 2e-6));
 }
 
+TEST_CASE("certify (double-double): an estimate far above lambda_min is refined and certified",
+          "[certify][dd]") {
+    // lambda_est 3x lambda_min and no vector: the shift is lowered until a factorization
+    // succeeds, inverse iteration with that factor refines the estimate, and the last attempt
+    // certifies just below it
+    Rng rng(19);
+    const Eigen::MatrixXd J = rng.with_spectrum(40, 90, geometric_spectrum(40, 1.0, 1e6));
+    const long double ref = reference_sigma_min(J);
+    const double lam = static_cast<double>(ref * ref);
+    const DdCertifiedMin r = certify_lambda_min_dd(J.transpose(), 3 * lam, {}, {});
+    INFO(r.notes.back());
+    REQUIRE(r.certified);
+    CHECK(r.attempts >= 3);
+    CHECK(r.u.size() == 40);
+    CHECK(static_cast<long double>(r.lambda_lo) <= ref * ref);
+    CHECK(r.lambda_lo >= lam * (1 - 1e-6));
+}
+
 TEST_CASE("certify (double-double): a planted zero rounding bound is caught on a singular Gram",
           "[certify][dd]") {
     // J = [B 0], B integer n x (n-1): J J^T is exactly singular (lambda_min = 0). Without the

@@ -165,7 +165,10 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
 // Cost: n^2 m / 2 + n^3 / 6 double-double multiply-adds per attempt, 8 (n m + 5 n^2) bytes. CPU
 // only.
 struct DdCertifyOptions {
-    int max_attempts = 4;          // factorizations; the shift's margin x 16 after a failed one
+    // factorizations: after a failed one the shift's margin goes 4e-8, 1e-6, 1e-4, 1e-2, 0.5,
+    // 0.9, 0.98 (an estimate far above lambda_min); after a success at a coarse margin, inverse
+    // iteration with that factor and one more try just below its Rayleigh quotient
+    int max_attempts = 9;
     double first_margin = 4e-8;    // first tau = lambda_est (1 - first_margin)
     double product_abs_error = 0;  // A2: ||J~ - J||_2 bound, subtracted from sqrt(lambda_lo)
     double max_bytes = 8.0 * (1ull << 30);  // refuse rows + Gram + factor above this (DataError)
@@ -182,6 +185,7 @@ struct DdCertifiedMin {
     double rho = 0;  // rho(B): Gram error + Cholesky residual + rounding, absolute
     double rho_gram = 0, rho_factor = 0;  // its parts (Collatz-Wielandt of each alone)
     Eigen::Index failed_column = -1;      // the last failed attempt's non-positive pivot
+    Eigen::VectorXd u;  // the inverse-iteration vector when the estimate was refined (else empty)
     int attempts = 0;
     double seconds_rows = 0, seconds_gram = 0, seconds_chol = 0, seconds = 0;
     std::string method, kernel;
