@@ -173,8 +173,8 @@ double blocked_height(std::size_t K, int extra) {
 }
 
 double tree_height(std::size_t K, int dot_calls, int extra) {
-    const double lanes = static_cast<double>((K + kLanes - 1) / kLanes);
-    return lanes + 2.0 * kLanes * dot_calls + 2.0 * extra + 2;
+    const std::size_t per_lane = (K + kLanes - 1) / kLanes;  // the longest lane chain (ceiling)
+    return static_cast<double>(per_lane) + 2.0 * kLanes * dot_calls + 2.0 * extra + 2;
 }
 
 double error_constant(double H) {
