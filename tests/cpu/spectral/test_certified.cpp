@@ -9,25 +9,12 @@
 #include "attnspec/base/random.hpp"
 #include "attnspec/spectral/certified.hpp"
 #include "attnspec/spectral/operator_spectrum.hpp"
+#include "certify_test_support.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
-
-namespace {
-using MatL = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
-
-// sigma_min of the stored double matrix, in long double (u = 2^-64): the reference.
-long double reference_sigma_min(const Eigen::MatrixXd& A) {
-    const MatL Al = A.cast<long double>();
-    Eigen::JacobiSVD<MatL> svd(Al);
-    return svd.singularValues().minCoeff();
-}
-
-Eigen::VectorXd left_vector_min(const Eigen::MatrixXd& A) {
-    Eigen::JacobiSVD<Eigen::MatrixXd> svd(A, Eigen::ComputeThinU);
-    return svd.matrixU().col(A.rows() - 1);
-}
-}  // namespace
+using test::left_vector_min;
+using test::reference_sigma_min;
 
 TEST_CASE("certify: constructed sigma_min is enclosed from below and closely", "[certify]") {
     // c = gamma_{n+1} ||W^-1 |L|||^2 + 2u ||W^-1|G|W^-1|| ~ 1e-14 here, times ~sum w^2 u^2 / lambda
@@ -75,13 +62,9 @@ TEST_CASE("certify: a planted under-estimated rounding bound is caught by the ex
     // lambda_min >= tau > 0: the comparison with the exact answer must catch it. With the real
     // bound no matrix is ever certified.
     std::mt19937_64 gen(3);
-    std::uniform_int_distribution<int> dist(-3, 3);
     int planted_caught = 0, honest_claims = 0;
     for (int trial = 0; trial < 40; ++trial) {
-        const int n = 9;
-        Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, 2 * n);
-        for (int i = 0; i < n; ++i)
-            for (int k = 0; k < n - 1; ++k) J(i, k) = dist(gen);
+        const Eigen::MatrixXd J = test::singular_integer_rows(gen, 9);
         REQUIRE(reference_sigma_min(J) < 1e-15L);  // long-double reference agrees: singular
         const CompensatedGram g = compensated_gram(J);
         for (double level : {1e-16, 1e-17, 1e-18}) {

@@ -12,36 +12,15 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/spectral/certified.hpp"
+#include "certify_test_support.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
+using test::left_vector_min;
+using test::reference_sigma_min;
 
 namespace {
-using MatL = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
 using Quad = __float128;
-
-long double reference_sigma_min(const Eigen::MatrixXd& A) {
-    const MatL Al = A.cast<long double>();
-    Eigen::JacobiSVD<MatL> svd(Al);
-    return svd.singularValues().minCoeff();
-}
-
-Eigen::VectorXd left_vector_min(const Eigen::MatrixXd& A) {
-    Eigen::JacobiSVD<Eigen::MatrixXd> svd(A, Eigen::ComputeThinU);
-    return svd.matrixU().col(A.rows() - 1);
-}
-
-// The exit code the call throws (0 when it does not throw).
-template <class F>
-int thrown_code(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return static_cast<int>(e.code());
-    }
-    return 0;
-}
-constexpr int kDataError = static_cast<int>(ExitCode::DataError);
 
 double qabs(Quad x) { return static_cast<double>(x < 0 ? -x : x); }
 
@@ -171,13 +150,9 @@ TEST_CASE("certify (double-double): a planted zero rounding bound is caught on a
     // rounding bound (bound_scale = 0) a factorization of G - tau I at tau below the double-double
     // rounding level sometimes succeeds and "certifies" lambda_min >= tau > 0; with it, never.
     std::mt19937_64 gen(3);
-    std::uniform_int_distribution<int> dist(-3, 3);
     int planted_claims = 0, honest_claims = 0;
     for (int trial = 0; trial < 30; ++trial) {
-        const int n = 9;
-        Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, 2 * n);
-        for (int i = 0; i < n; ++i)
-            for (int k = 0; k < n - 1; ++k) J(i, k) = dist(gen);
+        const Eigen::MatrixXd J = test::singular_integer_rows(gen, 9);
         const double gmax = (J * J.transpose()).diagonal().maxCoeff();
         for (double level : {1e-29, 1e-30, 1e-31, 1e-32}) {
             DdCertifyOptions planted;
@@ -213,13 +188,16 @@ TEST_CASE("certify (double-double): refusals", "[certify][dd]") {
     Rng rng(2);
     const Eigen::MatrixXd J = rng.with_spectrum(8, 20, geometric_spectrum(8, 1.0, 10));
     DenseOperator op(J), tall(Eigen::MatrixXd(J.transpose()));
-    CHECK(thrown_code([&] { certified_sigma_min_dd(tall, 1.0, {}, {}); }) == kDataError);
+    CHECK(test::error_of([&] { certified_sigma_min_dd(tall, 1.0, {}, {}); }).code() ==
+          ExitCode::DataError);
     DdCertifyOptions small;
     small.max_bytes = 1000;
-    CHECK(thrown_code([&] { certified_sigma_min_dd(op, 1.0, {}, small); }) == kDataError);
+    CHECK(test::error_of([&] { certified_sigma_min_dd(op, 1.0, {}, small); }).code() ==
+          ExitCode::DataError);
     Eigen::MatrixXd bad = J.transpose();
     bad(3, 2) = std::nan("");
-    CHECK(thrown_code([&] { certify_lambda_min_dd(bad, 1.0, {}, {}); }) == kDataError);
+    CHECK(test::error_of([&] { certify_lambda_min_dd(bad, 1.0, {}, {}); }).code() ==
+          ExitCode::DataError);
 }
 
 TEST_CASE("dd accumulation: the scalar, AVX2 and AVX-512 kernels give the same bits",

@@ -12,18 +12,13 @@
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/certified.hpp"
+#include "certify_test_support.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 
 namespace {
-using MatL = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
-
-long double reference_sigma_min(const Eigen::MatrixXd& A) {  // u = 2^-64
-    const MatL Al = A.cast<long double>();
-    Eigen::JacobiSVD<MatL> svd(Al);
-    return svd.singularValues().minCoeff();
-}
+using test::reference_sigma_min;
 
 double gamma_k(double k) { return k * kUnitRoundoff / (1 - k * kUnitRoundoff); }
 
