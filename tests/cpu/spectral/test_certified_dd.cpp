@@ -187,7 +187,8 @@ TEST_CASE("certify (double-double): the same bits for any thread count", "[certi
 TEST_CASE("certify (double-double): refusals", "[certify][dd]") {
     Rng rng(2);
     const Eigen::MatrixXd J = rng.with_spectrum(8, 20, geometric_spectrum(8, 1.0, 10));
-    DenseOperator op(J), tall(Eigen::MatrixXd(J.transpose()));
+    const Eigen::MatrixXd Jt = J.transpose();  // DenseOperator keeps a reference: a named matrix
+    DenseOperator op(J), tall(Jt);
     CHECK(test::error_of([&] { certified_sigma_min_dd(tall, 1.0, {}, {}); }).code() ==
           ExitCode::DataError);
     DdCertifyOptions small;
