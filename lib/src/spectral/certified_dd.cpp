@@ -295,6 +295,10 @@ DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_es
     }
     const double rho_gram = (g.c_entry * g.w.squaredNorm() + static_cast<double>(n) * g.abs_entry) *
                             (1 + gamma(static_cast<double>(n) + 4));
+    double hmax = 0;  // the largest tree height over the factor's columns (not monotone in j)
+    for (Eigen::Index j = 0; j < n; ++j)
+        hmax = std::max(hmax, dd::blocked_height(static_cast<std::size_t>(j), 1));
+    const double cl = dd::error_constant(hmax) * (1 + 4 * kU);  // its P part: c_L l_i l_j
     double margin = opt.first_margin;
     const auto tc = std::chrono::steady_clock::now();
     bool refined =
@@ -324,10 +328,6 @@ DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_es
             for (Eigen::Index k = 0; k <= i; ++k) sq += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
             l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 4));
         }
-        double hmax = 0;  // the largest tree height over the columns (not monotone in j)
-        for (Eigen::Index j = 0; j < n; ++j)
-            hmax = std::max(hmax, dd::blocked_height(static_cast<std::size_t>(j), 1));
-        const double cl = dd::error_constant(hmax) * (1 + 4 * kU);
         const double rho_factor = collatz_wielandt(f.Bs, n, cl, l);
         const double rho = opt.bound_scale * kSafety * iv::up(rho_gram + rho_factor);
         const double lo = iv::down(tau - rho);
