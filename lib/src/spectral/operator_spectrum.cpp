@@ -169,7 +169,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
                            [&] { tau = opspec::factor_shifted(chol, lambda_max_est); });
     const double t_chol = lap();
     const double rate = t_chol > 0 ? opspec::cholesky_seconds(n, 1) / t_chol : rate0;  // flop/s
-    const opspec::GramEigs d = opspec::extremal_eigs(G, chol, tau, rng, s.notes, opt.progress);
+    const opspec::GramEigs d = opspec::extremal_eigs(J, G, chol, tau, rng, s.notes, opt.progress);
     const double t_lanczos = lap();
     const char* const kFullMethod =
         "G=JJ^T: LAPACK dsyevd (all) + Spectra Lanczos/shift-invert vectors";
@@ -187,8 +187,7 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     const double t_full = lap();
     s.mode = to_string(mode);
     // Gram error: estimate of ||fl(G) - J J^T|| x 10 + eigensolver backward error.
-    s.gram_error = 10 * opspec::estimate_gram_error(J, G, rng) +
-                   4 * std::sqrt(static_cast<double>(n)) * kUnitRoundoff * d.top_vals[0];
+    s.gram_error = opspec::gram_error_bound(d.gram_est, n, d.top_vals[0]);
     const double pe = opt.product_rel_error > 0
                           ? opt.product_rel_error
                           : 4 * std::sqrt(static_cast<double>(n + J.cols())) * kUnitRoundoff;

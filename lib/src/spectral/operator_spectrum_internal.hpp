@@ -78,13 +78,17 @@ struct GramEigs {            // Ritz pairs at both ends of G's spectrum
     Eigen::MatrixXd top_vecs, bot_vecs;
     Vec top_res, bot_res;                   // Ritz residuals ||G y - lambda y||, y unit
     Eigen::Index top_ops = 0, bot_ops = 0;  // operator applications (Lanczos cost)
+    double gram_est = 0;                    // estimate_gram_error, drawn right after v0
 };
+// A1's delta: 10 x the estimate of ||fl(G) - J J^T|| + the eigensolver's 4 sqrt(n) u lambda_max.
+double gram_error_bound(double gram_est, Eigen::Index n, double lambda_max);
 // Spectra Lanczos (largest) and shift-invert at -tau on `chol` (smallest); dense for n <= 8. The
 // Ritz values are then recomputed as Rayleigh quotients with their residuals (ritz_check), so
 // each is within its residual of an eigenvalue of G whatever the solver's tolerance was.
 // Progress (optional): stage "Lanczos", in operator applications of both ends.
-GramEigs extremal_eigs(const Eigen::MatrixXd& G, CholShiftOp& chol, double tau, Rng& rng,
-                       std::vector<std::string>& notes, const EngineProgressFn& progress = {});
+GramEigs extremal_eigs(const LinearOperator& J, const Eigen::MatrixXd& G, CholShiftOp& chol,
+                       double tau, Rng& rng, std::vector<std::string>& notes,
+                       const EngineProgressFn& progress = {});
 // All eigenvalues of G, ascending (LAPACK dsyevd, values only). DataError on LAPACK failure.
 Vec gram_eigenvalues(const Eigen::MatrixXd& G);
 

@@ -102,8 +102,12 @@ double refine_max(const LinearOperator& J, const GramEigs& d, double gram_error,
         t.steps = k + 1;
     }
     const double pad = iv::up(pe * t.sigma * 1.01);
-    const double alpha_top =
-        d.top_vals.size() > 1 ? gram_interval(d.top_vals[1], gram_error + d.top_res[1]).hi : 0.0;
+    // the neighbour's bound: none when J has one row; unknown (no identification) when the
+    // eigensolver returned one pair of several
+    const double alpha_top = d.top_vals.size() > 1
+                                 ? gram_interval(d.top_vals[1], gram_error + d.top_res[1]).hi
+                             : J.rows() > 1 ? std::numeric_limits<double>::infinity()
+                                            : 0.0;
     enclose(t, gram_interval(lam1, gram_error + d.top_res[0]), alpha_top,
             std::numeric_limits<double>::infinity(), pad, true);
     return pad;
@@ -124,7 +128,8 @@ void refine_min(const LinearOperator& J, const CholShiftOp& chol, const GramEigs
     }
     const double beta_bot = d.bot_vals.size() > 1
                                 ? gram_interval(d.bot_vals[1], gram_error + d.bot_res[1]).lo
-                                : std::numeric_limits<double>::infinity();
+                            : J.rows() > 1 ? 0.0
+                                           : std::numeric_limits<double>::infinity();
     enclose(t, gram_interval(d.bot_vals[0], gram_error + d.bot_res[0]), 0.0, beta_bot, pad, false);
 }
 

@@ -2,6 +2,7 @@
 // that contain the dense enclosures' truth, rank-deficiency, planted errors that must flip.
 #include <array>
 #include <cmath>
+#include <string>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
@@ -79,6 +80,43 @@ TEST_CASE("operator_spectrum with a given Gram matrix, planted Gram error is cau
     CHECK(compare("k", "kappa", s.strict.value, s.strict.enclosure, Relation::le, "b",
                   1.01 * dk.value, Interval::point(1.01 * dk.value))
               .verdict == Verdict::holds);
+}
+
+namespace {
+bool has_note(const OperatorSpectrum& s, const std::string& part) {
+    for (const std::string& n : s.notes)
+        if (n.find(part) != std::string::npos) return true;
+    return false;
+}
+}  // namespace
+
+TEST_CASE("operator_spectrum: smallest end within the Gram error takes the bounded path",
+          "[spectral][large]") {
+    // sigma_min^2 = 1e-18 sigma_max^2, far inside fl(G)'s error: no Gram bound resolves it, and
+    // the shift-invert Lanczos runs at tol 1e-4 (or falls back to block inverse iteration).
+    // The enclosure must still contain the dense truth, with no identification claimed.
+    Rng rng(17);
+    const Eigen::MatrixXd A = rng.with_spectrum(120, 300, geometric_spectrum(120, 1.0, 1e9));
+    const SvdResult ds = svd(A, SvdMethod::gejsv);
+    DenseOperator op(A);
+    LargeSvdOptions o;
+    o.mode = LargeSvdMode::extremal;
+    const OperatorSpectrum s = operator_spectrum(op, nullptr, o);
+    INFO("min " << s.min.sigma << " in [" << s.min.enclosure.lo << ", " << s.min.enclosure.hi
+                << "] basis " << s.min.basis << "; dense " << ds.sigma[119]);
+    CHECK((has_note(s, "at tol 1e-4") || has_note(s, "block inverse iteration")));
+    CHECK(overlaps(s.min.enclosure, ds.enclosure(ds.sigma.size() - 1)));
+    CHECK(s.min.enclosure.lo == 0.0);
+    CHECK(s.min.basis.find("temple") == std::string::npos);
+    CHECK(s.min.basis.find("jordan") == std::string::npos);
+    CHECK(s.min.enclosure.hi >= ds.sigma[119] * (1 - 1e-6));  // Courant-Fischer, never below
+    // the well-resolved case keeps the tol-1e-7 Lanczos (the gate can fail both ways)
+    const Eigen::MatrixXd B = rng.with_spectrum(120, 300, geometric_spectrum(120, 1.0, 1e4));
+    DenseOperator opb(B);
+    const OperatorSpectrum sb = operator_spectrum(opb, nullptr, o);
+    CHECK_FALSE(has_note(sb, "at tol 1e-4"));
+    CHECK_FALSE(has_note(sb, "block inverse iteration"));
+    CHECK(sb.min.basis == "temple");
 }
 
 TEST_CASE("operator_spectrum: rank-deficient operator, tall operator, bad input",
