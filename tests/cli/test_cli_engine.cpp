@@ -3,6 +3,7 @@
 // (--quiet silences it), and the auto fallback to a full eigensolve is announced.
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -80,7 +81,17 @@ TEST_CASE("jacobian --svd: progress on stderr, --quiet and --json silence it", "
     CHECK(has(r.err, "[kappa(J): Cholesky] 100/100 %"));
     CHECK(has(r.err, "[kappa(J): Lanczos]"));
     CHECK(has(r.err, "[kappa(J): eigensolve] 100/100 %"));
-    CHECK(has(r.err, "[kappa(J): refinement] 2/2 ends"));
+    {  // the refinement's last line: its count of J and J^T products, done = total
+        const std::size_t at = r.err.rfind("[kappa(J): refinement] ");
+        REQUIRE(at != std::string::npos);
+        const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+        INFO(line);
+        long done = -1, total = -2;
+        CHECK(std::sscanf(line.c_str(), "[kappa(J): refinement] %ld/%ld products", &done, &total) ==
+              2);
+        CHECK(done == total);
+        CHECK(done >= 4);
+    }
     // J J^T from the factors (jacobian_gram_outer): d (d + 1) / 2 = 10 blocks, before the engine.
     CHECK(has(r.err, "[kappa(J): J J^T] 10/10 blocks"));
     CHECK(r.err.find("J J^T] 10/10") < r.err.find("[kappa(J): Cholesky]"));

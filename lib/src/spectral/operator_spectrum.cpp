@@ -33,6 +33,29 @@ namespace {
 
 using opspec::Vec;
 
+// J as it is, counting its applications (J and J^T) into a progress stage: the refinement's
+// power steps and PCG products show themselves.
+class Counting final : public LinearOperator {
+  public:
+    Counting(const LinearOperator& A, opspec::StageProgress& prog) : A_(A), prog_(prog) {}
+    Eigen::Index rows() const override { return A_.rows(); }
+    Eigen::Index cols() const override { return A_.cols(); }
+    void apply(const double* x, double* y) const override {
+        A_.apply(x, y);
+        prog_.update(++count_);
+    }
+    void apply_transpose(const double* x, double* y) const override {
+        A_.apply_transpose(x, y);
+        prog_.update(++count_);
+    }
+    long count() const { return count_; }
+
+  private:
+    const LinearOperator& A_;
+    opspec::StageProgress& prog_;
+    mutable long count_ = 0;
+};
+
 // Wide operator view of a tall one (rows > cols): J^T.
 class Transposed final : public LinearOperator {
   public:
@@ -194,15 +217,22 @@ OperatorSpectrum operator_spectrum(const LinearOperator& J0, const Eigen::Matrix
     s.product_rel_error = pe;
 
     // ---- refinement of both ends
-    opspec::StageProgress refining(opt.progress, "refinement", "ends", 2);
-    const double pad = opspec::refine_max(J, d, s.gram_error, pe, opt.refine_steps, s.max);
-    refining.update(1);
-    const double smax = s.max.sigma;
-    opspec::refine_min(J, chol, d, s.gram_error, pe, smax, pad, opt.refine_steps, opt.pcg_max_iter,
-                       s.min);
-    opspec::certify_min(J, G, chol, opt, pad, rate, s);
-    refining.update(2);
-    refining.finish();
+    // in applications of J and J^T; the total is the most the steps allow (power steps: 2 + 3 per
+    // step; inverse iteration: 2 + (4 + 2 per PCG iteration) per step), so the estimate of the
+    // time left is an upper bound, and the stage ends at the count it took
+    const long most = 2 + 3L * opt.refine_steps + 2 +
+                      static_cast<long>(opt.refine_steps) * (4 + 2L * opt.pcg_max_iter);
+    opspec::StageProgress refining(opt.progress, "refinement", "products", most);
+    const double smax = [&] {
+        const Counting Jc(J, refining);
+        const double pad = opspec::refine_max(Jc, d, s.gram_error, pe, opt.refine_steps, s.max);
+        const double sigma_max = s.max.sigma;
+        opspec::refine_min(Jc, chol, d, s.gram_error, pe, sigma_max, pad, opt.refine_steps,
+                           opt.pcg_max_iter, s.min);
+        refining.finish();
+        opspec::certify_min(J, G, chol, opt, pad, rate, s);  // its own stage, "certify"
+        return sigma_max;
+    }();
     const double t_refine = lap();
     char buf[256];
     std::snprintf(buf, sizeof buf,
