@@ -274,7 +274,7 @@ GramEigs lanczos_eigs(const LinearOperator& J, const Eigen::MatrixXd& G, CholShi
         char head[200];
         std::snprintf(head, sizeof head,
                       "shift-invert Lanczos (smallest): sigma_min(J)^2 <= %.3g, within the Gram "
-                      "error %.3g (no Gram bound resolves it) and below the shift %.3g: ",
+                      "error %.3g (no Gram bound resolves it; shift %.3g): ",
                       probe.sigma * probe.sigma, delta, tau);
         notes.emplace_back(head + ladder + "; residuals decide");
     }
