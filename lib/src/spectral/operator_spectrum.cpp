@@ -48,7 +48,6 @@ class Counting final : public LinearOperator {
         A_.apply_transpose(x, y);
         prog_.update(++count_);
     }
-    long count() const { return count_; }
 
   private:
     const LinearOperator& A_;

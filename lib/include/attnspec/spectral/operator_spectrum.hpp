@@ -22,10 +22,12 @@ LargeSvdMode large_svd_mode_from_string(const std::string& s);  // "full|extrema
 
 // One report of the engine's progress inside a stage of one solve. Stages, in order: "Cholesky"
 // (dpotrf of G + tau I), "Lanczos" (both ends), "eigensolve" (dsyevd, full mode or the auto
-// fallback), "refinement". done rises within a stage and never passes total; total is in the
-// stage's unit (unit: "%" of the estimated time for LAPACK calls, "products" for Lanczos,
-// "steps" for refinement) and may grow when an estimate proves short. seconds_left is an estimate
-// from the sizes and a rate measured in this run (NaN when none yet).
+// fallback), "refinement", then "certify" when a certificate runs. done rises within a stage and
+// never passes total; total is in the stage's unit (unit: "%" of the estimated time for LAPACK
+// calls and the certificate, "products" for Lanczos (operator applications and solves) and for
+// refinement (applications of J and J^T, against the most its steps allow)) and may grow when an
+// estimate proves short. seconds_left is an estimate from the sizes and a rate measured in this
+// run (NaN when none yet).
 struct EngineProgress {
     std::string stage;
     const char* unit = "";
