@@ -27,6 +27,11 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
         const Eigen::Index n = N + D + d + 3 + (h.biased() ? 1 : 0);
         o.product_rel_error = std::max(generic, static_cast<double>(n) * kUnitRoundoff);
     }
+    // the double-double certificate (§8) takes J~ J~^T from the factors, not the rows of J
+    // (no progress of its own: the certificate's heartbeat reports it)
+    o.dd_gram = [&h, &opt](int threads) { return jacobian_gram_dd(h, threads, opt.max_bytes); };
+    o.dd_gram_updates = jacobian_gram_dd_updates(N, D, d);
+    o.dd_gram_bytes = jacobian_gram_dd_bytes(N, d);
     const JacobianOperator J(h);
     const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes, opt.progress);
     OperatorSpectrum s = operator_spectrum(J, &G, o);

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "attnspec/base/blas_runtime.hpp"
@@ -34,16 +36,11 @@ std::size_t idx(Eigen::Index i, Eigen::Index j, Eigen::Index n) {
 }
 
 // G = R R^T in double-double, lower triangle row-major: |G_ij - (R R^T)_ij| <= c_entry w_i w_j +
-// abs_entry (the accumulation lemma with P_ij <= ||R_i|| ||R_j|| <= w_i w_j).
-struct DdGram {
-    Eigen::Index n = 0;
-    std::vector<double> hi, lo;
-    Eigen::VectorXd w;
-    double c_entry = 0, abs_entry = 0;
-};
-
+// abs_entry (the accumulation lemma with P_ij <= ||R_i|| ||R_j|| <= w_i w_j), so rho(B) <=
+// c_entry ||w||^2 + n abs_entry (rank one plus a constant), rounded up.
 DdGram dd_gram(const Eigen::MatrixXd& Rt, int threads) {
     DdGram g;
+    g.source = "the computed rows of J";
     const Eigen::Index n = Rt.cols();
     const std::size_t m = static_cast<std::size_t>(Rt.rows());
     g.n = n;
@@ -79,15 +76,19 @@ DdGram dd_gram(const Eigen::MatrixXd& Rt, int threads) {
                 g.hi[idx(i, j, n)] = h, g.lo[idx(i, j, n)] = l;
             }
     });
-    g.w = Rt.colwise().norm().transpose() * (1 + gamma(static_cast<double>(m) + 2));
-    g.c_entry = dd::error_constant(dd::blocked_height(m, 0)) * (1 + 4 * kU);
-    g.abs_entry = 4.0 * (static_cast<double>(m) + 2) * kEta;
+    const Eigen::VectorXd w =
+        Rt.colwise().norm().transpose() * (1 + gamma(static_cast<double>(m) + 2));
+    const double c_entry = dd::error_constant(dd::blocked_height(m, 0)) * (1 + 4 * kU);
+    const double abs_entry = 4.0 * (static_cast<double>(m) + 2) * kEta;
+    g.rho = (c_entry * w.squaredNorm() + static_cast<double>(n) * abs_entry) *
+            (1 + gamma(static_cast<double>(n) + 4));
     return g;
 }
 
 struct Factor {
     bool ok = false;
     Eigen::Index failed_column = -1;
+    double last_pivot = 0;  // the last column's non-positive pivot, when that is where it failed
     std::vector<double> Lh, Ll, Bs;  // factor (hi, lo) and the entrywise bound, lower, row-major
 };
 
@@ -111,7 +112,10 @@ bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, F
     double lh = 0, ll = 0;
     if (i == j) {
         const double d = a.hi + a.lo;
-        if (!(d > 0) || !std::isfinite(d)) return false;
+        if (!(d > 0) || !std::isfinite(d)) {
+            if (i == n - 1 && std::isfinite(d)) f.last_pivot = d;
+            return false;
+        }
         const double h = std::sqrt(d);
         const double p = h * h, e = std::fma(h, h, -p);
         const double r = ((a.hi - p) - e) + a.lo;
@@ -228,20 +232,62 @@ double dd_rayleigh(const Eigen::MatrixXd& Rt, const Eigen::VectorXd& u) {
     return -(a.hi + a.lo) / u.squaredNorm();
 }
 
-// x <- (L L^T)^-1 x with the factor's high parts, in double (a direction for inverse iteration,
+// Rayleigh quotient of u on the double-double Gram itself: u^T G~ u = sum_i u_i (G~_ii u_i +
+// 2 sum_{j<i} G~_ij u_j), each row's sum accumulated in double-double (an estimate for the shift,
 // not part of the proof).
+double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
+    const Eigen::Index n = g.n;
+    dd::Acc total;
+    std::vector<double> two_u(static_cast<std::size_t>(n));
+    for (Eigen::Index j = 0; j < n; ++j) two_u[static_cast<std::size_t>(j)] = 2 * u[j];
+    for (Eigen::Index i = 0; i < n; ++i) {
+        dd::Acc row;
+        dd::sub_dot(g.hi.data() + idx(i, 0, n), g.lo.data() + idx(i, 0, n), two_u.data(), nullptr,
+                    static_cast<std::size_t>(i), row);
+        dd::sub_prod(g.hi[idx(i, i, n)], g.lo[idx(i, i, n)], u[i], 0, row);
+        double h = 0, l = 0;
+        dd::two_sum(row.hi, row.lo, h, l);  // row = -(G~ u)_i-ish, normalised
+        dd::sub_prod(h, l, u[i], 0, total);
+    }
+    return (total.hi + total.lo) / u.squaredNorm();  // total = -sum_i u_i (-row_i)
+}
+
+// x <- (L L^T)^-1 x with the factor's high parts, in double (a direction for inverse iteration,
+// not part of the proof). A factor that failed at its last pivot d < 0 stands for L^ D L^^T with
+// L^ unit in its last diagonal entry and D = diag(1, ..., 1, d): G - tau I with one negative
+// eigenvalue, which inverse iteration with it finds.
 void solve_factor(const Factor& f, Eigen::Index n, Eigen::VectorXd& x) {
+    const bool indefinite = !f.ok && f.failed_column == n - 1 && f.last_pivot < 0;
+    auto diag = [&](Eigen::Index i) { return indefinite && i == n - 1 ? 1.0 : f.Lh[idx(i, i, n)]; };
     for (Eigen::Index i = 0; i < n; ++i) {  // L y = x
         const double* row = f.Lh.data() + idx(i, 0, n);
         double acc = x[i];
         for (Eigen::Index k = 0; k < i; ++k) acc -= row[k] * x[k];
-        x[i] = acc / row[i];
+        x[i] = acc / diag(i);
     }
+    if (indefinite) x[n - 1] /= f.last_pivot;
     for (Eigen::Index i = n - 1; i >= 0; --i) {  // L^T z = y
-        x[i] /= f.Lh[idx(i, i, n)];
+        x[i] /= diag(i);
         const double* row = f.Lh.data() + idx(i, 0, n);
         for (Eigen::Index k = 0; k < i; ++k) x[k] -= row[k] * x[i];
     }
+}
+
+// Inverse iteration x <- (G - tau I)^-1 x with a factor until 1/||(G - tau I)^-1 x|| (~ |lambda -
+// tau| for the eigenvalue nearest tau) settles to 1e-9: at most 200 steps of n^2 each.
+Eigen::VectorXd inverse_iterate(const Factor& f, Eigen::Index n, const Eigen::VectorXd& u_est) {
+    Eigen::VectorXd x = u_est.size() == n ? u_est : Eigen::VectorXd::Ones(n);
+    x /= x.norm();
+    double prev = 0;
+    for (int k = 0; k < 200; ++k) {
+        solve_factor(f, n, x);
+        const double nx = x.norm();
+        if (!(nx > 0) || !std::isfinite(nx)) break;
+        x /= nx;
+        if (k > 2 && std::abs(1 / nx - prev) <= 1e-9 * (1 / nx)) break;
+        prev = 1 / nx;
+    }
+    return x;
 }
 
 std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
@@ -261,48 +307,39 @@ double dd_certify_updates(Eigen::Index n, Eigen::Index m) {
     return nd * nd * md / 2 + nd * nd * nd / 6;
 }
 
-DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_est,
-                                     const Eigen::VectorXd& u_est, const DdCertifyOptions& opt) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const Eigen::Index n = Rt.cols(), m = Rt.rows();
-    if (n == 0 || m == 0) fail_data("certify (double-double): empty rows");
-    if (!Rt.allFinite()) fail_data("certify (double-double): rows of J are not finite");
-    check_allocation(8.0 * 5 * static_cast<double>(n) * static_cast<double>(n), opt.max_bytes,
-                     "certify (double-double): Gram, factor and bound (" + std::to_string(n) +
-                         " x " + std::to_string(n) + ")",
-                     "max_bytes");
-    const int threads = opt.threads > 0 ? opt.threads : std::max(1, blas_threads());
-    DdCertifiedMin r;
-    r.kernel = dd::kernel_name();
-    r.method =
-        "double-double Gram and Cholesky of G - tau I (left-looking, residual of every entry on "
-        "its accumulation chain), lambda_min >= tau - rho(B) (Collatz-Wielandt); kernel " +
-        r.kernel;
-    if (!(lambda_est > 0) && u_est.size() != n) {
-        r.notes.emplace_back("certify (double-double): no positive estimate of lambda_min");
-        return r;
-    }
-    const DdGram g = dd_gram(Rt, threads);
-    r.seconds_gram = seconds_since(t0);
+namespace {
+const char* const kMethod =
+    "double-double Gram and Cholesky of G - tau I (left-looking, residual of every entry on its "
+    "accumulation chain), lambda_min >= tau - rho(B) (Collatz-Wielandt); kernel ";
+
+// The factorizations and their bound on a double-double Gram (both entry points). `rayleigh` gives
+// the shift's reference for a vector; r carries the method, kernel and Gram time already.
+DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::VectorXd& u_est,
+                            const DdCertifyOptions& opt, int threads,
+                            const std::function<double(const Eigen::VectorXd&)>& rayleigh,
+                            DdCertifiedMin r, std::chrono::steady_clock::time_point t0,
+                            bool gram_by_caller) {
+    const Eigen::Index n = g.n;
     r.lambda_est = lambda_est;
     if (u_est.size() == n && u_est.squaredNorm() > 0) {
-        const double rq = dd_rayleigh(Rt, u_est);
+        const double rq = rayleigh(u_est);
         if (rq > 0 && std::isfinite(rq)) r.lambda_est = rq;
     }
+    if (gram_by_caller) r.seconds_gram = seconds_since(t0);  // the Rayleigh quotient's time
     if (!(r.lambda_est > 0)) {
         r.notes.emplace_back("certify (double-double): the Rayleigh quotient is not positive");
         return r;
     }
-    const double rho_gram = (g.c_entry * g.w.squaredNorm() + static_cast<double>(n) * g.abs_entry) *
-                            (1 + gamma(static_cast<double>(n) + 4));
+    const double rho_gram = g.rho;
     double hmax = 0;  // the largest tree height over the factor's columns (not monotone in j)
     for (Eigen::Index j = 0; j < n; ++j)
         hmax = std::max(hmax, dd::blocked_height(static_cast<std::size_t>(j), 1));
     const double cl = dd::error_constant(hmax) * (1 + 4 * kU);  // its P part: c_L l_i l_j
     double margin = opt.first_margin;
     const auto tc = std::chrono::steady_clock::now();
-    bool refined =
-        false;  // one inverse-iteration refinement of the estimate, after a coarse success
+    // one inverse-iteration refinement of the estimate: after a failure at the last pivot, or
+    // after a success at a coarse shift
+    bool refined = false;
     while (r.attempts < opt.max_attempts) {
         ++r.attempts;
         const double tau = r.lambda_est * (1 - margin);
@@ -315,6 +352,24 @@ DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_es
                     static_cast<double>(f.failed_column), margin));
             if (r.certified) break;  // the refined shift failed: keep the coarse certificate
             r.tau = tau;
+            // failed at the last pivot (G - tau I has one negative eigenvalue, tau just above
+            // lambda_min): inverse iteration with this indefinite factor finds lambda_min's vector,
+            // and the next shift goes just below its Rayleigh quotient instead of down the ladder
+            if (!refined && f.failed_column == n - 1 && f.last_pivot < 0) {
+                refined = true;
+                const Eigen::VectorXd x = inverse_iterate(f, n, r.u.size() == n ? r.u : u_est);
+                const double rq = x.allFinite() ? rayleigh(x) : -1;
+                r.notes.push_back(
+                    fmt("certify (double-double): only the last pivot failed (%.3g); inverse "
+                        "iteration with that factor: Rayleigh quotient %.12g (was %.12g)",
+                        f.last_pivot, rq, r.lambda_est));
+                if (rq > 0 && rq < r.lambda_est) {
+                    r.u = x;
+                    r.lambda_est = rq;
+                    margin = opt.first_margin;
+                    continue;
+                }
+            }
             if (!(margin > 0) || margin > 0.97) break;
             margin = margin < 1e-6  ? margin * 25
                      : margin < 0.5 ? std::min(0.5, margin * 100)
@@ -349,20 +404,8 @@ DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_es
         // factor, then one more attempt just below the new Rayleigh quotient
         if (refined || margin <= opt.first_margin || r.attempts >= opt.max_attempts) break;
         refined = true;
-        // x <- (G - tau I)^-1 x until 1/||(G - tau I)^-1 x|| (~ lambda_min - tau) settles: the
-        // steps cost n^2 each, the final Rayleigh quotient n m
-        Eigen::VectorXd x = u_est.size() == n ? u_est : Eigen::VectorXd::Ones(n);
-        x /= x.norm();
-        double prev = 0;
-        for (int k = 0; k < 200; ++k) {
-            solve_factor(f, n, x);
-            const double nx = x.norm();
-            if (!(nx > 0) || !std::isfinite(nx)) break;
-            x /= nx;
-            if (k > 2 && std::abs(1 / nx - prev) <= 1e-9 * (1 / nx)) break;
-            prev = 1 / nx;
-        }
-        const double rq = x.allFinite() ? dd_rayleigh(Rt, x) : -1;
+        const Eigen::VectorXd x = inverse_iterate(f, n, u_est);
+        const double rq = x.allFinite() ? rayleigh(x) : -1;
         r.notes.push_back(
             fmt("certify (double-double): certified at the coarse shift lambda_est "
                 "(1 - %.3g); inverse iteration with its factor: Rayleigh quotient "
@@ -379,12 +422,71 @@ DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_es
     char buf[400];
     std::snprintf(buf, sizeof buf,
                   "certify (double-double): %s after %d factorization(s), tau = %.12g "
-                  "(lambda_est %.12g), rho = %.3g (Gram %.3g, factor %.3g) = %.3g tau; Gram "
+                  "(lambda_est %.12g), rho = %.3g (Gram %.3g, factor %.3g) = %.3g tau; %s "
                   "%.2f s, factorizations %.2f s",
                   r.certified ? "certified" : "no certificate", r.attempts, r.tau, r.lambda_est,
-                  r.rho, r.rho_gram, r.rho_factor, r.rho / r.tau, r.seconds_gram, r.seconds_chol);
+                  r.rho, r.rho_gram, r.rho_factor, r.rho / r.tau,
+                  gram_by_caller ? "Rayleigh quotient" : "Gram", r.seconds_gram, r.seconds_chol);
     r.notes.emplace_back(buf);
     return r;
+}
+}  // namespace
+
+DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& Rt, double lambda_est,
+                                     const Eigen::VectorXd& u_est, const DdCertifyOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Eigen::Index n = Rt.cols(), m = Rt.rows();
+    if (n == 0 || m == 0) fail_data("certify (double-double): empty rows");
+    if (!Rt.allFinite()) fail_data("certify (double-double): rows of J are not finite");
+    check_allocation(8.0 * 5 * static_cast<double>(n) * static_cast<double>(n), opt.max_bytes,
+                     "certify (double-double): Gram, factor and bound (" + std::to_string(n) +
+                         " x " + std::to_string(n) + ")",
+                     "max_bytes");
+    const int threads = opt.threads > 0 ? opt.threads : std::max(1, blas_threads());
+    DdCertifiedMin r;
+    r.kernel = dd::kernel_name();
+    r.method = kMethod + r.kernel;
+    if (!(lambda_est > 0) && u_est.size() != n) {
+        r.notes.emplace_back("certify (double-double): no positive estimate of lambda_min");
+        return r;
+    }
+    const DdGram g = dd_gram(Rt, threads);
+    r.seconds_gram = seconds_since(t0);
+    return certify_core(
+        g, lambda_est, u_est, opt, threads,
+        [&Rt](const Eigen::VectorXd& x) { return dd_rayleigh(Rt, x); }, std::move(r), t0, false);
+}
+
+DdCertifiedMin certify_gram_dd(const DdGram& g, double lambda_est, const Eigen::VectorXd& u_est,
+                               const DdCertifyOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Eigen::Index n = g.n;
+    const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    if (n <= 0) fail_data("certify (double-double): empty Gram");
+    if (g.hi.size() != nn || g.lo.size() != nn)
+        fail_data("certify (double-double): the Gram's pairs are not " + std::to_string(n) + " x " +
+                  std::to_string(n));
+    if (!(g.rho >= 0) || !std::isfinite(g.rho))
+        fail_data("certify (double-double): the Gram's error bound is not a finite number >= 0");
+    for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index j = 0; j <= i; ++j)
+            if (!std::isfinite(g.hi[idx(i, j, n)]) || !std::isfinite(g.lo[idx(i, j, n)]))
+                fail_data("certify (double-double): the Gram is not finite");
+    check_allocation(8.0 * 3 * static_cast<double>(n) * static_cast<double>(n), opt.max_bytes,
+                     "certify (double-double): factor and bound (" + std::to_string(n) + " x " +
+                         std::to_string(n) + ")",
+                     "max_bytes");
+    const int threads = opt.threads > 0 ? opt.threads : std::max(1, blas_threads());
+    DdCertifiedMin r;
+    r.kernel = dd::kernel_name();
+    r.method = kMethod + r.kernel + "; Gram from " + (g.source.empty() ? "the caller" : g.source);
+    if (!(lambda_est > 0) && u_est.size() != n) {
+        r.notes.emplace_back("certify (double-double): no positive estimate of lambda_min");
+        return r;
+    }
+    return certify_core(
+        g, lambda_est, u_est, opt, threads,
+        [&g](const Eigen::VectorXd& x) { return gram_rayleigh(g, x); }, std::move(r), t0, true);
 }
 
 DdCertifiedMin certified_sigma_min_dd(const LinearOperator& J, double sigma_est,

@@ -126,6 +126,32 @@ TEST_CASE("certify (double-double): a shift above lambda_min fails to factor", "
     CHECK(good.lambda_lo >= lam * (1 - 2e-6));
 }
 
+TEST_CASE(
+    "certify (double-double): a shift just above lambda_min fails at the last pivot, and "
+    "inverse iteration with that factor gives the next shift",
+    "[certify][dd]") {
+    // lambda_est = lambda_min (1 + 1e-5), no vector: G - tau I has one negative eigenvalue and
+    // its factorization fails at the last pivot; the indefinite factor's inverse iteration finds
+    // lambda_min's vector, and the second factorization certifies just below its Rayleigh quotient
+    // (the ladder of coarse shifts would take three or more)
+    Rng rng(23);
+    const Eigen::MatrixXd J = rng.with_spectrum(30, 70, geometric_spectrum(30, 1.0, 1e6));
+    const long double ref = reference_sigma_min(J);
+    const double lam = static_cast<double>(ref * ref);
+    const DdCertifiedMin r = certify_lambda_min_dd(J.transpose(), lam * (1 + 1e-5), {}, {});
+    INFO(r.notes.front());
+    INFO(r.notes.back());
+    REQUIRE(r.certified);
+    CHECK(r.notes.front().find("pivot 29 ") != std::string::npos);
+    bool last_pivot = false;
+    for (const auto& n : r.notes)
+        last_pivot |= n.find("only the last pivot failed") != std::string::npos;
+    CHECK(last_pivot);
+    CHECK(r.attempts == 2);
+    CHECK(static_cast<long double>(r.lambda_lo) <= ref * ref);
+    CHECK(r.lambda_lo >= lam * (1 - 1e-6));
+}
+
 TEST_CASE("certify (double-double): an estimate far above lambda_min is refined and certified",
           "[certify][dd]") {
     // lambda_est 3x lambda_min and no vector: the shift is lowered until a factorization

@@ -176,6 +176,28 @@ class LayerJacobianXOperator final : public LayerOperator<JacobianXOperator> {
 // left.
 Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJacobianMaxBytes,
                                     const EngineProgressFn& progress = {});
+// J~ J~^T (Nd x Nd) in double-double with a proved error bound (proofs/spectral_enclosure.md §8,
+// "Gram from the factors"), for the double-double certificate (certify_gram_dd): the structure
+// of jacobian_gram_outer with every sum accumulated in double-double, J~ the weight Jacobian with
+// the head's computed Q, K, S and P^c taken as exact (||J~ - J|| is A2's factor part). Lower
+// triangle; g.rho >= rho of its entrywise error bound. Cost ~ (Nd)^2 N double-double
+// multiply-adds (jacobian_gram_dd_updates; ViT-B head: 3.1e10), memory jacobian_gram_dd_bytes
+// (ViT-B: 2.6 GB), `threads` threads (bits independent of it). Validates; refuses above max_bytes
+// (checked before allocating). Optional progress: stage "J J^T (double-double)" in N x N blocks.
+DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes = kDefaultJacobianMaxBytes,
+                        const EngineProgressFn& progress = {});
+// The computed factors J~ is made of (checks of jacobian_gram_dd): row (i, c) of J~ is
+// [s X_i (x) (P^c K)_i, s Q_i (x) (P^c X)_i, (S X)_i (x) e_c] up to a permutation of its columns
+// (which leaves J~ J~^T unchanged), all products exact. Validates.
+struct JacobianFactors {
+    Eigen::MatrixXd X, Q, K, S;
+    std::vector<Eigen::MatrixXd> P;  // P^c, c < d
+    double s = 1;
+};
+JacobianFactors jacobian_factors(const Head& h);
+double jacobian_gram_dd_bytes(Eigen::Index N, Eigen::Index d);
+double jacobian_gram_dd_updates(Eigen::Index N, Eigen::Index D, Eigen::Index d);
+
 // J_X J_X^T (Nd x Nd) without forming J_X (Nd x ND): each row of J_X is the rank-3 N x D matrix
 // S_i^T w_c^T + e_i g_ic^T + p_ic r_i^T, and Gram entries are sums of products of the factors'
 // inner products. Cost ~ N^3 d^2 flops (one dgemm) + O(N^3 d + N^2 d^2); memory the result plus

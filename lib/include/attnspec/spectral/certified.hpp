@@ -192,6 +192,18 @@ struct DdCertifiedMin {
     std::vector<std::string> notes;
 };
 
+// A Gram matrix in double-double with a proved bound on its error: the lower triangle, row-major
+// (entry (i, j), j <= i, at i n + j), each entry the exact real hi + lo (|lo| <= u |hi|), and
+// rho >= rho(B) for a symmetric nonnegative B bounding |G~ - G| entrywise, G the Gram of the
+// matrix it stands for (the rows of J, or J~ from a head's stored factors: attention/jacobian.hpp,
+// jacobian_gram_dd). `source` names it in the certificate's notes.
+struct DdGram {
+    Eigen::Index n = 0;
+    std::vector<double> hi, lo;
+    double rho = 0;
+    std::string source;
+};
+
 // Bytes and double-double multiply-adds of certified_sigma_min_dd for an n x m operator (one
 // factorization).
 double dd_certify_bytes(Eigen::Index n, Eigen::Index m);
@@ -203,6 +215,13 @@ double dd_certify_updates(Eigen::Index n, Eigen::Index m);
 DdCertifiedMin certify_lambda_min_dd(const Eigen::MatrixXd& rows_t, double lambda_est,
                                      const Eigen::VectorXd& u_est,
                                      const DdCertifyOptions& opt = {});
+
+// lambda_min(G) >= lambda_lo for a Gram given in double-double (the same factorization and
+// bound; G = g's exact Gram, rho_gram = g.rho). u_est sets the shift by its Rayleigh quotient on
+// G~ in double-double. Throws DataError for a malformed or non-finite g or memory above max_bytes
+// (the factor and its bound, 3 n^2 doubles).
+DdCertifiedMin certify_gram_dd(const DdGram& g, double lambda_est, const Eigen::VectorXd& u_est,
+                               const DdCertifyOptions& opt = {});
 
 // On a matrix-free operator (rows <= cols): rows by J^T e_i, then certify_lambda_min_dd at
 // sigma_est^2; sigma_lo = sqrt(lambda_lo) - product_abs_error, rounded down. DataError for a tall
