@@ -8,12 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "../spectral/engine_progress.hpp"
+#include "../spectral/certified_internal.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/dd_accumulate.hpp"
 #include "attnspec/base/errors.hpp"
@@ -26,10 +25,10 @@ namespace attnspec {
 namespace {
 using Eigen::Index;
 using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-constexpr double kU = kUnitRoundoff;
+using certify_detail::gamma;
+using certify_detail::kSafety;
+using certify_detail::kU;
 constexpr double kEta = std::numeric_limits<double>::denorm_min();
-
-double gamma(double k) { return k * kU / (1 - k * kU); }
 
 // The lemma's constant for one sub_dot_blocked over K terms (its hi-part product sums P taken as
 // they come), with the (1 + 4u) of reading a normalised pair's value through its high part.
@@ -131,8 +130,7 @@ double jacobian_gram_dd_updates(Index N, Index D, Index d) {
            2 * Nd * Nd * Nd * (static_cast<double>(d) + 1);
 }
 
-DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes,
-                        const EngineProgressFn& progress) {
+DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
     const AttentionState st(h);
     const Index N = st.N, D = st.D, d = st.d, n = N * d;
     check_allocation(
@@ -174,10 +172,6 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes,
     std::vector<std::pair<Index, Index>> blocks;
     for (Index c = 0; c < d; ++c)
         for (Index cp = 0; cp <= c; ++cp) blocks.emplace_back(c, cp);
-    opspec::StageProgress prog(progress, "J J^T (double-double)", "blocks",
-                               static_cast<long>(blocks.size()));
-    std::mutex prog_mutex;  // the items report in turn
-    long done = 0;
     parallel_for_ordered(blocks.size(), threads, [&](std::size_t b) {
         const Index c = blocks[b].first, cp = blocks[b].second;
         const auto ci = static_cast<std::size_t>(c), cpi = static_cast<std::size_t>(cp);
@@ -197,10 +191,7 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes,
                 store_negated(a, g.hi[at], g.lo[at]);
             }
         }
-        const std::lock_guard<std::mutex> lock(prog_mutex);
-        prog.update(++done);
     });
-    prog.finish();
 
     // The bound (proofs §8): |G~ - G(J~)| <= c_QK (wQ wQ^T + wK wK^T) + c_V (I_d (x) v v^T) + abs
     // entrywise, so rho <= c_QK (||wQ||^2 + ||wK||^2) + c_V ||v||^2 + n abs.
@@ -231,7 +222,7 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes,
     const double nd = static_cast<double>(n);
     g.rho =
         (c_qk * (wQ.squaredNorm() + wK.squaredNorm()) + c_v * v.squaredNorm() + nd * abs_entry) *
-        (1 + gamma(nd + 8)) * (1 + 1e-8);
+        (1 + gamma(nd + 8)) * kSafety;
     return g;
 }
 

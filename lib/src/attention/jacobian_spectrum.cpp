@@ -28,7 +28,6 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
         o.product_rel_error = std::max(generic, static_cast<double>(n) * kUnitRoundoff);
     }
     // the double-double certificate (§8) takes J~ J~^T from the factors, not the rows of J
-    // (no progress of its own: the certificate's heartbeat reports it)
     o.dd_gram = [&h, &opt](int threads) { return jacobian_gram_dd(h, threads, opt.max_bytes); };
     o.dd_gram_updates = jacobian_gram_dd_updates(N, D, d);
     o.dd_gram_bytes = jacobian_gram_dd_bytes(N, d);

@@ -232,9 +232,9 @@ double dd_rayleigh(const Eigen::MatrixXd& Rt, const Eigen::VectorXd& u) {
     return -(a.hi + a.lo) / u.squaredNorm();
 }
 
-// Rayleigh quotient of u on the double-double Gram itself: u^T G~ u = sum_i u_i (G~_ii u_i +
-// 2 sum_{j<i} G~_ij u_j), each row's sum accumulated in double-double (an estimate for the shift,
-// not part of the proof).
+// Rayleigh quotient of u on the double-double Gram itself: u^T G~ u = sum_i u_i r_i with
+// r_i = G~_ii u_i + 2 sum_{j<i} G~_ij u_j, each r_i accumulated in double-double (an estimate for
+// the shift, not part of the proof).
 double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
     const Eigen::Index n = g.n;
     dd::Acc total;
@@ -246,10 +246,10 @@ double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
                     static_cast<std::size_t>(i), row);
         dd::sub_prod(g.hi[idx(i, i, n)], g.lo[idx(i, i, n)], u[i], 0, row);
         double h = 0, l = 0;
-        dd::two_sum(row.hi, row.lo, h, l);  // row = -(G~ u)_i-ish, normalised
+        dd::two_sum(row.hi, row.lo, h, l);  // row = -r_i, normalised
         dd::sub_prod(h, l, u[i], 0, total);
     }
-    return (total.hi + total.lo) / u.squaredNorm();  // total = -sum_i u_i (-row_i)
+    return (total.hi + total.lo) / u.squaredNorm();  // total = sum_i u_i r_i
 }
 
 // x <- (L L^T)^-1 x with the factor's high parts, in double (a direction for inverse iteration,

@@ -183,9 +183,8 @@ Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJa
 // triangle; g.rho >= rho of its entrywise error bound. Cost ~ (Nd)^2 N double-double
 // multiply-adds (jacobian_gram_dd_updates; ViT-B head: 3.1e10), memory jacobian_gram_dd_bytes
 // (ViT-B: 2.6 GB), `threads` threads (bits independent of it). Validates; refuses above max_bytes
-// (checked before allocating). Optional progress: stage "J J^T (double-double)" in N x N blocks.
-DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes = kDefaultJacobianMaxBytes,
-                        const EngineProgressFn& progress = {});
+// (checked before allocating). No progress of its own (the certificate's heartbeat covers it).
+DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes = kDefaultJacobianMaxBytes);
 // The computed factors J~ is made of (checks of jacobian_gram_dd): row (i, c) of J~ is
 // [s X_i (x) (P^c K)_i, s Q_i (x) (P^c X)_i, (S X)_i (x) e_c] up to a permutation of its columns
 // (which leaves J~ J~^T unchanged), all products exact. Validates.
