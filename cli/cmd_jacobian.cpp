@@ -72,14 +72,15 @@ const char* kHelp =
     "  attnspec jacobian --random 197,768,64 --seed 1 --token-dist gaussian --scale 1 \\\n"
     "      --svd extremal --certify always --max-memory 10GiB --no-report   (ViT-B head,\n"
     "      kappa(J) = 1.486e7: the refined lower end is 0; the double-double certificate on\n"
-    "      J J^T from the head's factors encloses kappa to 2.7e-6 relative, almost all of it\n"
-    "      A2's; ~5 min wall, 9 GB)\n"
+    "      J J^T from the head's factors encloses kappa to 4e-8 relative, both ends proved\n"
+    "      (no A2); ~5 min wall, 9 GB)\n"
     "  attnspec jacobian --random 32,64,16 --seed 3 --svd extremal --certify always --no-report\n"
     "      (sigma_min's lower end certified by a double-double Cholesky of J J^T - tau I; the\n"
     "      refined bound is tighter on this well-conditioned head, so the basis stays temple)\n"
     "  attnspec jacobian --random 64,128,32 --token-dist gaussian --scale 1 --weight-scale 1.3 \\\n"
     "      --svd extremal --no-report   (kappa(J) ~ 1.9e6: the refined lower end of sigma_min is\n"
-    "      0; --certify auto proves it to ~1e-7 relative in double-double; ~2 s CPU, 0.3 GB)\n";
+    "      0; --certify auto proves both ends to ~2e-8 relative in double-double; ~2 s CPU,\n"
+    "      0.3 GB)\n";
 
 void declare_options(po::options_description& desc, Options& o) {
     desc.add_options()(
@@ -139,7 +140,7 @@ void declare_options(po::options_description& desc, Options& o) {
         "certify", po::value(&o.certify),
         "with --svd: certified lower bound on sigma_min by a verified Cholesky of J J^T - tau I: "
         "in double-double, J J^T assembled from the head's factors (proofs/spectral_enclosure.md "
-        "§8: rounding ~(n/8)^2 u^2, resolves sigma_min to ~1e-7 relative at kappa(J) ~ 1e7; "
+        "§8: rounding ~(n/8)^2 u^2, resolves sigma_min to ~2e-8 relative at kappa(J) ~ 1e7; "
         "n^2 N + n^3 / 6 double-double multiply-adds per factorization, 40 n^2 bytes; a ViT-B "
         "head, n = 12608, takes ~5 min on 2 cores), else in double (Rump, §6); when neither fits "
         "or proves "
@@ -148,7 +149,10 @@ void declare_options(po::options_description& desc, Options& o) {
         "when the refined bound is 0 or wider than 1e-6 relative, fits --max-memory and needs "
         "<= 6e10 double-double multiply-adds or 5e11 flops, e.g. up to a (128, 384, 32) head; a "
         "ViT-B head only under always), "
-        "always, never. The lower end still subtracts the product error (A2)");
+        "always, never. At a head the factors are computed in double-double too, with a proved "
+        "bound on ||J~ - J|| (assuming expl within 2 ulp) that replaces the product error (A2) "
+        "on both ends of sigma_min where that is narrower; elsewhere the lower end subtracts "
+        "A2's pad");
 }
 
 // The heads: read from --input, or a seeded random layer sharing X.

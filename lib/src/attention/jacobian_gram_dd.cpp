@@ -1,4 +1,5 @@
-// J~ J~^T in double-double from a head's stored factors, never forming J
+// J~ J~^T in double-double from a head's factors (computed in double-double and rounded once by
+// dd_factors, with a proved ||J~ - J||), never forming J
 // (proofs/spectral_enclosure.md §8, "Gram from the factors"): the structure of
 // jacobian_gram_outer,
 //   G[(i,c),(j,c')] = s^2 XX_ij ZZ_ij + s^2 QQ_ij YY_ij + [c = c'] VV_ij,
@@ -18,7 +19,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/base/rounding.hpp"
-#include "jacobian_state.hpp"
+#include "jacobian_factors_dd.hpp"
 
 namespace attnspec {
 
@@ -110,10 +111,11 @@ Eigen::VectorXd abs_times_up(const RowMat& M, const Eigen::VectorXd& x) {
 }  // namespace
 
 JacobianFactors jacobian_factors(const Head& h) {
-    const AttentionState st(h);
+    DdFactors d = dd_factors(h);
     JacobianFactors f;
-    f.X = st.X, f.Q = st.Q, f.K = st.K, f.S = st.S, f.s = st.s;
-    for (Index c = 0; c < st.d; ++c) f.P.push_back(st.P(c));
+    f.X = d.X, f.Q = std::move(d.Q), f.K = std::move(d.K), f.S = std::move(d.S), f.s = d.s;
+    f.P = std::move(d.P);
+    f.error = d.error, f.error_q = d.error_q, f.error_k = d.error_k, f.error_v = d.error_v;
     return f;
 }
 
@@ -131,20 +133,23 @@ double jacobian_gram_dd_updates(Index N, Index D, Index d) {
 }
 
 DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
-    const AttentionState st(h);
-    const Index N = st.N, D = st.D, d = st.d, n = N * d;
+    h.validate();
+    const Index N = h.N(), D = h.D(), d = h.d(), n = N * d;
     check_allocation(
         jacobian_gram_dd_bytes(N, d), max_bytes,
         "J J^T in double-double (" + std::to_string(n) + "x" + std::to_string(n) + " pairs)",
         "max_bytes");
     threads = std::max(1, threads);
-    const RowMat X = st.X, K = st.K, Q = st.Q, S = st.S;
+    DdFactors fac = dd_factors(h);
+    const RowMat X = fac.X, K = fac.K, Q = fac.Q, S = fac.S;
     std::vector<RowMat> P(static_cast<std::size_t>(d));
-    for (Index c = 0; c < d; ++c) P[static_cast<std::size_t>(c)] = st.P(c);
+    for (Index c = 0; c < d; ++c)
+        P[static_cast<std::size_t>(c)] = fac.P[static_cast<std::size_t>(c)];
+    fac.P.clear(), fac.EP.clear();
 
     // the N x N factors in double-double
     const PairMat XX = row_gram(X), KK = row_gram(K), QQ = row_gram(Q);
-    const double s = st.s, s2h = s * s, s2l = std::fma(s, s, -s2h);  // s^2 = s2h + s2l exactly
+    const double s = fac.s, s2h = s * s, s2l = std::fma(s, s, -s2h);  // s^2 = s2h + s2l exactly
     const PairMat sXX = scaled(s2h, s2l, XX), sQQ = scaled(s2h, s2l, QQ);
     const PairMat VV = [&] {
         const PairMat U = left_product(S, XX);
@@ -164,8 +169,9 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
     DdGram g;
     g.n = n;
     g.source =
-        "the head's stored factors (J~: J with the computed Q, K, S, P^c; structure of "
-        "jacobian_gram_outer)";
+        "the head's factors in double-double, rounded once (J~: J with those Q, K, S, P^c; "
+        "structure of jacobian_gram_outer)";
+    g.factor_error = fac.error;
     g.hi.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0.0);
     g.lo.assign(g.hi.size(), 0.0);
     // items: the blocks (c, c'), c >= c', of the lower triangle; each entry its own accumulators

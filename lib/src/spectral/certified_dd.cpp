@@ -235,7 +235,7 @@ double dd_rayleigh(const Eigen::MatrixXd& Rt, const Eigen::VectorXd& u) {
 // Rayleigh quotient of u on the double-double Gram itself: u^T G~ u = sum_i u_i r_i with
 // r_i = G~_ii u_i + 2 sum_{j<i} G~_ij u_j, each r_i accumulated in double-double (an estimate for
 // the shift, not part of the proof).
-double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
+dd::Acc gram_quadratic(const DdGram& g, const Eigen::VectorXd& u) {
     const Eigen::Index n = g.n;
     dd::Acc total;
     std::vector<double> two_u(static_cast<std::size_t>(n));
@@ -249,7 +249,37 @@ double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
         dd::two_sum(row.hi, row.lo, h, l);  // row = -r_i, normalised
         dd::sub_prod(h, l, u[i], 0, total);
     }
-    return (total.hi + total.lo) / u.squaredNorm();  // total = sum_i u_i r_i
+    return total;  // sum_i u_i r_i
+}
+double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
+    const dd::Acc t = gram_quadratic(g, u);
+    return (t.hi + t.lo) / u.squaredNorm();
+}
+
+// An upper bound on u^T G u / u^T u for the exact Gram G that g stands for: the double-double
+// Rayleigh quotient of gram_rayleigh plus its rounding (the accumulation lemma per row r_i, then
+// over the n products u_i r_i: at most (2 c_row + 2 c_total)|u|^T|G~||u|), over a lower bound of
+// u^T u, plus g.rho (|u^T (G~ - G) u| <= |u|^T B |u| <= rho(B) u^T u). Rounded up.
+double gram_rayleigh_upper(const DdGram& g, const Eigen::VectorXd& u) {
+    const Eigen::Index n = g.n;
+    const double c_row =
+        dd::error_constant(dd::tree_height(static_cast<std::size_t>(n), 1, 1)) * (1 + 4 * kU);
+    const double c_tot =
+        dd::error_constant(dd::tree_height(0, 0, static_cast<int>(n))) * (1 + 4 * kU);
+    double mag = 0;  // |u|^T |G~| |u| from the high parts (|G~| <= (1 + u)|hi|), rounded up
+    for (Eigen::Index i = 0; i < n; ++i) {
+        double row = std::abs(g.hi[idx(i, i, n)] * u[i]);
+        for (Eigen::Index j = 0; j < i; ++j) row += 2 * std::abs(g.hi[idx(i, j, n)] * u[j]);
+        mag += std::abs(u[i]) * row;
+    }
+    mag *= (1 + gamma(static_cast<double>(n) + 4)) * (1 + gamma(static_cast<double>(n) + 4)) *
+           (1 + 2 * kU);
+    const double err = 2 * (c_row + c_tot) * 1.01 * mag +
+                       8.0 * static_cast<double>(n + 4) * static_cast<double>(n + 4) * kEta;
+    const double sq = u.squaredNorm(), sq_lo = sq * (1 - gamma(static_cast<double>(n) + 4));
+    const dd::Acc t = gram_quadratic(g, u);
+    const double num = iv::up(iv::up(iv::up(t.hi + t.lo) + std::abs(t.hi) * 2 * kU) + err);
+    return iv::up(iv::up(num / sq_lo) * (1 + 2 * kU) + g.rho) * kSafety;
 }
 
 // x <- (L L^T)^-1 x with the factor's high parts, in double (a direction for inverse iteration,
@@ -484,9 +514,20 @@ DdCertifiedMin certify_gram_dd(const DdGram& g, double lambda_est, const Eigen::
         r.notes.emplace_back("certify (double-double): no positive estimate of lambda_min");
         return r;
     }
-    return certify_core(
+    r = certify_core(
         g, lambda_est, u_est, opt, threads,
         [&g](const Eigen::VectorXd& x) { return gram_rayleigh(g, x); }, std::move(r), t0, true);
+    // the upper end: the final vector's Rayleigh quotient (its shift's reference), proved
+    const Eigen::VectorXd& uf = r.u.size() == n ? r.u : u_est;
+    if (r.certified && uf.size() == n && uf.allFinite() && uf.squaredNorm() > 0) {
+        r.lambda_hi = gram_rayleigh_upper(g, uf);
+        r.sigma_hi = iv::up(iv::up(std::sqrt(r.lambda_hi)) + opt.product_abs_error);
+        r.notes.push_back(
+            fmt("certify (double-double): lambda_min <= %.12g (the vector's Rayleigh quotient on "
+                "the Gram, its rounding and rho), sigma_min <= %.12g",
+                r.lambda_hi, r.sigma_hi));
+    }
+    return r;
 }
 
 DdCertifiedMin certified_sigma_min_dd(const LinearOperator& J, double sigma_est,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/errors.hpp"
@@ -99,6 +100,7 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
         opt.notice(buf);
     }
     DdCertifiedMin r;
+    double factor_error = std::numeric_limits<double>::quiet_NaN();
     with_heartbeat(opt.progress, "certify", seconds, [&] {
         if (!opt.dd_gram) {
             r = certified_sigma_min_dd(J, t.sigma, t.u, o);
@@ -108,20 +110,35 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
         const DdGram g = opt.dd_gram(threads);
         const double gram_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count();
+        // a proved ||J~ - J|| from the caller replaces A2's pad on both ends
+        if (std::isfinite(g.factor_error) && g.factor_error >= 0) {
+            factor_error = g.factor_error;
+            o.product_abs_error = factor_error;
+        }
         r = certify_gram_dd(g, t.sigma * t.sigma, t.u, o);  // sigma_lo = sqrt(lambda_lo) - pad
         r.seconds_gram = gram_seconds;
         r.seconds += gram_seconds;
-        char buf[200];
-        std::snprintf(buf, sizeof buf,
-                      "certify (double-double): Gram from the operator's structure in %.2f s, "
-                      "its error bound rho = %.3g",
-                      gram_seconds, g.rho);
+        char buf[300];
+        if (std::isfinite(factor_error))
+            std::snprintf(buf, sizeof buf,
+                          "certify (double-double): Gram from the operator's structure in %.2f s, "
+                          "its error bound rho = %.3g; the factors' error ||J~ - J|| <= %.3g "
+                          "(A2's pad was %.3g)",
+                          gram_seconds, g.rho, factor_error, pad);
+        else
+            std::snprintf(buf, sizeof buf,
+                          "certify (double-double): Gram from the operator's structure in %.2f s, "
+                          "its error bound rho = %.3g",
+                          gram_seconds, g.rho);
         r.notes.emplace_back(buf);
     });
-    notes.push_back(r.method + "; minus the product error " + value_text(pad) + " (A2)");
+    const bool proved = std::isfinite(factor_error);
+    notes.push_back(r.method + (proved ? "; minus the factors' error " + value_text(factor_error) +
+                                             " (proved from the factors; assumes expl within 2 ulp)"
+                                       : "; minus the product error " + value_text(pad) + " (A2)"));
     notes.insert(notes.end(), r.notes.begin(), r.notes.end());
     if (!r.certified) return false;
-    if (r.sigma_lo > t.enclosure.hi) {
+    if (r.sigma_lo > t.enclosure.hi && !(proved && std::isfinite(r.sigma_hi))) {
         notes.emplace_back(
             "certify (double-double): bound above the enclosure's upper end (assumptions "
             "violated)");
@@ -143,6 +160,29 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
             set_rho(b, pad);
             b.enclosure.hi = std::min(t.enclosure.hi, iv::up(b.sigma + pad));
             t = b;
+        }
+    }
+    // a proved ||J~ - J||: both ends of sigma_min's enclosure from the double-double Gram (the
+    // lower from the factorization, the upper from the vector's Rayleigh quotient), without A2,
+    // when that is narrower than the engine's (or the engine's misses it); the point value is
+    // kept inside
+    const bool disjoint = r.sigma_lo > t.enclosure.hi || r.sigma_hi < t.enclosure.lo;
+    if (proved && std::isfinite(r.sigma_hi) && r.sigma_hi >= r.sigma_lo &&
+        (disjoint || r.sigma_hi - r.sigma_lo < t.enclosure.hi - t.enclosure.lo)) {
+        if (disjoint)
+            notes.emplace_back(
+                "certify (double-double): the engine's enclosure (A2) does not meet the proved "
+                "one; the proved one is kept");
+        t.enclosure.lo = r.sigma_lo;
+        t.enclosure.hi = r.sigma_hi;
+        t.basis += "; both ends: double-double (factors' error proved)";
+        if (!(t.sigma >= t.enclosure.lo && t.sigma <= t.enclosure.hi)) {
+            const double was = t.sigma;
+            t.sigma = std::clamp(std::sqrt(r.lambda_est), t.enclosure.lo, t.enclosure.hi);
+            notes.push_back("certify (double-double): sigma_min's value " + value_text(was) +
+                            " (double products) lies outside the proved enclosure; replaced by "
+                            "the square root of the double-double Rayleigh quotient, " +
+                            value_text(t.sigma));
         }
     }
     note_bound("certify (double-double)", r.sigma_lo, t, notes);

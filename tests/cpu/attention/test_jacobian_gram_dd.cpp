@@ -4,7 +4,9 @@
 // break the check), the same structure as jacobian_gram_outer, the same bits for any thread
 // count, refusals, and the certificate on it through jacobian_spectrum.
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@ using Eigen::MatrixXd;
 
 namespace {
 using Quad = __float128;
+Quad abs_quad(Quad x) { return x < 0 ? -x : x; }
 
 // J~ J~^T in binary128: the rows [s X_i (x) Z_c(i), s Q_i (x) Y_c(i), (S X)_i (x) e_c] with
 // Z_c = P^c K, Y_c = P^c X, S X formed in binary128 from the stored (double) factors.
@@ -84,7 +87,124 @@ Head test_head(Index N, Index D, Index d, double w, std::uint64_t seed, LogitSca
     rs.N = N, rs.D = D, rs.d = d, rs.seed = seed, rs.weight_scale = w, rs.scale = sc;
     return random_head(rs);
 }
+
+using LMat = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
+
+// The weight Jacobian from factors in long double (64-bit significand: ~5e-20 relative), rows
+// (c, i) in the column order [W_Q (a, b), W_K (a, b), W_V (a, c')]: the same formulas as J~.
+LMat jacobian_from(const LMat& X, const LMat& Q, const LMat& K, const LMat& S,
+                   const std::vector<LMat>& P, long double s) {
+    const Index N = X.rows(), D = X.cols(), d = Q.cols();
+    LMat J = LMat::Zero(N * d, 3 * D * d);
+    const LMat SX = S * X;
+    for (Index c = 0; c < d; ++c) {
+        const LMat Z = P[static_cast<std::size_t>(c)] * K, Y = P[static_cast<std::size_t>(c)] * X;
+        for (Index i = 0; i < N; ++i)
+            for (Index a = 0; a < D; ++a) {
+                for (Index b = 0; b < d; ++b) {
+                    J(c * N + i, a * d + b) = s * X(i, a) * Z(i, b);
+                    J(c * N + i, D * d + a * d + b) = s * Q(i, b) * Y(i, a);
+                }
+                J(c * N + i, 2 * D * d + a * d + c) = SX(i, a);
+            }
+    }
+    return J;
+}
+
+// The exact J (to long double accuracy) of the head's effective weights and biases.
+LMat exact_jacobian(const Head& h) {
+    const Head e = h.effective();
+    const Forward<long double> f = attention_forward<long double>(
+        e.X.cast<long double>(), e.W_Q.cast<long double>(), e.W_K.cast<long double>(),
+        e.W_V.cast<long double>(), static_cast<long double>(e.s), e.b_Q, e.b_K, e.b_V);
+    std::vector<LMat> P;
+    for (Index c = 0; c < f.V.cols(); ++c) {
+        LMat Pc = f.S;
+        for (Index i = 0; i < Pc.rows(); ++i)
+            for (Index k = 0; k < Pc.cols(); ++k) Pc(i, k) *= f.V(k, c) - f.A(i, c);
+        P.push_back(Pc);
+    }
+    return jacobian_from(e.X.cast<long double>(), f.Q, f.K, f.S, P, e.s);
+}
+
+LMat factors_jacobian(const JacobianFactors& f) {
+    std::vector<LMat> P;
+    for (const MatrixXd& Pc : f.P) P.emplace_back(Pc.cast<long double>());
+    return jacobian_from(f.X.cast<long double>(), f.Q.cast<long double>(), f.K.cast<long double>(),
+                         f.S.cast<long double>(), P, f.s);
+}
+
+double norm2(const LMat& A) {
+    return Eigen::JacobiSVD<MatrixXd>(A.cast<double>()).singularValues()(0);
+}
 }  // namespace
+
+TEST_CASE(
+    "the C library's expl is within 2 ulp on [-745, 0] (assumption A-exp of the factors' "
+    "bound)",
+    "[jacobian][certify][dd]") {
+    // reference: exp in binary128, 2^k e^r with r = x - k ln 2 (ln 2 as a double-double pair,
+    // ~1e-33) and 40 terms of the series (|r| <= 0.35: truncation ~1e-50)
+    const Quad ln2 = Quad(0x1.62e42fefa39efp-1) + Quad(0x1.abc9e3b39803fp-56);
+    auto exp_quad = [&](double x) {
+        const int k = static_cast<int>(std::lround(x / 0.6931471805599453));
+        const Quad r = Quad(x) - Quad(k) * ln2;
+        Quad term = 1, sum = 1;
+        for (int j = 1; j <= 40; ++j) term = term * r / Quad(j), sum += term;
+        const int k1 = k / 2;
+        return sum * Quad(std::ldexp(1.0, k1)) * Quad(std::ldexp(1.0, k - k1));
+    };
+    double worst = 0;  // in ulps of long double at the exact value
+    for (int k = 0; k <= 40000; ++k) {
+        const double x = -745.0 * k / 40000.0 - (k % 7) * 1e-9;
+        const Quad ref = exp_quad(x);
+        const long double got = std::exp(static_cast<long double>(x));
+        const auto refl = static_cast<long double>(ref);
+        const long double ulp = std::nextafter(refl, 2 * refl + 1) - refl;
+        worst = std::max(
+            worst, static_cast<double>(static_cast<long double>(abs_quad(Quad(got) - ref)) / ulp));
+    }
+    INFO("largest error of expl: " << worst << " ulp (long double, "
+                                   << std::numeric_limits<long double>::digits
+                                   << "-bit significand)");
+    CHECK(worst <= 2.0);
+    // the same check catches a planted 3-ulp error
+    const long double one = std::exp(-1.0L);
+    long double off = one;
+    for (int k = 0; k < 3; ++k) off = std::nextafter(off, 1.0L);
+    const long double ulp1 = std::nextafter(one, 1.0L) - one;
+    CHECK_FALSE(static_cast<long double>(abs_quad(Quad(off) - exp_quad(-1.0))) / ulp1 <= 2.0L);
+}
+
+TEST_CASE(
+    "dd factors: ||J~ - J||_2 within the proved bound against a long-double J, and a planted "
+    "3x error is caught",
+    "[jacobian][certify][dd]") {
+    auto biased = test_head(12, 20, 4, 1.2, 5, LogitScale::one);
+    biased.b_Q = Eigen::VectorXd::LinSpaced(4, -0.5, 0.7);
+    biased.b_K = Eigen::VectorXd::LinSpaced(4, 0.3, -0.2);
+    biased.b_V = Eigen::VectorXd::LinSpaced(4, 1.0, -1.0);
+    for (const Head& h : {test_head(16, 32, 8, 1.6, 1, LogitScale::one),
+                          test_head(10, 24, 6, 1.0, 3, LogitScale::inv_sqrt_d), biased}) {
+        const JacobianFactors f = jacobian_factors(h);
+        const LMat J = exact_jacobian(h), Jt = factors_jacobian(f);
+        const LMat dJ = Jt - J;
+        const double err = norm2(dJ), sigma_max = norm2(J);
+        INFO("||J~ - J|| = " << err << ", bound " << f.error << " (Q " << f.error_q << ", K "
+                             << f.error_k << ", V " << f.error_v << "), sigma_max " << sigma_max
+                             << ": bound / sigma_max = " << f.error / sigma_max);
+        CHECK(err > 0);
+        CHECK(err <= f.error);
+        // a useful bound: a few dozen u of sigma_max (A2's normwise p is 4 sqrt(n + m) u)
+        CHECK(f.error <= 64 * 1.12e-16 * sigma_max);
+        // planted: J~ moved by 3 bounds along its top singular direction breaks the check
+        Eigen::JacobiSVD<MatrixXd> svd(J.cast<double>(), Eigen::ComputeThinU | Eigen::ComputeThinV);
+        const LMat planted =
+            dJ + (3 * f.error * svd.matrixU().col(0) * svd.matrixV().col(0).transpose())
+                     .cast<long double>();
+        CHECK_FALSE(norm2(planted) <= f.error);
+    }
+}
 
 TEST_CASE("jacobian_gram_dd: within rho of a binary128 Gram of J~, and a planted 3 rho is caught",
           "[jacobian][certify][dd]") {
@@ -161,14 +281,20 @@ TEST_CASE(
     REQUIRE(s.min.basis.find("double-double cholesky") != std::string::npos);
     bool from_factors = false;
     for (const auto& n : s.notes)
-        from_factors |= n.find("head's stored factors") != std::string::npos;
+        from_factors |= n.find("head's factors in double-double") != std::string::npos;
     CHECK(from_factors);
-    // dense truth: sigma_min of J (128 x 768), accurate to ~u kappa relative
-    const MatrixXd J = jacobian_weights(h);
-    const double sigma = Eigen::JacobiSVD<MatrixXd>(J).singularValues().minCoeff();
-    CHECK(s.min.enclosure.lo <= sigma * (1 + 1e-8));
-    CHECK(s.min.enclosure.hi >= sigma * (1 - 1e-8));
-    CHECK((s.min.enclosure.hi - s.min.enclosure.lo) / (2 * s.min.sigma) <= 1e-6);
+    // truth: sigma_min of the exact J (128 x 768) by one-sided Jacobi in long double, accurate to
+    // ~kappa 5e-20 = 1e-12 relative; both ends are proved, so no slack
+    CHECK(s.min.basis.find("both ends: double-double") != std::string::npos);
+    const LMat J = exact_jacobian(h);
+    const long double sigma = Eigen::JacobiSVD<LMat>(J).singularValues().minCoeff();
+    INFO("long-double sigma_min " << static_cast<double>(sigma));
+    CHECK(s.min.enclosure.lo <= sigma * (1 + 2e-12L));
+    CHECK(s.min.enclosure.hi >= sigma * (1 - 2e-12L));
+    CHECK(s.min.enclosure.lo <= s.min.sigma);
+    CHECK(s.min.sigma <= s.min.enclosure.hi);
+    // the width: the shift's 4e-8 and the factors' error ~ 10 u kappa (A2's was ~ 2e-6 here)
+    CHECK((s.min.enclosure.hi - s.min.enclosure.lo) / (2 * s.min.sigma) <= 2e-7);
     // the rows' Gram (no structure given): the same certificate within both widths
     const JacobianOperator op(h);
     const MatrixXd G = jacobian_gram_outer(h);

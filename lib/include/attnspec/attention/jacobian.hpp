@@ -179,19 +179,24 @@ Eigen::MatrixXd jacobian_gram_outer(const Head& h, double max_bytes = kDefaultJa
 // J~ J~^T (Nd x Nd) in double-double with a proved error bound (proofs/spectral_enclosure.md §8,
 // "Gram from the factors"), for the double-double certificate (certify_gram_dd): the structure
 // of jacobian_gram_outer with every sum accumulated in double-double, J~ the weight Jacobian with
-// the head's computed Q, K, S and P^c taken as exact (||J~ - J|| is A2's factor part). Lower
-// triangle; g.rho >= rho of its entrywise error bound. Cost ~ (Nd)^2 N double-double
-// multiply-adds (jacobian_gram_dd_updates; ViT-B head: 3.1e10), memory jacobian_gram_dd_bytes
-// (ViT-B: 2.6 GB), `threads` threads (bits independent of it). Validates; refuses above max_bytes
-// (checked before allocating). No progress of its own (the certificate's heartbeat covers it).
+// factors Q, K, S and P^c computed in double-double and rounded once, taken as exact. Lower
+// triangle; g.rho >= rho of its entrywise error bound; g.factor_error >= ||J~ - J||_2 for the
+// exact J, proved (§8 "The factors' error"; assumes the C library's expl within 2 ulp). Cost ~
+// (Nd)^2 N double-double multiply-adds (jacobian_gram_dd_updates; ViT-B head: 3.1e10), memory
+// jacobian_gram_dd_bytes (ViT-B: 2.6 GB), `threads` threads (bits independent of it). Validates;
+// refuses above max_bytes (checked before allocating). No progress of its own (the certificate's
+// heartbeat covers it).
 DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes = kDefaultJacobianMaxBytes);
-// The computed factors J~ is made of (checks of jacobian_gram_dd): row (i, c) of J~ is
-// [s X_i (x) (P^c K)_i, s Q_i (x) (P^c X)_i, (S X)_i (x) e_c] up to a permutation of its columns
-// (which leaves J~ J~^T unchanged), all products exact. Validates.
+// The factors J~ is made of (checks of jacobian_gram_dd) and the bound on ||J~ - J||_2: row
+// (i, c) of J~ is [s X_i (x) (P^c K)_i, s Q_i (x) (P^c X)_i, (S X)_i (x) e_c] up to a permutation
+// of its columns (which leaves J~ J~^T unchanged), all products exact. Validates.
 struct JacobianFactors {
     Eigen::MatrixXd X, Q, K, S;
     std::vector<Eigen::MatrixXd> P;  // P^c, c < d
     double s = 1;
+    // ||J~ - J||_2 <= error, J the exact Jacobian (proved; assumes expl within 2 ulp), and its
+    // parts: the W_Q and W_K blocks' Frobenius bounds, the W_V block's 2-norm bound
+    double error = 0, error_q = 0, error_k = 0, error_v = 0;
 };
 JacobianFactors jacobian_factors(const Head& h);
 double jacobian_gram_dd_bytes(Eigen::Index N, Eigen::Index d);

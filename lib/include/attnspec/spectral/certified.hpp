@@ -8,6 +8,7 @@
 #pragma once
 #include <Eigen/Dense>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,11 @@ struct DdCertifiedMin {
     double rho = 0;  // rho(B): Gram error + Cholesky residual + rounding, absolute
     double rho_gram = 0, rho_factor = 0;  // its parts (Collatz-Wielandt of each alone)
     Eigen::Index failed_column = -1;      // the last failed attempt's non-positive pivot
+    // certify_gram_dd only, when certified: lambda_min(G) <= lambda_hi (the final vector's
+    // Rayleigh quotient on G~ with its rounding, plus the Gram's rho) and sigma_min(J) <=
+    // sigma_hi = sqrt(lambda_hi) + product_abs_error; NaN otherwise
+    double lambda_hi = std::numeric_limits<double>::quiet_NaN();
+    double sigma_hi = std::numeric_limits<double>::quiet_NaN();
     Eigen::VectorXd u;  // the inverse-iteration vector when the estimate was refined (else empty)
     int attempts = 0;
     double seconds_rows = 0, seconds_gram = 0, seconds_chol = 0, seconds = 0;
@@ -195,13 +201,16 @@ struct DdCertifiedMin {
 // A Gram matrix in double-double with a proved bound on its error: the lower triangle, row-major
 // (entry (i, j), j <= i, at i n + j), each entry the exact real hi + lo (|lo| <= u |hi|), and
 // rho >= rho(B) for a symmetric nonnegative B bounding |G~ - G| entrywise, G the Gram of the
-// matrix it stands for (the rows of J, or J~ from a head's stored factors: attention/jacobian.hpp,
+// matrix it stands for (the rows of J, or J~ from a head's factors: attention/jacobian.hpp,
 // jacobian_gram_dd). `source` names it in the certificate's notes.
 struct DdGram {
     Eigen::Index n = 0;
     std::vector<double> hi, lo;
     double rho = 0;
     std::string source;
+    // ||J~ - J||_2 <= factor_error, J~ the matrix whose Gram this is and J the exact operator
+    // (proved by the caller, e.g. jacobian_gram_dd); NaN when unknown (A2 then bounds it)
+    double factor_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Bytes and double-double multiply-adds of certified_sigma_min_dd for an n x m operator (one
