@@ -143,8 +143,9 @@ DdFactors dd_factors(const Head& h) {
             El(i, k) = static_cast<double>(y - static_cast<long double>(E(i, k)));
         }
     }
-    if (!(tl_max < 1e-3 && eps_t < 1e-3))
-        fail_data("the logits' double-double error is too large for the factors' bound");
+    // the series bound below needs |t_lo| + eps < 1e-3 (logits below ~1e13): beyond it the factors
+    // are still computed, and the bound is reported as unknown (infinite)
+    const bool bounded = tl_max < 1e-3 && eps_t < 1e-3;
     // e = exp(t)(1 + theta) + phi: A-exp; exp(tl + eps) vs 1 + tl (|x| < 1e-3: |e^x - 1 - x| <=
     // 0.51 x^2); the rounding of E tl (u |E tl|); second-order products of the three
     const double delta =
@@ -165,7 +166,7 @@ DdFactors dd_factors(const Head& h) {
         double sh = 0, sl = 0;
         store_negated(a, sh, sl);
         // the row of the max has t = L_lo-level, so sigma >= exp(-eps) ~ 1
-        if (!(sh >= 0.5)) fail_data("softmax normalisation below 1/2 (logits not finite?)");
+        if (!(sh >= 0.5)) fail_data("softmax normalisation below 1/2 (logits not finite)");
         const double sum_abs = Er.row(i).sum() * (1 + gamma(static_cast<double>(N) + 4)) * 1.01;
         // sigma_pair = sum e (1 + c) with |c| <= c_sum
         const double c_sum = (cN * sum_abs + 8.0 * static_cast<double>(N + 4) * kEta) / sh * 1.01;
@@ -278,7 +279,7 @@ DdFactors dd_factors(const Head& h) {
                         (1 + 8 * kU)) *
               (1 + 4 * kU) * certify_detail::kSafety;
     f.exp_relative = delta;
-    if (!std::isfinite(f.error)) fail_data("the factors' error bound is not finite");
+    if (!bounded || !std::isfinite(f.error)) f.error = std::numeric_limits<double>::infinity();
     return f;
 }
 

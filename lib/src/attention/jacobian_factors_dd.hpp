@@ -19,12 +19,14 @@ struct DdFactors {
     std::vector<Eigen::MatrixXd> EP;  // and on |P^c^ - P^c|
     double s = 1;
     // ||J~ - J||_2 <= error, J the exact weight Jacobian at the effective head, J~ the same
-    // formulas on the factors above; its parts (dJ_Q, dJ_K in Frobenius, dJ_V in 2-norm)
+    // formulas on the factors above (+inf when unknown: logits beyond ~1e13); its parts (dJ_Q,
+    // dJ_K in Frobenius, dJ_V in 2-norm)
     double error = 0, error_q = 0, error_k = 0, error_v = 0;
     double exp_relative = 0;  // delta: the relative error of each exp(t) (A-exp and the pairs')
 };
 
-// Validates (DataError); refuses logits whose double-double error the bound cannot carry. Cost
+// Validates (DataError); error = +inf for logits whose double-double error the bound cannot carry
+// (|s Q K^T| beyond ~1e13; the certificate then falls back to A2). Cost
 // O(N D d + N^2 d) double-double multiply-adds and O(N^2 d^2) flops for the bound; memory
 // 2 d N^2 doubles (P^c and its bound).
 DdFactors dd_factors(const Head& h);

@@ -171,7 +171,8 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
     g.source =
         "the head's factors in double-double, rounded once (J~: J with those Q, K, S, P^c; "
         "structure of jacobian_gram_outer)";
-    g.factor_error = fac.error;
+    g.factor_error =
+        std::isfinite(fac.error) ? fac.error : std::numeric_limits<double>::quiet_NaN();
     g.hi.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0.0);
     g.lo.assign(g.hi.size(), 0.0);
     // items: the blocks (c, c'), c >= c', of the lower triangle; each entry its own accumulators

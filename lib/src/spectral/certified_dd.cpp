@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -373,7 +374,18 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
     while (r.attempts < opt.max_attempts) {
         ++r.attempts;
         const double tau = r.lambda_est * (1 - margin);
+        const auto tf = std::chrono::steady_clock::now();
         const Factor f = factor(g, tau, threads);
+        const double factor_seconds = seconds_since(tf);
+        // one line per further factorization: why, and how long it should take
+        const auto announce = [&](const std::string& why) {
+            if (!opt.notice || r.attempts >= opt.max_attempts) return;
+            char buf[300];
+            std::snprintf(buf, sizeof buf,
+                          "certify (double-double): factorization %d %s; one more, about %.0f s",
+                          r.attempts, why.c_str(), factor_seconds);
+            opt.notice(buf);
+        };
         if (!f.ok) {
             r.failed_column = f.failed_column;
             r.notes.push_back(
@@ -397,6 +409,7 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
                     r.u = x;
                     r.lambda_est = rq;
                     margin = opt.first_margin;
+                    announce("failed at its last pivot (the shift was just above lambda_min)");
                     continue;
                 }
             }
@@ -404,6 +417,8 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
             margin = margin < 1e-6  ? margin * 25
                      : margin < 0.5 ? std::min(0.5, margin * 100)
                                     : 1 - (1 - margin) / 5;  // 0.5, 0.9, 0.98
+            announce("failed at pivot " + std::to_string(f.failed_column) +
+                     " (the shift was above lambda_min): lowering it");
             continue;
         }
         r.failed_column = -1;
@@ -445,6 +460,7 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
         r.u = x;
         r.lambda_est = rq;
         margin = opt.first_margin;
+        announce("certified at a coarse shift; inverse iteration refined the estimate");
     }
     r.seconds_chol = seconds_since(tc);
     if (r.certified) r.failed_column = -1;

@@ -83,6 +83,7 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
     DdCertifyOptions o;
     o.product_abs_error = pad;
     o.max_bytes = opt.max_bytes;
+    o.notice = opt.notice;
     const int threads = std::max(1, blas_threads());
     const double seconds = dd_updates(J, opt) / (kDdRatePerThread * threads);
     const double nr = static_cast<double>(J.rows());

@@ -138,10 +138,16 @@ TEST_CASE(
     const Eigen::MatrixXd J = rng.with_spectrum(30, 70, geometric_spectrum(30, 1.0, 1e6));
     const long double ref = reference_sigma_min(J);
     const double lam = static_cast<double>(ref * ref);
-    const DdCertifiedMin r = certify_lambda_min_dd(J.transpose(), lam * (1 + 1e-5), {}, {});
+    std::vector<std::string> notices;  // one announcement of the second factorization
+    DdCertifyOptions o;
+    o.notice = [&notices](const std::string& s) { notices.push_back(s); };
+    const DdCertifiedMin r = certify_lambda_min_dd(J.transpose(), lam * (1 + 1e-5), {}, o);
     INFO(r.notes.front());
     INFO(r.notes.back());
     REQUIRE(r.certified);
+    REQUIRE(notices.size() == 1);
+    CHECK(notices[0].find("factorization 1 failed at its last pivot") != std::string::npos);
+    CHECK(notices[0].find("one more, about") != std::string::npos);
     CHECK(r.notes.front().find("pivot 29 ") != std::string::npos);
     bool last_pivot = false;
     for (const auto& n : r.notes)

@@ -194,7 +194,8 @@ struct JacobianFactors {
     Eigen::MatrixXd X, Q, K, S;
     std::vector<Eigen::MatrixXd> P;  // P^c, c < d
     double s = 1;
-    // ||J~ - J||_2 <= error, J the exact Jacobian (proved; assumes expl within 2 ulp), and its
+    // ||J~ - J||_2 <= error (+inf when unknown), J the exact Jacobian (proved; assumes expl
+    // within 2 ulp), and its
     // parts: the W_Q and W_K blocks' Frobenius bounds, the W_V block's 2-norm bound
     double error = 0, error_q = 0, error_k = 0, error_v = 0;
 };

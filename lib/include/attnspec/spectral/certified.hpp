@@ -175,6 +175,9 @@ struct DdCertifyOptions {
     double max_bytes = 8.0 * (1ull << 30);  // refuse rows + Gram + factor above this (DataError)
     int threads = 0;                        // <= 0: the BLAS's thread count
     double bound_scale = 1;  // tests only: < 1 plants an under-estimated rounding bound
+    // optional: one line before each further factorization (why, and its expected time: the
+    // last one's)
+    std::function<void(const std::string&)> notice;
 };
 
 struct DdCertifiedMin {
