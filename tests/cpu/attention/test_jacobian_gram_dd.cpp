@@ -267,7 +267,7 @@ TEST_CASE("jacobian_gram_dd: refusals", "[jacobian][certify][dd]") {
 
 TEST_CASE(
     "jacobian_spectrum --certify always: the double-double certificate on the factors' Gram "
-    "encloses sigma_min within 1e-6 and agrees with the rows' Gram",
+    "encloses the long-double sigma_min with both ends proved, and agrees with the rows' Gram",
     "[jacobian][certify][dd]") {
     // kappa(J) = 1.9e7: the engine's lower end collapses to 0 (within the double Gram's error)
     const Head h = test_head(16, 32, 8, 1.6, 1, LogitScale::one);
