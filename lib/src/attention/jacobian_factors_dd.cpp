@@ -215,11 +215,11 @@ DdFactors dd_factors(const Head& h) {
     const MatrixXd aS = (f.S + Slo.cwiseAbs()) * (1 + 2 * kU);
     const MatrixXd EA = ((ESd * (aV + EV)) + aS * EV + cN * (aS * aV)) * gN * (1 + 4 * kU);
     f.P.assign(static_cast<std::size_t>(d), MatrixXd(N, N));
-    f.EP.assign(static_cast<std::size_t>(d), MatrixXd(N, N));
+    std::vector<MatrixXd> EP(static_cast<std::size_t>(d), MatrixXd(N, N));  // |P^c^ - P^c|
     const double c3 = few_constant(3);
     for (Index c = 0; c < d; ++c) {
         MatrixXd& P = f.P[static_cast<std::size_t>(c)];
-        MatrixXd& EPc = f.EP[static_cast<std::size_t>(c)];
+        MatrixXd& EPc = EP[static_cast<std::size_t>(c)];
         for (Index k = 0; k < N; ++k)
             for (Index i = 0; i < N; ++i) {
                 dd::Acc a;
@@ -242,7 +242,6 @@ DdFactors dd_factors(const Head& h) {
                             (1 + 8 * kU);
             }
     }
-    f.ES = ES, f.EQ = EQ, f.EK = EK;
 
     // ---- ||J~ - J||_2 <= sqrt(||dJ_Q||_F^2 + ||dJ_K||_F^2 + ||dJ_V||_2^2)
     //   dJ_Q row (i, c) = s x_i (x) (P^ K^ - P K)_i,  |P^ K^ - P K| <= EP (|K^| + EK) + |P^| EK
@@ -256,7 +255,7 @@ DdFactors dd_factors(const Head& h) {
     double fq = 0, fk = 0;
     for (Index c = 0; c < d; ++c) {
         const MatrixXd& P = f.P[static_cast<std::size_t>(c)];
-        const MatrixXd& EPc = f.EP[static_cast<std::size_t>(c)];
+        const MatrixXd& EPc = EP[static_cast<std::size_t>(c)];
         const MatrixXd aP = P.cwiseAbs();
         const MatrixXd Ez = (EPc * (aK + EK) + aP * EK) * gNN;
         const Eigen::VectorXd ezn = Ez.rowwise().norm() * (1 + gamma(d + 4.0));

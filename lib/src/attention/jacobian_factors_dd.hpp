@@ -12,11 +12,9 @@ namespace attnspec {
 using RowMatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 struct DdFactors {
-    RowMatD X;                        // the effective head's X (exact)
-    Eigen::MatrixXd Q, K, S;          // rounded from double-double: Q^, K^, S^
-    std::vector<Eigen::MatrixXd> P;   // P^c^, c < d
-    Eigen::MatrixXd EQ, EK, ES;       // entrywise bounds on |Q^ - Q|, |K^ - K|, |S^ - S|
-    std::vector<Eigen::MatrixXd> EP;  // and on |P^c^ - P^c|
+    RowMatD X;                       // the effective head's X (exact)
+    Eigen::MatrixXd Q, K, S;         // rounded from double-double: Q^, K^, S^
+    std::vector<Eigen::MatrixXd> P;  // P^c^, c < d
     double s = 1;
     // ||J~ - J||_2 <= error, J the exact weight Jacobian at the effective head, J~ the same
     // formulas on the factors above (+inf when unknown: logits beyond ~1e13); its parts (dJ_Q,
@@ -28,7 +26,7 @@ struct DdFactors {
 // Validates (DataError); error = +inf for logits whose double-double error the bound cannot carry
 // (|s Q K^T| beyond ~1e13; the certificate then falls back to A2). Cost
 // O(N D d + N^2 d) double-double multiply-adds and O(N^2 d^2) flops for the bound; memory
-// 2 d N^2 doubles (P^c and its bound).
+// 2 d N^2 doubles while it runs (P^c and its bound), d N^2 returned.
 DdFactors dd_factors(const Head& h);
 
 }  // namespace attnspec

@@ -145,7 +145,7 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
     std::vector<RowMat> P(static_cast<std::size_t>(d));
     for (Index c = 0; c < d; ++c)
         P[static_cast<std::size_t>(c)] = fac.P[static_cast<std::size_t>(c)];
-    fac.P.clear(), fac.EP.clear();
+    fac.P.clear();
 
     // the N x N factors in double-double
     const PairMat XX = row_gram(X), KK = row_gram(K), QQ = row_gram(Q);

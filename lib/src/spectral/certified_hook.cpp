@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
 
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/errors.hpp"
@@ -119,19 +120,16 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
         r = certify_gram_dd(g, t.sigma * t.sigma, t.u, o);  // sigma_lo = sqrt(lambda_lo) - pad
         r.seconds_gram = gram_seconds;
         r.seconds += gram_seconds;
-        char buf[300];
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "certify (double-double): Gram from the operator's structure in %.2f s, "
+                      "its error bound rho = %.3g",
+                      gram_seconds, g.rho);
+        std::string note = buf;
         if (std::isfinite(factor_error))
-            std::snprintf(buf, sizeof buf,
-                          "certify (double-double): Gram from the operator's structure in %.2f s, "
-                          "its error bound rho = %.3g; the factors' error ||J~ - J|| <= %.3g "
-                          "(A2's pad was %.3g)",
-                          gram_seconds, g.rho, factor_error, pad);
-        else
-            std::snprintf(buf, sizeof buf,
-                          "certify (double-double): Gram from the operator's structure in %.2f s, "
-                          "its error bound rho = %.3g",
-                          gram_seconds, g.rho);
-        r.notes.emplace_back(buf);
+            note += "; the factors' error ||J~ - J|| <= " + value_text(factor_error) +
+                    " (A2's pad was " + value_text(pad) + ")";
+        r.notes.push_back(note);
     });
     const bool proved = std::isfinite(factor_error);
     notes.push_back(r.method + (proved ? "; minus the factors' error " + value_text(factor_error) +
