@@ -27,6 +27,7 @@ using certify_detail::gamma;
 using certify_detail::kSafety;
 using certify_detail::kU;
 constexpr double kEta = std::numeric_limits<double>::denorm_min();
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -110,11 +111,30 @@ bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, F
     const double* Lj = f.Lh.data() + idx(j, 0, n);
     dd::sub_dot_blocked(Li, f.Ll.data() + idx(i, 0, n), Lj, f.Ll.data() + idx(j, 0, n),
                         static_cast<std::size_t>(j), a);
+    // the residual A_ij - sum_{k <= j} L_ik L_jk left in a: its value plus the lemma's bound (its
+    // P part, sum |L_ik,h L_jk,h| <= l_i l_j, is added as a rank-one term by the caller)
+    const auto record_bound = [&] {
+        const double H = dd::blocked_height(static_cast<std::size_t>(j), 1);
+        double vh = 0, vl = 0;  // the residual's value, normalised (hi and lo largely cancel)
+        dd::two_sum(a.hi, a.lo, vh, vl);
+        f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) +
+                   dd::error_constant(H) * std::abs(s0) + gamma(H) * std::abs(t0) +
+                   4.0 * (static_cast<double>(j) + 3) * kEta + init_err;
+    };
     double lh = 0, ll = 0;
     if (i == j) {
         const double d = a.hi + a.lo;
         if (!(d > 0) || !std::isfinite(d)) {
-            if (i == n - 1 && std::isfinite(d)) f.last_pivot = d;
+            if (i == n - 1 && std::isfinite(d)) {
+                f.last_pivot = d;
+                // G - tau I = L^ diag(1, ..., 1, d) L^^T + residual, L^ with a unit last diagonal
+                // entry: the last pivot's residual goes on the same chain (P gains |d|)
+                if (d < 0) {
+                    f.Lh[ij] = 1, f.Ll[ij] = 0;
+                    dd::sub_prod(d, 0, 1, 0, a);
+                    record_bound();
+                }
+            }
             return false;
         }
         const double h = std::sqrt(d);
@@ -133,13 +153,7 @@ bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, F
         dd::sub_prod(lh, ll, dh, dl, a);
     }
     if (!std::isfinite(lh) || !std::isfinite(ll)) return false;
-    // residual A_ij - sum_{k <= j} L_ik L_jk: the accumulator's value plus the lemma's bound (its
-    // P part, sum |L_ik,h L_jk,h| <= l_i l_j, is added as a rank-one term by the caller)
-    const double H = dd::blocked_height(static_cast<std::size_t>(j), 1);
-    double vh = 0, vl = 0;  // the residual's value, normalised (hi and lo largely cancel)
-    dd::two_sum(a.hi, a.lo, vh, vl);
-    f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) + dd::error_constant(H) * std::abs(s0) +
-               gamma(H) * std::abs(t0) + 4.0 * (static_cast<double>(j) + 3) * kEta + init_err;
+    record_bound();
     return true;
 }
 
@@ -321,6 +335,237 @@ Eigen::VectorXd inverse_iterate(const Factor& f, Eigen::Index n, const Eigen::Ve
     return x;
 }
 
+// ---- Temple's bound from a factor that failed only at its last pivot (proofs §8 "One
+// factorization"). Its vectors are double-double pairs (hi, lo), |lo| <= u |hi|.
+struct DdVec {
+    std::vector<double> hi, lo;
+};
+
+// Column k of a lower triangle stored row-major (hi, lo), rows k + 1 .. n - 1, gathered by tiles
+// of kT columns (each row read once per tile) and handed to fn(k, hi, lo, length), k descending
+// when `descending`.
+template <class Fn>
+void for_each_column_below(const double* hi, const double* lo, Eigen::Index n, bool descending,
+                           Fn&& fn) {
+    constexpr Eigen::Index kT = 64;
+    std::vector<double> th(static_cast<std::size_t>(kT * n)), tl(th.size());
+    const Eigen::Index tiles = (n + kT - 1) / kT;
+    for (Eigen::Index t = 0; t < tiles; ++t) {
+        const Eigen::Index k0 = (descending ? tiles - 1 - t : t) * kT, k1 = std::min(n, k0 + kT);
+        for (Eigen::Index j = k0 + 1; j < n; ++j)
+            for (Eigen::Index k = k0; k < std::min(k1, j); ++k) {
+                th[idx(k - k0, j, n)] = hi[idx(j, k, n)];
+                tl[idx(k - k0, j, n)] = lo[idx(j, k, n)];
+            }
+        for (Eigen::Index c = 0; c < k1 - k0; ++c) {
+            const Eigen::Index k = descending ? k1 - 1 - c : k0 + c;
+            fn(k, th.data() + idx(k - k0, k + 1, n), tl.data() + idx(k - k0, k + 1, n),
+               static_cast<std::size_t>(n - 1 - k));
+        }
+    }
+}
+
+// (zh, zl) ~ (a.hi + a.lo) / (dh + dl) in double-double (not part of the proof).
+void dd_divide(const dd::Acc& a, double dh, double dl, double& zh, double& zl) {
+    const double q1 = (a.hi + a.lo) / dh;
+    const double p = q1 * dh, e = std::fma(q1, dh, -p);
+    const double r = ((a.hi - p) - e) + (a.lo - q1 * dl);
+    dd::two_sum(q1, r / dh, zh, zl);
+}
+
+// x <- (L^ diag(1, ..., 1, d) L^^T)^-1 x in double-double, then scaled by a power of two to
+// max |x_hi| in [1, 2) (exact) and renormalised (a direction, not part of the proof).
+void solve_indefinite_dd(const Factor& f, Eigen::Index n, DdVec& x) {
+    for (Eigen::Index i = 0; i < n; ++i) {  // L^ z = x
+        dd::Acc a{x.hi[static_cast<std::size_t>(i)], x.lo[static_cast<std::size_t>(i)]};
+        dd::sub_dot_blocked(f.Lh.data() + idx(i, 0, n), f.Ll.data() + idx(i, 0, n), x.hi.data(),
+                            x.lo.data(), static_cast<std::size_t>(i), a);
+        dd_divide(a, f.Lh[idx(i, i, n)], f.Ll[idx(i, i, n)], x.hi[static_cast<std::size_t>(i)],
+                  x.lo[static_cast<std::size_t>(i)]);
+    }
+    const auto last = static_cast<std::size_t>(n - 1);
+    dd_divide({x.hi[last], x.lo[last]}, f.last_pivot, 0, x.hi[last], x.lo[last]);
+    // L^^T y = z, row i of L^^T being column i of L^ below the diagonal
+    for_each_column_below(
+        f.Lh.data(), f.Ll.data(), n, true,
+        [&](Eigen::Index k, const double* ch, const double* cl, std::size_t len) {
+            const auto kk = static_cast<std::size_t>(k);
+            dd::Acc a{x.hi[kk], x.lo[kk]};
+            dd::sub_dot_blocked(ch, cl, x.hi.data() + kk + 1, x.lo.data() + kk + 1, len, a);
+            dd_divide(a, f.Lh[idx(k, k, n)], f.Ll[idx(k, k, n)], x.hi[kk], x.lo[kk]);
+        });
+    double mx = 0;
+    for (const double v : x.hi) mx = std::max(mx, std::abs(v));
+    if (!(mx > 0) || !std::isfinite(mx)) return;
+    const int e = std::ilogb(mx);
+    for (std::size_t i = 0; i < x.hi.size(); ++i)
+        dd::two_sum(std::ldexp(x.hi[i], -e), std::ldexp(x.lo[i], -e), x.hi[i], x.lo[i]);
+}
+
+// R >= ||G x - mu x|| / ||x|| for the exact Gram G that g stands for and the exact x = hi + lo:
+// s = G~ x - mu x accumulated in double-double (per k its row, then its column below the
+// diagonal, then mu x_k, one chain), each s_k's value plus the accumulation lemma's bound, the
+// 2-norm rounded up, over a lower bound of ||x||, plus g.rho (||(G - G~) x|| <= rho(B) ||x||).
+// And q - mu for the Rayleigh quotient q = x^T G x / x^T x: x^T s / x^T x from the high parts, its
+// error from the low parts, the lemma and the sum's rounding, plus +-g.rho. `scale` < 1 (tests
+// only) plants an under-estimate of every rounding part.
+struct ResidualBound {
+    double R = std::numeric_limits<double>::infinity();  // >= ||G x - mu x|| / ||x||
+    double dq_lo = -std::numeric_limits<double>::infinity(),
+           dq_hi = std::numeric_limits<double>::infinity();  // q - mu in [dq_lo, dq_hi]
+};
+
+ResidualBound residual_bound(const DdGram& g, const DdVec& x, double mu, double scale) {
+    const Eigen::Index n = g.n;
+    const auto nn = static_cast<std::size_t>(n);
+    std::vector<dd::Acc> acc(nn);
+    std::vector<double> P(nn, 0.0);  // sum of |G~_kj,h x_j,h| over the chain's terms
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double* row = g.hi.data() + idx(i, 0, n);
+        dd::sub_dot_blocked(row, g.lo.data() + idx(i, 0, n), x.hi.data(), x.lo.data(),
+                            static_cast<std::size_t>(i) + 1, acc[static_cast<std::size_t>(i)]);
+        double p = 0;
+        for (Eigen::Index j = 0; j <= i; ++j)
+            p += std::abs(row[j] * x.hi[static_cast<std::size_t>(j)]);
+        P[static_cast<std::size_t>(i)] = p;
+    }
+    for_each_column_below(g.hi.data(), g.lo.data(), n, false,
+                          [&](Eigen::Index k, const double* ch, const double* cl, std::size_t len) {
+                              const auto kk = static_cast<std::size_t>(k);
+                              dd::sub_dot_blocked(ch, cl, x.hi.data() + kk + 1,
+                                                  x.lo.data() + kk + 1, len, acc[kk]);
+                              double p = 0;
+                              for (std::size_t j = 0; j < len; ++j)
+                                  p += std::abs(ch[j] * x.hi[kk + 1 + j]);
+                              P[kk] += p;
+                          });
+    // per k: s_k = (G~ x - mu x)_k = -(acc_k), |s_k - (-vh_k)| <= |vl_k| + err_k
+    double sum = 0, xsq = 0, H = 0, t = 0, dev = 0, mag = 0;
+    for (std::size_t k = 0; k < nn; ++k) {
+        dd::sub_prod(-mu, 0, x.hi[k], x.lo[k], acc[k]);
+        const double pk = (P[k] + std::abs(mu * x.hi[k])) * (1 + gamma(static_cast<double>(n) + 6));
+        // the chain: blocked calls over k + 1 and n - 1 - k terms, then one product
+        const std::size_t b1 = dd::block_size(k + 1), b2 = dd::block_size(nn - 1 - k);
+        const std::size_t calls =
+            (k + b1) / b1 + std::max<std::size_t>(1, (nn - 1 - k + b2 - 1) / b2);
+        const double h = dd::tree_height(std::max(b1, b2), static_cast<int>(calls), 1);
+        H = std::max(H, h);
+        const double err = scale * (dd::error_constant(h) * (1 + 4 * kU) * pk +
+                                    4.0 * (static_cast<double>(n) + 3) * kEta);
+        double vh = 0, vl = 0;  // the value, normalised (hi and lo largely cancel)
+        dd::two_sum(acc[k].hi, acc[k].lo, vh, vl);
+        const double v = std::abs(vh) + std::abs(vl) * (1 + kU) + err;
+        sum += v * v;
+        xsq += x.hi[k] * x.hi[k];
+        t -= x.hi[k] * vh;  // x^T s from the high parts
+        dev += std::abs(x.hi[k]) * (1 + kU) * (std::abs(vl) * (1 + kU) + err) +
+               kU * std::abs(x.hi[k] * vh);  // the low parts of s and of x
+        mag += std::abs(x.hi[k] * vh);
+    }
+    ResidualBound b;
+    if (!std::isfinite(sum) || !(xsq > 0) || !std::isfinite(H) || !std::isfinite(dev)) return b;
+    const double gm = gamma(static_cast<double>(n) + 10);  // v_k's, their squares' and the sums'
+    const double num = iv::up(std::sqrt(iv::up(sum * (1 + gm))));
+    const double xsq_lo = iv::down(xsq * (1 - gm) * (1 - 3 * kU)),
+                 xsq_hi = iv::up(xsq * (1 + gm) * (1 + 3 * kU));  // ||x||^2 in [lo, hi]
+    const double den = iv::down(std::sqrt(xsq_lo));               // <= ||x||
+    const double grho = scale * g.rho;
+    b.R = iv::up(iv::up(num / den) * (1 + 2 * kU) + grho) * kSafety;
+    // x^T (G~ - mu) x in [t - D, t + D]; |x^T (G - G~) x| <= g.rho ||x||^2
+    const double D = iv::up(iv::up(dev * (1 + gm)) + iv::up(gm * mag * (1 + gm)));
+    const double a = iv::down(t - D), c = iv::up(t + D);
+    b.dq_lo = iv::down(iv::down(a / (a >= 0 ? xsq_hi : xsq_lo)) - grho * kSafety);
+    b.dq_hi = iv::up(iv::up(c / (c >= 0 ? xsq_lo : xsq_hi)) + grho * kSafety);
+    return b;
+}
+
+}  // namespace
+
+TempleEnclosure temple_enclosure(const DdGram& g, const std::vector<double>& x_hi,
+                                 const std::vector<double>& x_lo, double beta, double bound_scale) {
+    const Eigen::Index n = g.n;
+    const auto nn = static_cast<std::size_t>(n);
+    if (n <= 0 || g.hi.size() != nn * nn || g.lo.size() != nn * nn || x_hi.size() != nn ||
+        x_lo.size() != nn)
+        fail_data("temple_enclosure: the Gram and the vector's pairs do not match in size");
+    DdVec x{x_hi, x_lo};
+    for (std::size_t i = 0; i < nn; ++i) dd::two_sum(x_hi[i], x_lo[i], x.hi[i], x.lo[i]);
+    TempleEnclosure e;
+    const Eigen::Map<const Eigen::VectorXd> xh(x.hi.data(), n);
+    if (!xh.allFinite() ||
+        !std::isfinite(Eigen::Map<const Eigen::VectorXd>(x.lo.data(), n).sum()) ||
+        !(xh.squaredNorm() > 0))
+        return e;
+    e.mu = gram_rayleigh(g, xh);
+    const ResidualBound b = residual_bound(g, x, e.mu, bound_scale);
+    e.residual = b.R;
+    // the Rayleigh quotient q in [q_lo, q_hi], by |q - mu| <= R or the sharper x^T s bound
+    const double q_hi = iv::up(e.mu + std::min(e.residual, b.dq_hi)),
+                 q_lo = iv::down(e.mu - std::min(e.residual, -b.dq_lo));
+    if (!std::isfinite(e.residual) || !(q_hi < beta)) return e;
+    e.applies = true;
+    e.lambda_hi = q_hi;
+    e.lambda_lo = iv::down(q_lo - iv::up(iv::up(e.residual * e.residual) / iv::down(beta - q_hi)));
+    return e;
+}
+
+namespace {
+struct TempleResult {
+    bool ok = false;
+    double lo = 0, hi = 0;  // lambda_min(G) in [lo, hi]
+    double beta = 0;        // lambda_2(G) >= beta = tau - rho (Sylvester and Weyl)
+    double mu = 0, R = 0;   // the vector's Rayleigh quotient on G~ and its residual bound
+    double rho_factor = 0;  // Collatz-Wielandt of the indefinite factor's residual bound
+    int steps = 0;          // double-double inverse-iteration steps
+    Eigen::VectorXd u;      // the vector's high parts
+};
+
+// A factorization of G~ - tau I that failed only at its last pivot d < 0 gives, with its residual
+// bound B_f (now including the last entry), G - tau I = L^ D L^^T + E, |E| <= B_g + B_f, D =
+// diag(1, ..., 1, d): L^ D L^^T has exactly one negative eigenvalue (Sylvester), so lambda_2(G) >=
+// tau - rho(B_g + B_f) =: beta (Weyl). For any x and mu with q = x^T G x / x^T x and r = ||G x -
+// mu x|| / ||x|| <= R: |q - mu| <= R, ||G x - q x|| / ||x|| <= R, and when mu + R < beta,
+// Temple's inequality gives lambda_min(G) >= q - r^2 / (beta - q) >= mu - R - R^2 / (beta - mu -
+// R); lambda_min <= q <= mu + R. x from inverse iteration with the indefinite factor in
+// double-double, until R stops falling.
+TempleResult temple_from_last_pivot(const DdGram& g, const Factor& f, double tau, double cl,
+                                    const Eigen::VectorXd& x0, double scale) {
+    const Eigen::Index n = g.n;
+    TempleResult t;
+    Eigen::VectorXd l(n);  // l_i >= ||L^ row i|| (hi parts; the last row's pivot counts |d|)
+    for (Eigen::Index i = 0; i < n; ++i) {
+        double sq = 0;
+        for (Eigen::Index k = 0; k < i; ++k) sq += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
+        sq += i == n - 1 ? std::abs(f.last_pivot) : f.Lh[idx(i, i, n)] * f.Lh[idx(i, i, n)];
+        l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 4));
+    }
+    t.rho_factor = collatz_wielandt(f.Bs, n, cl, l);
+    const double rho = scale * kSafety * iv::up(g.rho + t.rho_factor);
+    t.beta = iv::down(tau - rho);
+    DdVec x;
+    x.hi.assign(x0.data(), x0.data() + n);
+    x.lo.assign(static_cast<std::size_t>(n), 0.0);
+    double prev = kInf;
+    for (int step = 1; step <= 8; ++step) {
+        solve_indefinite_dd(f, n, x);
+        const Eigen::Map<const Eigen::VectorXd> xh(x.hi.data(), n);
+        if (!xh.allFinite() || !(xh.squaredNorm() > 0)) break;
+        const TempleEnclosure e = temple_enclosure(g, x.hi, x.lo, t.beta, scale);
+        t.steps = step;
+        if (!t.ok)
+            t.mu = e.mu, t.R = e.residual;  // what the note reports when no step gives a bound
+        if (e.applies && e.lambda_lo > 0 && (!t.ok || e.lambda_hi - e.lambda_lo < t.hi - t.lo)) {
+            t.ok = true;
+            t.lo = e.lambda_lo, t.hi = e.lambda_hi, t.mu = e.mu, t.R = e.residual;
+            t.u = xh;
+        }
+        const double R = e.residual;
+        if (!(R < prev / 4)) break;  // no longer converging
+        prev = R;
+    }
+    return t;
+}
+
 std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
     char buf[300];
     std::snprintf(buf, sizeof buf, f, a, b, c, d);
@@ -388,18 +633,59 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
         };
         if (!f.ok) {
             r.failed_column = f.failed_column;
+            const bool last_pivot = f.failed_column == n - 1 && f.last_pivot < 0;
+            // failed at the last pivot (G - tau I has one negative eigenvalue, tau just above
+            // lambda_min): inverse iteration with this indefinite factor finds lambda_min's vector
+            Eigen::VectorXd x;
+            if (last_pivot) x = inverse_iterate(f, n, r.u.size() == n ? r.u : u_est);
+            if (last_pivot && opt.temple && x.allFinite()) {
+                // ... and with the inertia it proves, Temple's bound certifies lambda_min at once
+                const auto tt = std::chrono::steady_clock::now();
+                const TempleResult tr = temple_from_last_pivot(g, f, tau, cl, x, opt.bound_scale);
+                char buf[700];
+                std::snprintf(
+                    buf, sizeof buf,
+                    "certify (double-double): only the last pivot failed (%.3g) at tau = "
+                    "lambda_est (1 - %.3g): lambda_2 >= tau - rho = %.12g (one negative "
+                    "eigenvalue; rho = %.3g: Gram %.3g, factor %.3g); Temple at %d double-double "
+                    "inverse-iteration step(s): Rayleigh quotient %.12g, residual <= %.3g%s "
+                    "(%.2f s)",
+                    f.last_pivot, margin, tr.beta, tau - tr.beta, rho_gram, tr.rho_factor, tr.steps,
+                    tr.mu, tr.R,
+                    tr.ok ? ""
+                          : ": no bound (the Rayleigh quotient is not below lambda_2's bound "
+                            "by enough)",
+                    seconds_since(tt));
+                r.notes.emplace_back(buf);
+                if (tr.ok && (!r.certified || tr.lo > r.lambda_lo)) {
+                    r.certified = true;
+                    r.bound = "temple";
+                    r.tau = tau, r.rho = tau - tr.beta, r.rho_gram = rho_gram;
+                    r.rho_factor = tr.rho_factor;
+                    r.lambda_lo = tr.lo;
+                    r.sigma_lo =
+                        std::max(0.0, iv::down(iv::down(std::sqrt(tr.lo)) - opt.product_abs_error));
+                    r.lambda_hi = tr.hi;
+                    r.sigma_hi = iv::up(iv::up(std::sqrt(tr.hi)) + opt.product_abs_error);
+                    r.lambda_est = tr.mu;
+                    r.u = tr.u;
+                    r.notes.push_back(
+                        fmt("certify (double-double): Temple: lambda_min in [%.12g, %.12g], "
+                            "sigma_min in [%.12g, %.12g]",
+                            r.lambda_lo, r.lambda_hi, r.sigma_lo, r.sigma_hi));
+                    break;
+                }
+            }
             r.notes.push_back(
                 fmt("certify (double-double): pivot %.0f of the factor of G - tau I "
                     "not positive at tau = lambda_est (1 - %.3g): lowering tau",
                     static_cast<double>(f.failed_column), margin));
             if (r.certified) break;  // the refined shift failed: keep the coarse certificate
             r.tau = tau;
-            // failed at the last pivot (G - tau I has one negative eigenvalue, tau just above
-            // lambda_min): inverse iteration with this indefinite factor finds lambda_min's vector,
-            // and the next shift goes just below its Rayleigh quotient instead of down the ladder
-            if (!refined && f.failed_column == n - 1 && f.last_pivot < 0) {
+            // ... and the next shift goes just below its Rayleigh quotient instead of down the
+            // ladder
+            if (!refined && last_pivot) {
                 refined = true;
-                const Eigen::VectorXd x = inverse_iterate(f, n, r.u.size() == n ? r.u : u_est);
                 const double rq = x.allFinite() ? rayleigh(x) : -1;
                 r.notes.push_back(
                     fmt("certify (double-double): only the last pivot failed (%.3g); inverse "
@@ -441,6 +727,7 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
         }
         if (!r.certified || lo > r.lambda_lo) {
             r.certified = true;
+            r.bound = "cholesky";
             r.tau = tau, r.rho = rho, r.rho_gram = rho_gram, r.rho_factor = rho_factor;
             r.lambda_lo = lo;
             r.sigma_lo = std::max(0.0, iv::down(iv::down(std::sqrt(lo)) - opt.product_abs_error));
@@ -536,7 +823,8 @@ DdCertifiedMin certify_gram_dd(const DdGram& g, double lambda_est, const Eigen::
     // the upper end: the final vector's Rayleigh quotient (its shift's reference), proved
     const Eigen::VectorXd& uf = r.u.size() == n ? r.u : u_est;
     if (r.certified && uf.size() == n && uf.allFinite() && uf.squaredNorm() > 0) {
-        r.lambda_hi = gram_rayleigh_upper(g, uf);
+        r.lambda_hi =
+            std::fmin(r.lambda_hi, gram_rayleigh_upper(g, uf));  // fmin skips an unset NaN
         r.sigma_hi = iv::up(iv::up(std::sqrt(r.lambda_hi)) + opt.product_abs_error);
         r.notes.push_back(
             fmt("certify (double-double): lambda_min <= %.12g (the vector's Rayleigh quotient on "

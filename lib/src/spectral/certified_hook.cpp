@@ -145,7 +145,8 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
     }
     if (r.sigma_lo > t.enclosure.lo) {
         t.enclosure.lo = r.sigma_lo;
-        t.basis += "; lower end: double-double cholesky";
+        t.basis += r.bound == "temple" ? "; lower end: double-double temple"
+                                       : "; lower end: double-double cholesky";
     }
     // the inverse-iteration vector (when the engine's was far off) gives a smaller sigma
     if (r.u.size() == J.rows()) {

@@ -32,4 +32,34 @@ Eigen::MatrixXd singular_integer_rows(Gen& gen, int n) {
     return J;
 }
 
+// Sylvester's Hadamard matrix of order 2^k (entries +-1).
+inline Eigen::MatrixXd hadamard(int order) {
+    Eigen::MatrixXd H = Eigen::MatrixXd::Ones(1, 1);
+    while (H.rows() < order) {
+        const Eigen::Index m = H.rows();
+        Eigen::MatrixXd N(2 * m, 2 * m);
+        N << H, H, H, -H;
+        H = N;
+    }
+    return H;
+}
+
+// J = U diag(sigma) V^T (16 x 64) with U = D1 H16 / 4 and V^T = (H64 / 8) rows 0..15 with signs
+// D2, exactly orthogonal in double, and sigma_k = (16 + m_k) 2^-(e_k + 4) with m_k in [0, 16)
+// (at most 5 significant bits): every entry (1/32) sum_k +-sigma_k is exact in double, so J's
+// singular values are exactly `sigma` and lambda_min(J J^T) = min sigma^2 exactly.
+// U_out (optional) receives U: its column k is the left singular vector of sigma_k, exactly.
+template <class Gen>
+Eigen::MatrixXd exact_spectrum_rows(Gen& gen, const Eigen::VectorXd& sigma,
+                                    Eigen::MatrixXd* U_out = nullptr) {
+    std::uniform_int_distribution<int> sign(0, 1);
+    Eigen::MatrixXd U = hadamard(16) / 4, Vt = hadamard(64).topRows(16) / 8;
+    for (int i = 0; i < 16; ++i)
+        if (sign(gen)) U.row(i) *= -1;
+    for (int j = 0; j < 64; ++j)
+        if (sign(gen)) Vt.col(j) *= -1;
+    if (U_out) *U_out = U;
+    return U * sigma.asDiagonal() * Vt;
+}
+
 }  // namespace attnspec::test

@@ -116,6 +116,7 @@ TEST_CASE("certify (double-double): a shift above lambda_min fails to factor", "
     DdCertifyOptions o;
     o.first_margin = -1e-6;  // planted: tau = lambda (1 + 1e-6) > lambda_min
     o.max_attempts = 1;
+    o.temple = false;  // the factorization alone (Temple's bound has its own cases below)
     const DdCertifiedMin bad = certify_lambda_min_dd(J.transpose(), lam, {}, o);
     CHECK_FALSE(bad.certified);
     CHECK(bad.failed_column >= 0);
@@ -127,8 +128,92 @@ TEST_CASE("certify (double-double): a shift above lambda_min fails to factor", "
 }
 
 TEST_CASE(
-    "certify (double-double): a shift just above lambda_min fails at the last pivot, and "
-    "inverse iteration with that factor gives the next shift",
+    "certify (double-double): a shift just above lambda_min fails at the last pivot; its inertia "
+    "and Temple's bound enclose the exact lambda_min in one factorization",
+    "[certify][dd]") {
+    // J with exactly known singular values (exact_spectrum_rows); lambda_est = lambda_min
+    // (1 + 1e-5) and no vector: the factorization of G - tau I fails at its last pivot, which
+    // proves lambda_2 >= tau - rho, and Temple's bound at the double-double inverse-iteration
+    // vector encloses lambda_min = min sigma^2 (exact) on both sides, with no slack
+    std::mt19937_64 gen(5);
+    std::uniform_int_distribution<int> mant(0, 15);
+    for (int E : {10, 20, 27}) {  // kappa ~ 2^E: 1e3, 1e6, 1.3e8
+        Eigen::VectorXd sigma(16);
+        for (int k = 0; k < 16; ++k)
+            sigma[k] =
+                std::ldexp(16 + mant(gen), -(static_cast<int>(std::lround(k * E / 15.0)) + 4));
+        const double smin = sigma.minCoeff(), lam = smin * smin;  // exact
+        const Eigen::MatrixXd J = test::exact_spectrum_rows(gen, sigma);
+        std::vector<std::string> notices;
+        DdCertifyOptions o;
+        o.notice = [&notices](const std::string& s) { notices.push_back(s); };
+        const DdCertifiedMin r = certify_lambda_min_dd(J.transpose(), lam * (1 + 1e-5), {}, o);
+        INFO("E " << E << " lambda " << lam << " [" << r.lambda_lo << ", " << r.lambda_hi << "]");
+        std::string notes;
+        for (const auto& n : r.notes) notes += n + "\n";
+        INFO(notes);
+        REQUIRE(r.certified);
+        CHECK(r.bound == "temple");
+        CHECK(r.attempts == 1);
+        CHECK(notices.empty());
+        CHECK(r.lambda_lo <= lam);
+        CHECK(r.lambda_hi >= lam);
+        // ~2 (R + rho): 6e-13 relative at kappa 1.3e8 (u^2 kappa^2 scale); the Rump step's margin
+        // alone is 4e-8
+        CHECK(r.lambda_hi - r.lambda_lo <= 1e-10 * lam);
+        CHECK(r.sigma_lo <= smin);
+        CHECK(r.sigma_hi >= smin);
+    }
+}
+
+TEST_CASE(
+    "certify (double-double): Temple's bound holds with lambda_2's true value and a planted "
+    "beta above lambda_2 breaks it",
+    "[certify][dd]") {
+    // x = v_1 + v_2 / 8 (exact singular vectors of exact_spectrum_rows), G~ = J J^T summed in
+    // binary128 and split into pairs (entrywise error < 2e-31, so rho = 1e-29 is a bound). With
+    // beta = lambda_2 (the hypothesis) Temple's bound is exact for a two-component x: the
+    // enclosure must contain lambda_1. With beta = 2 lambda_2 (planted: not a lower bound of
+    // lambda_2) its lower end rises ~2% above lambda_1: caught.
+    std::mt19937_64 gen(29);
+    Eigen::VectorXd sigma(16);
+    for (int k = 0; k < 16; ++k) sigma[k] = std::ldexp(1.0, -k);  // lambda_2 = 4 lambda_1
+    Eigen::MatrixXd U;
+    const Eigen::MatrixXd J = test::exact_spectrum_rows(gen, sigma, &U);
+    DdGram g;
+    g.n = 16;
+    g.hi.assign(256, 0.0), g.lo.assign(256, 0.0);
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) {
+            Quad acc = 0;
+            for (int k = 0; k < 64; ++k) acc += static_cast<Quad>(J(i, k)) * J(j, k);
+            g.hi[static_cast<std::size_t>(i * 16 + j)] = static_cast<double>(acc);
+            g.lo[static_cast<std::size_t>(i * 16 + j)] =
+                static_cast<double>(acc - static_cast<Quad>(static_cast<double>(acc)));
+        }
+    g.rho = 1e-29;
+    const double l1 = sigma[15] * sigma[15], l2 = sigma[14] * sigma[14];
+    const Eigen::VectorXd x = U.col(15) + U.col(14) / 8;  // exact
+    const std::vector<double> xh(x.data(), x.data() + 16), xl(16, 0.0);
+    const TempleEnclosure honest = temple_enclosure(g, xh, xl, l2);
+    INFO("lambda_1 " << l1 << " honest [" << honest.lambda_lo << ", " << honest.lambda_hi << "] mu "
+                     << honest.mu << " residual " << honest.residual);
+    REQUIRE(honest.applies);
+    CHECK(honest.lambda_lo <= l1);
+    CHECK(honest.lambda_hi >= l1);
+    // exact for two components, up to the residual's 1 + 1e-8 safety factor (kSafety)
+    CHECK(honest.lambda_lo >= l1 * (1 - 1e-8));
+    const TempleEnclosure planted = temple_enclosure(g, xh, xl, 2 * l2);
+    INFO("planted [" << planted.lambda_lo << ", " << planted.lambda_hi << "]");
+    REQUIRE(planted.applies);
+    CHECK(planted.lambda_lo > l1 * 1.01);  // a lower bound above lambda_min: the violation shows
+    CHECK(test::error_of([&] { temple_enclosure(g, xh, std::vector<double>(15), l2); }).code() ==
+          ExitCode::DataError);
+}
+
+TEST_CASE(
+    "certify (double-double): without Temple's bound, a failure at the last pivot refines the "
+    "shift by inverse iteration with that factor",
     "[certify][dd]") {
     // lambda_est = lambda_min (1 + 1e-5), no vector: G - tau I has one negative eigenvalue and
     // its factorization fails at the last pivot; the indefinite factor's inverse iteration finds
@@ -140,6 +225,7 @@ TEST_CASE(
     const double lam = static_cast<double>(ref * ref);
     std::vector<std::string> notices;  // one announcement of the second factorization
     DdCertifyOptions o;
+    o.temple = false;
     o.notice = [&notices](const std::string& s) { notices.push_back(s); };
     const DdCertifiedMin r = certify_lambda_min_dd(J.transpose(), lam * (1 + 1e-5), {}, o);
     INFO(r.notes.front());
@@ -182,7 +268,7 @@ TEST_CASE("certify (double-double): a planted zero rounding bound is caught on a
     // rounding bound (bound_scale = 0) a factorization of G - tau I at tau below the double-double
     // rounding level sometimes succeeds and "certifies" lambda_min >= tau > 0; with it, never.
     std::mt19937_64 gen(3);
-    int planted_claims = 0, honest_claims = 0;
+    int planted_claims = 0, honest_claims = 0, honest_temple = 0, planted_temple = 0;
     for (int trial = 0; trial < 30; ++trial) {
         const Eigen::MatrixXd J = test::singular_integer_rows(gen, 9);
         const double gmax = (J * J.transpose()).diagonal().maxCoeff();
@@ -191,14 +277,21 @@ TEST_CASE("certify (double-double): a planted zero rounding bound is caught on a
             planted.bound_scale = 0;
             planted.max_attempts = 1;
             const Eigen::MatrixXd Rt = J.transpose();
-            if (certify_lambda_min_dd(Rt, level * gmax, {}, planted).certified) ++planted_claims;
+            const DdCertifiedMin p = certify_lambda_min_dd(Rt, level * gmax, {}, planted);
+            if (p.certified) ++planted_claims;
+            if (p.certified && p.bound == "temple") ++planted_temple;
             DdCertifyOptions honest;
             honest.max_attempts = 1;
-            if (certify_lambda_min_dd(Rt, level * gmax, {}, honest).certified) ++honest_claims;
+            const DdCertifiedMin h = certify_lambda_min_dd(Rt, level * gmax, {}, honest);
+            if (h.certified) ++honest_claims;
+            for (const auto& n : h.notes)  // Temple's bound was tried (a last-pivot failure)
+                if (n.find("Temple at") != std::string::npos) ++honest_temple;
         }
     }
     CHECK(planted_claims > 0);  // lambda_min >= tau > 0 claimed on a singular Gram: caught
     CHECK(honest_claims == 0);
+    CHECK(honest_temple > 0);   // and Temple's bound, tried on these, never claimed either
+    CHECK(planted_temple > 0);  // Temple's bound without its rounding parts claims too: caught
 }
 
 TEST_CASE("certify (double-double): the same bits for any thread count", "[certify][dd]") {

@@ -175,6 +175,10 @@ struct DdCertifyOptions {
     double max_bytes = 8.0 * (1ull << 30);  // refuse rows + Gram + factor above this (DataError)
     int threads = 0;                        // <= 0: the BLAS's thread count
     double bound_scale = 1;  // tests only: < 1 plants an under-estimated rounding bound
+    // a factorization that fails only at its last pivot proves lambda_2 >= tau - rho; Temple's
+    // bound at its double-double inverse-iteration vector then encloses lambda_min without another
+    // factorization (false: the ladder only; tests)
+    bool temple = true;
     // optional: one line before each further factorization (why, and its expected time: the
     // last one's)
     std::function<void(const std::string&)> notice;
@@ -189,9 +193,12 @@ struct DdCertifiedMin {
     double rho = 0;  // rho(B): Gram error + Cholesky residual + rounding, absolute
     double rho_gram = 0, rho_factor = 0;  // its parts (Collatz-Wielandt of each alone)
     Eigen::Index failed_column = -1;      // the last failed attempt's non-positive pivot
-    // certify_gram_dd only, when certified: lambda_min(G) <= lambda_hi (the final vector's
-    // Rayleigh quotient on G~ with its rounding, plus the Gram's rho) and sigma_min(J) <=
-    // sigma_hi = sqrt(lambda_hi) + product_abs_error; NaN otherwise
+    // how lambda_lo was proved: "cholesky" (a factorization of G - tau I succeeded: tau - rho) or
+    // "temple" (one failed only at its last pivot: Temple's bound with lambda_2 >= tau - rho)
+    std::string bound;
+    // when certified by certify_gram_dd or by Temple's bound: lambda_min(G) <= lambda_hi (the
+    // final vector's Rayleigh quotient on G~ with its rounding, plus the Gram's rho) and
+    // sigma_min(J) <= sigma_hi = sqrt(lambda_hi) + product_abs_error; NaN otherwise
     double lambda_hi = std::numeric_limits<double>::quiet_NaN();
     double sigma_hi = std::numeric_limits<double>::quiet_NaN();
     Eigen::VectorXd u;  // the inverse-iteration vector when the estimate was refined (else empty)
@@ -215,6 +222,23 @@ struct DdGram {
     // (proved by the caller, e.g. jacobian_gram_dd); NaN when unknown (A2 then bounds it)
     double factor_error = std::numeric_limits<double>::quiet_NaN();
 };
+
+// Temple's bound on a double-double Gram (proofs/spectral_enclosure.md §8 "One factorization"):
+// for the exact Gram G that g stands for, any x = x_hi + x_lo and the hypothesis lambda_2(G) >=
+// beta (the caller's: certify_* prove it by the inertia of a factorization that failed only at
+// its last pivot), mu = the double-double Rayleigh quotient of x_hi on G~ and residual >=
+// ||G x - mu x|| / ||x|| (the accumulation lemma, the norm's rounding and g.rho) give, when
+// applies (mu + residual < beta), lambda_min(G) in [lambda_lo, lambda_hi] = [mu - residual -
+// residual^2 / (beta - mu - residual), mu + residual]. lambda_lo may be <= 0. bound_scale < 1
+// (tests only) under-estimates the rounding parts. DataError when the sizes do not match.
+struct TempleEnclosure {
+    bool applies = false;
+    double lambda_lo = 0, lambda_hi = 0;
+    double mu = 0, residual = 0;
+};
+TempleEnclosure temple_enclosure(const DdGram& g, const std::vector<double>& x_hi,
+                                 const std::vector<double>& x_lo, double beta,
+                                 double bound_scale = 1);
 
 // Bytes and double-double multiply-adds of certified_sigma_min_dd for an n x m operator (one
 // factorization).
