@@ -34,9 +34,10 @@ bool kappa_line(const std::string& out, double& v, double& lo, double& hi) {
 TEST_CASE("jacobian --certify auto: an ill-conditioned head gets a finite, tight kappa enclosure",
           "[cli][jacobian][certify]") {
     // Gaussian tokens, s = 1, weights x 1.8: kappa(J) ~ 3e9; the engine's refined vector is far
-    // off (its sigma is 1.6x sigma_min), its lower end 0. The double-double certificate lowers
-    // its shift until a factorization succeeds, refines the estimate by inverse iteration with
-    // that factor and certifies just below it; the width left is A2's p kappa.
+    // off (its sigma is 1.6x sigma_min), its lower end 0. The double-double certificate's first
+    // factorization, with that vector above lambda_est, fails; its plain shifts start at the
+    // coarse margin, until a factorization succeeds, refine the estimate by inverse iteration with
+    // that factor and certify just below it; the width left is the factors' error.
     const std::string head =
         "jacobian --random 32,64,16 --token-dist gaussian --scale 1 --weight-scale 1.8 "
         "--svd extremal --no-report";

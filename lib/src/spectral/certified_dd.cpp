@@ -92,6 +92,9 @@ struct Factor {
     Eigen::Index failed_column = -1;
     double last_pivot = 0;  // the last column's non-positive pivot, when that is where it failed
     std::vector<double> Lh, Ll, Bs;  // factor (hi, lo) and the entrywise bound, lower, row-major
+    // optional rank-one term: the factorization is of G~ - tau I + c w w^T (c >= 0)
+    const Eigen::VectorXd* w = nullptr;
+    double c = 0;
 };
 
 // L_ij and its residual bound; false when a diagonal pivot is not positive (or not finite).
@@ -111,10 +114,15 @@ bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, F
     const double* Lj = f.Lh.data() + idx(j, 0, n);
     dd::sub_dot_blocked(Li, f.Ll.data() + idx(i, 0, n), Lj, f.Ll.data() + idx(j, 0, n),
                         static_cast<std::size_t>(j), a);
+    if (f.w) {  // + c w_i w_j on the same chain: (c w_i) exactly as a pair, times w_j
+        const double ph = f.c * (*f.w)[i], pl = std::fma(f.c, (*f.w)[i], -ph);
+        dd::sub_prod(-ph, -pl, (*f.w)[j], 0, a);
+    }
     // the residual A_ij - sum_{k <= j} L_ik L_jk left in a: its value plus the lemma's bound (its
-    // P part, sum |L_ik,h L_jk,h| <= l_i l_j, is added as a rank-one term by the caller)
+    // P part, sum |L_ik,h L_jk,h| (+ |c w_i w_j|) <= l_i l_j, is added as a rank-one term by the
+    // caller)
     const auto record_bound = [&] {
-        const double H = dd::blocked_height(static_cast<std::size_t>(j), 1);
+        const double H = dd::blocked_height(static_cast<std::size_t>(j), f.w ? 2 : 1);
         double vh = 0, vl = 0;  // the residual's value, normalised (hi and lo largely cancel)
         dd::two_sum(a.hi, a.lo, vh, vl);
         f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) +
@@ -157,9 +165,11 @@ bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, F
     return true;
 }
 
-Factor factor(const DdGram& g, double tau, int threads) {
+Factor factor(const DdGram& g, double tau, int threads, const Eigen::VectorXd* w = nullptr,
+              double c = 0) {
     const Eigen::Index n = g.n;
     Factor f;
+    f.w = w, f.c = c;
     const auto nn = static_cast<std::size_t>(n * n);
     f.Lh.assign(nn, 0.0), f.Ll.assign(nn, 0.0), f.Bs.assign(nn, 0.0);
     // Left-looking by blocks of kCols columns: the block's own rows first (column by column),
@@ -323,6 +333,13 @@ void solve_factor(const Factor& f, Eigen::Index n, Eigen::VectorXd& x) {
 Eigen::VectorXd inverse_iterate(const Factor& f, Eigen::Index n, const Eigen::VectorXd& u_est) {
     Eigen::VectorXd x = u_est.size() == n ? u_est : Eigen::VectorXd::Ones(n);
     x /= x.norm();
+    // plus 1e-3 of a fixed pseudo-random direction (Weyl sequence): a start exactly orthogonal
+    // to lambda_min's vector (u_est another eigenvector) would never turn towards it
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double h = static_cast<double>(i + 1) * 0.6180339887498949;
+        x[i] += 1e-3 * (2 * (h - std::floor(h)) - 1) / std::sqrt(static_cast<double>(n));
+    }
+    x /= x.norm();
     double prev = 0;
     for (int k = 0; k < 200; ++k) {
         solve_factor(f, n, x);
@@ -373,9 +390,10 @@ void dd_divide(const dd::Acc& a, double dh, double dl, double& zh, double& zl) {
     dd::two_sum(q1, r / dh, zh, zl);
 }
 
-// x <- (L^ diag(1, ..., 1, d) L^^T)^-1 x in double-double, then scaled by a power of two to
-// max |x_hi| in [1, 2) (exact) and renormalised (a direction, not part of the proof).
-void solve_indefinite_dd(const Factor& f, Eigen::Index n, DdVec& x) {
+// x <- (L L^T)^-1 x (a factor that succeeded) or (L^ diag(1, ..., 1, d) L^^T)^-1 x (one that
+// failed only at its last pivot d < 0, L^ with a unit last diagonal entry) in double-double (a
+// direction, not part of the proof).
+void solve_dd(const Factor& f, Eigen::Index n, DdVec& x) {
     for (Eigen::Index i = 0; i < n; ++i) {  // L^ z = x
         dd::Acc a{x.hi[static_cast<std::size_t>(i)], x.lo[static_cast<std::size_t>(i)]};
         dd::sub_dot_blocked(f.Lh.data() + idx(i, 0, n), f.Ll.data() + idx(i, 0, n), x.hi.data(),
@@ -384,7 +402,7 @@ void solve_indefinite_dd(const Factor& f, Eigen::Index n, DdVec& x) {
                   x.lo[static_cast<std::size_t>(i)]);
     }
     const auto last = static_cast<std::size_t>(n - 1);
-    dd_divide({x.hi[last], x.lo[last]}, f.last_pivot, 0, x.hi[last], x.lo[last]);
+    if (!f.ok) dd_divide({x.hi[last], x.lo[last]}, f.last_pivot, 0, x.hi[last], x.lo[last]);
     // L^^T y = z, row i of L^^T being column i of L^ below the diagonal
     for_each_column_below(
         f.Lh.data(), f.Ll.data(), n, true,
@@ -394,21 +412,29 @@ void solve_indefinite_dd(const Factor& f, Eigen::Index n, DdVec& x) {
             dd::sub_dot_blocked(ch, cl, x.hi.data() + kk + 1, x.lo.data() + kk + 1, len, a);
             dd_divide(a, f.Lh[idx(k, k, n)], f.Ll[idx(k, k, n)], x.hi[kk], x.lo[kk]);
         });
+}
+
+// x scaled by a power of two to max |x_hi| in [1, 2) (exact) and renormalised; false when x is
+// zero or not finite.
+bool normalise(DdVec& x) {
     double mx = 0;
     for (const double v : x.hi) mx = std::max(mx, std::abs(v));
-    if (!(mx > 0) || !std::isfinite(mx)) return;
+    if (!(mx > 0) || !std::isfinite(mx)) return false;
     const int e = std::ilogb(mx);
     for (std::size_t i = 0; i < x.hi.size(); ++i)
         dd::two_sum(std::ldexp(x.hi[i], -e), std::ldexp(x.lo[i], -e), x.hi[i], x.lo[i]);
+    return true;
 }
 
-// R >= ||G x - mu x|| / ||x|| for the exact Gram G that g stands for and the exact x = hi + lo:
-// s = G~ x - mu x accumulated in double-double (per k its row, then its column below the
-// diagonal, then mu x_k, one chain), each s_k's value plus the accumulation lemma's bound, the
-// 2-norm rounded up, over a lower bound of ||x||, plus g.rho (||(G - G~) x|| <= rho(B) ||x||).
-// And q - mu for the Rayleigh quotient q = x^T G x / x^T x: x^T s / x^T x from the high parts, its
-// error from the low parts, the lemma and the sum's rounding, plus +-g.rho. `scale` < 1 (tests
-// only) plants an under-estimate of every rounding part.
+// w^T (y_hi + y_lo) as a pair, w double (an estimate).
+dd::Acc dot_dd(const Eigen::VectorXd& w, const DdVec& y) {
+    dd::Acc a;
+    dd::sub_dot_blocked(w.data(), nullptr, y.hi.data(), y.lo.data(), y.hi.size(), a);
+    double h = 0, l = 0;
+    dd::two_sum(-a.hi, -a.lo, h, l);
+    return {h, l};
+}
+
 struct ResidualBound {
     double R = std::numeric_limits<double>::infinity();  // >= ||G x - mu x|| / ||x||
     double dq_lo = -std::numeric_limits<double>::infinity(),
@@ -513,61 +539,122 @@ namespace {
 struct TempleResult {
     bool ok = false;
     double lo = 0, hi = 0;  // lambda_min(G) in [lo, hi]
-    double beta = 0;        // lambda_2(G) >= beta = tau - rho (Sylvester and Weyl)
+    double beta = 0;        // lambda_2(G) >= beta = tau - rho (inertia or interlacing, Weyl)
     double mu = 0, R = 0;   // the vector's Rayleigh quotient on G~ and its residual bound
-    double rho_factor = 0;  // Collatz-Wielandt of the indefinite factor's residual bound
+    double rho = 0;         // rho(B_g + B_f), scaled and with the safety factor
+    double rho_factor = 0;  // Collatz-Wielandt of the factor's residual bound
     int steps = 0;          // double-double inverse-iteration steps
     Eigen::VectorXd u;      // the vector's high parts
 };
 
-// A factorization of G~ - tau I that failed only at its last pivot d < 0 gives, with its residual
-// bound B_f (now including the last entry), G - tau I = L^ D L^^T + E, |E| <= B_g + B_f, D =
-// diag(1, ..., 1, d): L^ D L^^T has exactly one negative eigenvalue (Sylvester), so lambda_2(G) >=
-// tau - rho(B_g + B_f) =: beta (Weyl). For any x and mu with q = x^T G x / x^T x and r = ||G x -
-// mu x|| / ||x|| <= R: |q - mu| <= R, ||G x - q x|| / ||x|| <= R, and when mu + R < beta,
-// Temple's inequality gives lambda_min(G) >= q - r^2 / (beta - q) >= mu - R - R^2 / (beta - mu -
-// R); lambda_min <= q <= mu + R. x from inverse iteration with the indefinite factor in
-// double-double, until R stops falling.
-TempleResult temple_from_last_pivot(const DdGram& g, const Factor& f, double tau, double cl,
-                                    const Eigen::VectorXd& x0, double scale) {
+// lambda_2(G) >= beta = tau - rho from a factorization f of G~ - tau I (+ c w w^T) with its
+// residual bound: rho = rho(B_g + B_f), B_f's P part as the rank-one c_L l l^T with l_i >= the
+// high parts' row norm of L (the last row's pivot counting |d| when it failed there; plus
+// c w_i^2 with the rank-one term). Two cases (proofs §8 "One factorization"):
+//  * f failed only at its last pivot d < 0: G - tau I = L^ D L^^T + E, D = diag(1, ..., 1, d),
+//    has exactly one negative eigenvalue up to E (Sylvester), so lambda_2(G) - tau >= -rho (Weyl);
+//  * f of G~ - tau I + c w w^T succeeded (c >= 0): lambda_min(G - tau I + c w w^T) >= -rho, and a
+//    positive semidefinite rank-one term lifts at most one eigenvalue past another
+//    (interlacing), so lambda_2(G - tau I) >= -rho.
+double second_eigenvalue_bound(const DdGram& g, const Factor& f, double tau, double cl,
+                               double scale, double& rho_factor, double& rho) {
     const Eigen::Index n = g.n;
-    TempleResult t;
-    Eigen::VectorXd l(n);  // l_i >= ||L^ row i|| (hi parts; the last row's pivot counts |d|)
+    Eigen::VectorXd l(n);
     for (Eigen::Index i = 0; i < n; ++i) {
         double sq = 0;
         for (Eigen::Index k = 0; k < i; ++k) sq += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
-        sq += i == n - 1 ? std::abs(f.last_pivot) : f.Lh[idx(i, i, n)] * f.Lh[idx(i, i, n)];
-        l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 4));
+        sq +=
+            !f.ok && i == n - 1 ? std::abs(f.last_pivot) : f.Lh[idx(i, i, n)] * f.Lh[idx(i, i, n)];
+        if (f.w) sq += f.c * (1 + 2 * kU) * (*f.w)[i] * (*f.w)[i];
+        l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 6));
     }
-    t.rho_factor = collatz_wielandt(f.Bs, n, cl, l);
-    const double rho = scale * kSafety * iv::up(g.rho + t.rho_factor);
-    t.beta = iv::down(tau - rho);
-    DdVec x;
-    x.hi.assign(x0.data(), x0.data() + n);
-    x.lo.assign(static_cast<std::size_t>(n), 0.0);
-    double prev = kInf;
-    for (int step = 1; step <= 8; ++step) {
-        solve_indefinite_dd(f, n, x);
+    rho_factor = collatz_wielandt(f.Bs, n, cl, l);
+    rho = scale * kSafety * iv::up(g.rho + rho_factor);
+    return iv::down(tau - rho);
+}
+
+// Temple's bound (temple_enclosure) at the vectors of an inverse iteration, step(x) mapping a
+// vector to the next (then normalised), from x0: the narrowest enclosure with a positive lower
+// end; stops when the enclosure is within 1e-9 relative, stops narrowing by 10 %, or after
+// max_steps.
+template <class Step>
+TempleResult temple_iterate(const DdGram& g, double beta, DdVec x, int max_steps, double scale,
+                            Step&& step) {
+    const Eigen::Index n = g.n;
+    TempleResult t;
+    t.beta = beta;
+    double prev_r = kInf, prev_w = kInf;
+    for (int k = 1; k <= max_steps; ++k) {
+        step(x);
+        if (!normalise(x)) break;
         const Eigen::Map<const Eigen::VectorXd> xh(x.hi.data(), n);
-        if (!xh.allFinite() || !(xh.squaredNorm() > 0)) break;
-        const TempleEnclosure e = temple_enclosure(g, x.hi, x.lo, t.beta, scale);
-        t.steps = step;
+        const TempleEnclosure e = temple_enclosure(g, x.hi, x.lo, beta, scale);
+        t.steps = k;
         if (!t.ok)
             t.mu = e.mu, t.R = e.residual;  // what the note reports when no step gives a bound
-        if (e.applies && e.lambda_lo > 0 && (!t.ok || e.lambda_hi - e.lambda_lo < t.hi - t.lo)) {
+        const double width = e.applies && e.lambda_lo > 0 ? e.lambda_hi - e.lambda_lo : kInf;
+        if (width < t.hi - t.lo || (!t.ok && width < kInf)) {
             t.ok = true;
             t.lo = e.lambda_lo, t.hi = e.lambda_hi, t.mu = e.mu, t.R = e.residual;
             t.u = xh;
         }
-        const double R = e.residual;
-        if (!(R < prev / 4)) break;  // no longer converging
-        prev = R;
+        if (t.ok && t.hi - t.lo <= 1e-9 * t.hi) break;
+        if (width < kInf ? !(width < 0.9 * prev_w) : !(e.residual < 0.9 * prev_r)) break;
+        prev_r = e.residual, prev_w = width;
     }
     return t;
 }
 
+// After a failure at the last pivot: inverse iteration with the indefinite factor, from x0.
+TempleResult temple_from_last_pivot(const DdGram& g, const Factor& f, double tau, double cl,
+                                    const Eigen::VectorXd& x0, double scale) {
+    const Eigen::Index n = g.n;
+    double rho_factor = 0, rho = 0;
+    const double beta = second_eigenvalue_bound(g, f, tau, cl, scale, rho_factor, rho);
+    DdVec x{std::vector<double>(x0.data(), x0.data() + n),
+            std::vector<double>(static_cast<std::size_t>(n), 0.0)};
+    TempleResult t =
+        temple_iterate(g, beta, std::move(x), 8, scale, [&](DdVec& v) { solve_dd(f, n, v); });
+    t.rho_factor = rho_factor, t.rho = rho;
+    return t;
+}
+
+// After the factorization of A = G~ - tau I + c w w^T succeeded: inverse iteration with G~ - tau I
+// through A's factor by Sherman-Morrison, (A - c w w^T)^-1 x = A^-1 x + c (w^T A^-1 x) / (1 -
+// c w^T A^-1 w) A^-1 w, in double-double, from w.
+TempleResult temple_from_augmented(const DdGram& g, const Factor& f, double tau, double cl,
+                                   double scale) {
+    const Eigen::Index n = g.n;
+    const auto nn = static_cast<std::size_t>(n);
+    const Eigen::VectorXd& w = *f.w;
+    double rho_factor = 0, rho = 0;
+    const double beta = second_eigenvalue_bound(g, f, tau, cl, scale, rho_factor, rho);
+    const DdVec w0{std::vector<double>(w.data(), w.data() + n), std::vector<double>(nn, 0.0)};
+    DdVec z = w0;
+    solve_dd(f, n, z);  // A^-1 w
+    const dd::Acc wz = dot_dd(w, z);
+    double ch = f.c * wz.hi, cl2 = std::fma(f.c, wz.hi, -ch) + f.c * wz.lo, dh = 0, dl = 0;
+    dd::two_sum(1.0, -ch, dh, dl);
+    dl -= cl2;  // 1 - c w^T z as a pair (it cancels when tau is just above lambda_min)
+    TempleResult t = temple_iterate(g, beta, w0, 40, scale, [&](DdVec& v) {
+        solve_dd(f, n, v);
+        const dd::Acc wy = dot_dd(w, v);
+        double gh = 0, gl = 0;
+        dd_divide({f.c * wy.hi, std::fma(f.c, wy.hi, -f.c * wy.hi) + f.c * wy.lo}, dh, dl, gh, gl);
+        for (std::size_t i = 0; i < nn; ++i) {  // v += (gh + gl) z
+            const double p = gh * z.hi[i],
+                         e = std::fma(gh, z.hi[i], -p) + gh * z.lo[i] + gl * z.hi[i];
+            double sh = 0, q = 0;
+            dd::two_sum(v.hi[i], p, sh, q);
+            dd::two_sum(sh, v.lo[i] + q + e, v.hi[i], v.lo[i]);
+        }
+    });
+    t.rho_factor = rho_factor, t.rho = rho;
+    return t;
+}
+
 std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
-    char buf[300];
+    char buf[600];
     std::snprintf(buf, sizeof buf, f, a, b, c, d);
     return buf;
 }
@@ -613,10 +700,81 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
     const double cl = dd::error_constant(hmax) * (1 + 4 * kU);  // its P part: c_L l_i l_j
     double margin = opt.first_margin;
     const auto tc = std::chrono::steady_clock::now();
+    const auto set_temple = [&](const TempleResult& tr, double tau) {
+        r.certified = true;
+        r.bound = "temple";
+        r.tau = tau, r.rho = tr.rho, r.rho_gram = rho_gram, r.rho_factor = tr.rho_factor;
+        r.lambda_lo = tr.lo;
+        r.sigma_lo = std::max(0.0, iv::down(iv::down(std::sqrt(tr.lo)) - opt.product_abs_error));
+        r.lambda_hi = tr.hi;
+        r.sigma_hi = iv::up(iv::up(std::sqrt(tr.hi)) + opt.product_abs_error);
+        r.lambda_est = tr.mu;
+        r.u = tr.u;
+        r.failed_column = -1;
+        r.notes.push_back(
+            fmt("certify (double-double): Temple: lambda_min in [%.12g, %.12g], sigma_min in "
+                "[%.12g, %.12g]",
+                r.lambda_lo, r.lambda_hi, r.sigma_lo, r.sigma_hi));
+    };
+    // First, with the estimate's vector w: G~ - tau I + c w w^T at tau = lambda_est (1 +
+    // opt.augmented_margin), just above lambda_min, and c = lambda_est. Its success proves
+    // lambda_2 >= tau - rho, and Temple's bound at the inverse-iteration vector encloses lambda_min
+    // with one factorization, however far down the factor the plain one would have failed.
+    bool done = false;
+    if (opt.temple && opt.augmented_margin > 0 && u_est.size() == n && u_est.allFinite() &&
+        u_est.squaredNorm() > 0 && r.attempts < opt.max_attempts) {
+        ++r.attempts;
+        const Eigen::VectorXd w = u_est / u_est.norm();
+        const double tau = r.lambda_est * (1 + opt.augmented_margin), c = r.lambda_est;
+        double hmax2 = 0;  // the chains carry one more product (c w_i w_j)
+        for (Eigen::Index j = 0; j < n; ++j)
+            hmax2 = std::max(hmax2, dd::blocked_height(static_cast<std::size_t>(j), 2));
+        const auto tf = std::chrono::steady_clock::now();
+        const Factor f = factor(g, tau, threads, &w, c);
+        const double factor_seconds = seconds_since(tf);
+        if (f.ok) {
+            const auto tt = std::chrono::steady_clock::now();
+            const TempleResult tr = temple_from_augmented(
+                g, f, tau, dd::error_constant(hmax2) * (1 + 4 * kU), opt.bound_scale);
+            char buf[700];
+            std::snprintf(
+                buf, sizeof buf,
+                "certify (double-double): G - tau I + c w w^T factored at tau = lambda_est (1 + "
+                "%.3g), c = lambda_est, w the estimate's vector (%.2f s): lambda_2 >= tau - rho = "
+                "%.12g (rho = %.3g: Gram %.3g, factor %.3g); Temple at %d double-double "
+                "inverse-iteration step(s) (Sherman-Morrison): Rayleigh quotient %.12g, residual "
+                "<= %.3g%s (%.2f s)",
+                opt.augmented_margin, factor_seconds, tr.beta, tr.rho, rho_gram, tr.rho_factor,
+                tr.steps, tr.mu, tr.R,
+                tr.ok ? "" : ": no bound (the Rayleigh quotient is not below lambda_2's bound)",
+                seconds_since(tt));
+            r.notes.emplace_back(buf);
+            if (tr.ok) {
+                set_temple(tr, tau);
+                done = true;
+            }
+        } else {
+            // before its last pivot: at least two eigenvalues of G - tau I + c w w^T are below
+            // ~0, so lambda_2 < tau or w is far from lambda_min's vector; either way lambda_est is
+            // well above lambda_min and the plain shifts start at the coarse margin 0.5
+            if (f.failed_column < n - 1) margin = std::max(margin, 0.5);
+            r.notes.push_back(
+                fmt("certify (double-double): G - tau I + c w w^T at tau = lambda_est (1 + %.3g) "
+                    "not positive definite (pivot %.0f; the estimate's vector is not close to "
+                    "lambda_min's, or lambda_2 is within the margin): the plain factorizations "
+                    "follow, from the margin %.3g",
+                    opt.augmented_margin, static_cast<double>(f.failed_column), margin));
+        }
+        if (!done && opt.notice && r.attempts < opt.max_attempts)
+            opt.notice(
+                fmt("certify (double-double): factorization 1 (with the estimate's vector) "
+                    "gave no bound; one more, about %.0f s",
+                    factor_seconds));
+    }
     // one inverse-iteration refinement of the estimate: after a failure at the last pivot, or
     // after a success at a coarse shift
     bool refined = false;
-    while (r.attempts < opt.max_attempts) {
+    while (!done && r.attempts < opt.max_attempts) {
         ++r.attempts;
         const double tau = r.lambda_est * (1 - margin);
         const auto tf = std::chrono::steady_clock::now();
@@ -650,29 +808,15 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
                     "eigenvalue; rho = %.3g: Gram %.3g, factor %.3g); Temple at %d double-double "
                     "inverse-iteration step(s): Rayleigh quotient %.12g, residual <= %.3g%s "
                     "(%.2f s)",
-                    f.last_pivot, margin, tr.beta, tau - tr.beta, rho_gram, tr.rho_factor, tr.steps,
-                    tr.mu, tr.R,
+                    f.last_pivot, margin, tr.beta, tr.rho, rho_gram, tr.rho_factor, tr.steps, tr.mu,
+                    tr.R,
                     tr.ok ? ""
                           : ": no bound (the Rayleigh quotient is not below lambda_2's bound "
                             "by enough)",
                     seconds_since(tt));
                 r.notes.emplace_back(buf);
                 if (tr.ok && (!r.certified || tr.lo > r.lambda_lo)) {
-                    r.certified = true;
-                    r.bound = "temple";
-                    r.tau = tau, r.rho = tau - tr.beta, r.rho_gram = rho_gram;
-                    r.rho_factor = tr.rho_factor;
-                    r.lambda_lo = tr.lo;
-                    r.sigma_lo =
-                        std::max(0.0, iv::down(iv::down(std::sqrt(tr.lo)) - opt.product_abs_error));
-                    r.lambda_hi = tr.hi;
-                    r.sigma_hi = iv::up(iv::up(std::sqrt(tr.hi)) + opt.product_abs_error);
-                    r.lambda_est = tr.mu;
-                    r.u = tr.u;
-                    r.notes.push_back(
-                        fmt("certify (double-double): Temple: lambda_min in [%.12g, %.12g], "
-                            "sigma_min in [%.12g, %.12g]",
-                            r.lambda_lo, r.lambda_hi, r.sigma_lo, r.sigma_hi));
+                    set_temple(tr, tau);
                     break;
                 }
             }
@@ -685,8 +829,8 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
             // ... and the next shift goes just below its Rayleigh quotient instead of down the
             // ladder
             if (!refined && last_pivot) {
-                refined = true;
                 const double rq = x.allFinite() ? rayleigh(x) : -1;
+                refined = rq > 0 && rq < r.lambda_est;  // spent only when it refined
                 r.notes.push_back(
                     fmt("certify (double-double): only the last pivot failed (%.3g); inverse "
                         "iteration with that factor: Rayleigh quotient %.12g (was %.12g)",

@@ -2,7 +2,9 @@
 // smallest left singular vector, and the exactly singular integer rows of the planted violations.
 #pragma once
 #include <Eigen/Dense>
+#include <cmath>
 #include <random>
+#include <vector>
 
 namespace attnspec::test {
 
@@ -12,6 +14,53 @@ inline long double reference_sigma_min(const Eigen::MatrixXd& A) {
     const MatL Al = A.cast<long double>();
     Eigen::JacobiSVD<MatL> svd(Al);
     return svd.singularValues().minCoeff();
+}
+
+// sigma_min of the stored double matrix (rows <= cols) in binary128 (u = 2^-113): one-sided
+// (Hestenes) Jacobi on the rows until every pair is orthogonal to 1e-30; relative accuracy ~ u
+// kappa, ~1e-26 at kappa 1e8, where the long-double reference (~1e-11 there) cannot check
+// Temple's enclosures.
+inline __float128 reference_sigma_min_quad(const Eigen::MatrixXd& A) {
+    using Q = __float128;
+    const auto qsqrt = [](Q x) {
+        if (!(x > 0)) return Q(0);
+        Q y = std::sqrt(static_cast<double>(x));
+        for (int k = 0; k < 4; ++k) y = (y + x / y) / 2;  // Newton from the double root
+        return y;
+    };
+    const Eigen::Index n = A.rows(), m = A.cols();
+    std::vector<std::vector<Q>> r(static_cast<std::size_t>(n),
+                                  std::vector<Q>(static_cast<std::size_t>(m)));
+    for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index k = 0; k < m; ++k) r[i][k] = A(i, k);
+    for (int sweep = 0; sweep < 60; ++sweep) {
+        bool rotated = false;
+        for (Eigen::Index i = 0; i < n; ++i)
+            for (Eigen::Index j = i + 1; j < n; ++j) {
+                Q a = 0, b = 0, g = 0;
+                for (Eigen::Index k = 0; k < m; ++k)
+                    a += r[i][k] * r[i][k], b += r[j][k] * r[j][k], g += r[i][k] * r[j][k];
+                if (!(g * g > Q(1e-60) * a * b)) continue;
+                rotated = true;
+                const Q zeta = (b - a) / (2 * g);
+                const Q t =
+                    (zeta >= 0 ? 1 : -1) / ((zeta >= 0 ? zeta : -zeta) + qsqrt(1 + zeta * zeta));
+                const Q c = 1 / qsqrt(1 + t * t), s = c * t;
+                for (Eigen::Index k = 0; k < m; ++k) {
+                    const Q x = r[i][k], y = r[j][k];
+                    r[i][k] = c * x - s * y, r[j][k] = s * x + c * y;
+                }
+            }
+        if (!rotated) break;
+    }
+    Q best = -1;
+    for (Eigen::Index i = 0; i < n; ++i) {
+        Q sq = 0;
+        for (Eigen::Index k = 0; k < m; ++k) sq += r[i][k] * r[i][k];
+        const Q sv = qsqrt(sq);
+        if (best < 0 || sv < best) best = sv;
+    }
+    return best;
 }
 
 // The left singular vector of sigma_min (double JacobiSVD): the estimate the certificates start

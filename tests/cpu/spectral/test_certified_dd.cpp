@@ -89,15 +89,23 @@ TEST_CASE("certify (double-double): sigma_min enclosed from below within 1e-6 up
     for (double kap : {1e3, 1e6, 1e8}) {
         const Eigen::MatrixXd J = rng.with_spectrum(24, 60, geometric_spectrum(24, 1.0, kap));
         const long double ref = reference_sigma_min(J);
+        const Quad refq = test::reference_sigma_min_quad(J);  // to check Temple's enclosure
         DenseOperator op(J);
         const DdCertifiedMin r =
             certified_sigma_min_dd(op, static_cast<double>(ref), left_vector_min(J), {});
         INFO("kappa " << kap << " ref " << static_cast<double>(ref) << " lo " << r.sigma_lo
-                      << " tau " << r.tau << " rho " << r.rho << " attempts " << r.attempts);
-        INFO(r.notes.back());
+                      << " hi " << r.sigma_hi << " bound " << r.bound << " rho " << r.rho
+                      << " attempts " << r.attempts);
+        INFO(r.notes.front());
         REQUIRE(r.certified);
-        CHECK(static_cast<long double>(r.sigma_lo) <= ref);
+        CHECK(static_cast<Quad>(r.sigma_lo) <= refq);
         CHECK(r.sigma_lo >= static_cast<double>(ref) * (1 - 1e-6));
+        // the estimate's vector is the double SVD's: the first factorization, with it, proves
+        // lambda_2's bound and Temple's enclosure is two-sided and ~1e-13 wide
+        CHECK(r.bound == "temple");
+        CHECK(r.attempts == 1);
+        CHECK(static_cast<Quad>(r.sigma_hi) >= refq);
+        CHECK(r.sigma_hi - r.sigma_lo <= 1e-12 * r.sigma_hi);
         CHECK(r.rho < 1e-12 * r.lambda_lo);
         // the double-precision test of §6 cannot do this at kappa 1e8 (slack ~ n u ||G|| >> lambda)
         if (kap >= 1e8) {
@@ -128,7 +136,8 @@ TEST_CASE("certify (double-double): a shift above lambda_min fails to factor", "
 }
 
 TEST_CASE(
-    "certify (double-double): a shift just above lambda_min fails at the last pivot; its inertia "
+    "certify (double-double): a shift just above lambda_min fails at the last pivot, and its "
+    "inertia "
     "and Temple's bound enclose the exact lambda_min in one factorization",
     "[certify][dd]") {
     // J with exactly known singular values (exact_spectrum_rows); lambda_est = lambda_min
@@ -209,6 +218,44 @@ TEST_CASE(
     CHECK(planted.lambda_lo > l1 * 1.01);  // a lower bound above lambda_min: the violation shows
     CHECK(test::error_of([&] { temple_enclosure(g, xh, std::vector<double>(15), l2); }).code() ==
           ExitCode::DataError);
+}
+
+TEST_CASE(
+    "certify (double-double): with the estimate's vector, one factorization above lambda_min "
+    "and Temple's bound, or the coarse shifts when the vector is lambda_2's",
+    "[certify][dd]") {
+    // Exact spectrum sigma_k = 2^-k (lambda_2 = 4 lambda_1). (i) w = v_1 + 0.3 v_2 (Rayleigh
+    // quotient 1.25 lambda_1): G - tau I + c w w^T at tau just above it is positive definite,
+    // which bounds lambda_2, and Temple's bound at the Sherman-Morrison inverse-iteration vector
+    // encloses the exact lambda_1 in one factorization. (ii) w = v_2: tau is above lambda_2, the
+    // rank-one lift cannot cover two eigenvalues and the factorization fails before its last
+    // pivot; the plain shifts then start at the coarse margin 0.5 (fails: 2 lambda_1), 0.9
+    // certifies, and inverse iteration and one more factorization finish.
+    std::mt19937_64 gen(31);
+    Eigen::VectorXd sigma(16);
+    for (int k = 0; k < 16; ++k) sigma[k] = std::ldexp(1.0, -k);
+    Eigen::MatrixXd U;
+    const Eigen::MatrixXd J = test::exact_spectrum_rows(gen, sigma, &U);
+    const double lam = sigma[15] * sigma[15];  // exact
+    const Eigen::VectorXd near = U.col(15) + 0.3 * U.col(14);
+    const DdCertifiedMin a = certify_lambda_min_dd(J.transpose(), 0, near, {});
+    INFO("(i) " << a.notes.front());
+    REQUIRE(a.certified);
+    CHECK(a.bound == "temple");
+    CHECK(a.attempts == 1);
+    CHECK(a.lambda_lo <= lam);
+    CHECK(a.lambda_hi >= lam);
+    CHECK(a.lambda_hi - a.lambda_lo <= 1e-9 * a.lambda_hi);  // where its iteration stops
+    const DdCertifiedMin b = certify_lambda_min_dd(J.transpose(), 0, U.col(14), {});
+    std::string notes;
+    for (const auto& n : b.notes) notes += n + "\n";
+    INFO("(ii) " << notes);
+    REQUIRE(b.certified);
+    CHECK(notes.find("from the margin 0.5") != std::string::npos);
+    CHECK(b.attempts <= 5);
+    CHECK(b.lambda_lo <= lam);
+    CHECK((std::isnan(b.lambda_hi) || b.lambda_hi >= lam));
+    CHECK(b.lambda_lo >= lam * (1 - 1e-6));
 }
 
 TEST_CASE(

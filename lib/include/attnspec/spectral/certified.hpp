@@ -179,6 +179,9 @@ struct DdCertifyOptions {
     // bound at its double-double inverse-iteration vector then encloses lambda_min without another
     // factorization (false: the ladder only; tests)
     bool temple = true;
+    // with Temple's bound and an estimate's vector w, the first factorization is of G~ - tau I +
+    // c w w^T at tau = lambda_est (1 + augmented_margin), c = lambda_est (<= 0: skip it)
+    double augmented_margin = 1e-6;
     // optional: one line before each further factorization (why, and its expected time: the
     // last one's)
     std::function<void(const std::string&)> notice;
