@@ -93,8 +93,8 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
         std::snprintf(buf, sizeof buf,
                       "certify: double-double Gram (%s) and Cholesky of the %ld x %ld Gram (%.3g "
                       "multiply-adds, %.3g GB with the engine's): expect about %.2g s, and %.2g s "
-                      "more for a second factorization when the first shift proves above "
-                      "lambda_min",
+                      "more for each further factorization when the first gives no bound (the "
+                      "engine's vector far from lambda_min's)",
                       opt.dd_gram ? "from the operator's structure" : "from the rows of J",
                       static_cast<long>(J.rows()), static_cast<long>(J.rows()), dd_updates(J, opt),
                       dd_bytes(J, opt) / 1e9, seconds,
