@@ -93,6 +93,13 @@ inline Eigen::MatrixXd hadamard(int order) {
     return H;
 }
 
+// sigma_k = 2^-k, k < n: exact, lambda_{k+1} = 4 lambda_k.
+inline Eigen::VectorXd halving_spectrum(int n) {
+    Eigen::VectorXd s(n);
+    for (int k = 0; k < n; ++k) s[k] = std::ldexp(1.0, -k);
+    return s;
+}
+
 // J = U diag(sigma) V^T (16 x 64) with U = D1 H16 / 4 and V^T = (H64 / 8) rows 0..15 with signs
 // D2, exactly orthogonal in double, and sigma_k = (16 + m_k) 2^-(e_k + 4) with m_k in [0, 16)
 // (at most 5 significant bits): every entry (1/32) sum_k +-sigma_k is exact in double, so J's

@@ -185,8 +185,7 @@ TEST_CASE(
     // enclosure must contain lambda_1. With beta = 2 lambda_2 (planted: not a lower bound of
     // lambda_2) its lower end rises ~2% above lambda_1: caught.
     std::mt19937_64 gen(29);
-    Eigen::VectorXd sigma(16);
-    for (int k = 0; k < 16; ++k) sigma[k] = std::ldexp(1.0, -k);  // lambda_2 = 4 lambda_1
+    const Eigen::VectorXd sigma = test::halving_spectrum(16);  // lambda_2 = 4 lambda_1
     Eigen::MatrixXd U;
     const Eigen::MatrixXd J = test::exact_spectrum_rows(gen, sigma, &U);
     DdGram g;
@@ -232,8 +231,7 @@ TEST_CASE(
     // pivot; the plain shifts then start at the coarse margin 0.5 (fails: 2 lambda_1), 0.9
     // certifies, and inverse iteration and one more factorization finish.
     std::mt19937_64 gen(31);
-    Eigen::VectorXd sigma(16);
-    for (int k = 0; k < 16; ++k) sigma[k] = std::ldexp(1.0, -k);
+    const Eigen::VectorXd sigma = test::halving_spectrum(16);
     Eigen::MatrixXd U;
     const Eigen::MatrixXd J = test::exact_spectrum_rows(gen, sigma, &U);
     const double lam = sigma[15] * sigma[15];  // exact
