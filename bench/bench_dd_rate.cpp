@@ -8,8 +8,9 @@
 // only: a Cholesky built on it would also move memory) and its ratio to the time budget of the
 // issue's target (2x the uncertified run, 2 x 142 s). Then it times the library's double-double
 // certificate (its Gram and one factorization, proofs/spectral_enclosure.md §8) at n = 1024, 2048
-// and 4096 and extrapolates the factorization to the ViT-B Gram. Not measured: other routes, e.g.
-// products made exact by Ozaki splitting into several dgemm calls.
+// and 4096 and extrapolates the factorization to the ViT-B Gram, and times the factorization at
+// n = 4096 with its rows one at a time against four rows sharing each pass. Not measured: other
+// routes, e.g. products made exact by Ozaki splitting into several dgemm calls.
 //
 // usage: bench_dd_rate [--threads T] [--reps R]   (default: every core, 5 repetitions)
 #include <immintrin.h>
@@ -226,6 +227,35 @@ int main(int argc, char** argv) {
             cn, cm, r.seconds_gram, dn * dn * dm / 2 / r.seconds_gram, r.seconds_chol,
             dn * dn * dn / 6 / r.seconds_chol, r.certified ? "" : " (no certificate)");
         last_n = dn, last_factor = r.seconds_chol;
+    }
+    // The factorization's rows one at a time (set_factor_row_group(1), each row's dot makes its
+    // own pass over the column's factor row) against dd::kMaxRows rows sharing each pass (the
+    // default): alternating, the same Gram, medians; both must give the same bits.
+    {
+        const int cn = 4096, cm = cn + cn / 4;
+        Eigen::MatrixXd Rt(cm, cn);
+        for (Eigen::Index j = 0; j < Rt.cols(); ++j)
+            for (Eigen::Index i = 0; i < Rt.rows(); ++i) Rt(i, j) = z(g);
+        attnspec::DdCertifyOptions o;
+        o.threads = threads;
+        o.max_attempts = 1;
+        const double edge = std::sqrt(static_cast<double>(cm)) - std::sqrt(static_cast<double>(cn));
+        std::vector<double> t1, t4;
+        double lo1 = 0, lo4 = 0;
+        for (int k = 0; k < reps; ++k) {
+            attnspec::set_factor_row_group(1);
+            const auto a = attnspec::certify_lambda_min_dd(Rt, 0.5 * edge * edge, {}, o);
+            attnspec::set_factor_row_group(attnspec::dd::kMaxRows);
+            const auto b = attnspec::certify_lambda_min_dd(Rt, 0.5 * edge * edge, {}, o);
+            t1.push_back(a.seconds_chol), t4.push_back(b.seconds_chol);
+            lo1 = a.lambda_lo, lo4 = b.lambda_lo;
+        }
+        const double m1 = attnspec::bench::median(t1), m4 = attnspec::bench::median(t4);
+        std::printf(
+            "  n = %d factorization, rows one at a time %.2f s, %d rows sharing each pass %.2f s "
+            "(medians of %d, alternating): ratio %.2fx; lambda_lo %s\n",
+            cn, m1, attnspec::dd::kMaxRows, m4, reps, m1 / m4,
+            lo1 == lo4 ? "the same bits" : "DIFFERS (a bug)");
     }
     const double scale = N / last_n;
     std::printf(

@@ -117,6 +117,43 @@ __attribute__((target("avx512f"))) void sub_dot_avx512(const double* xh, const d
     tail(xh, xl, yh, yl, K8, K, L);
 }
 
+// R rows against one y: row r's lanes exactly as sub_dot_avx512(xh[r], xl[r], yh, yl, K) (the
+// same operations on the same lanes in the same order); y is loaded once for the R rows.
+template <int R>
+__attribute__((target("avx512f"))) void sub_dot_rows_avx512(const double* const* xh,
+                                                            const double* const* xl,
+                                                            const double* yh, const double* yl,
+                                                            std::size_t K, Lanes* L) {
+    __m512d s[R], t[R];
+    for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_pd(), t[r] = s[r];
+    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
+    const std::size_t K8 = K - K % kLanes;
+    for (std::size_t k = 0; k < K8; k += kLanes) {
+        const __m512d vyh = _mm512_loadu_pd(yh + k);
+        const __m512d vyl = yl ? _mm512_loadu_pd(yl + k) : zero;
+        for (int r = 0; r < R; ++r) {
+            const __m512d vxh = _mm512_loadu_pd(xh[r] + k);
+            const __m512d vxl = xl[r] ? _mm512_loadu_pd(xl[r] + k) : zero;
+            const __m512d p = _mm512_mul_pd(vxh, vyh);
+            const __m512d e = _mm512_fmsub_pd(vxh, vyh, p);
+            const __m512d c = _mm512_fmadd_pd(vxh, vyl, _mm512_mul_pd(vxl, vyh));
+            const __m512d a = _mm512_castsi512_pd(
+                _mm512_xor_si512(_mm512_castpd_si512(p), _mm512_castpd_si512(sign)));
+            const __m512d ns = _mm512_add_pd(s[r], a);
+            const __m512d bb = _mm512_sub_pd(ns, s[r]);
+            const __m512d q =
+                _mm512_add_pd(_mm512_sub_pd(s[r], _mm512_sub_pd(ns, bb)), _mm512_sub_pd(a, bb));
+            s[r] = ns;
+            t[r] = _mm512_add_pd(t[r], _mm512_sub_pd(_mm512_sub_pd(q, e), c));
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        _mm512_storeu_pd(L[r].s, s[r]);
+        _mm512_storeu_pd(L[r].t, t[r]);
+        tail(xh[r], xl[r], yh, yl, K8, K, L[r]);
+    }
+}
+
 std::atomic<int> g_cap{static_cast<int>(Kernel::avx512)};
 
 bool have_avx512() {
@@ -141,6 +178,37 @@ void sub_dot(const double* xh, const double* xl, const double* yh, const double*
     else
         sub_dot_scalar(xh, xl, yh, yl, K, L);
     merge(L, acc);
+}
+
+void sub_dot_rows(const double* const* xh, const double* const* xl, int rows, const double* yh,
+                  const double* yl, std::size_t K, Acc* acc) {
+    if (rows == kMaxRows && have_avx512()) {
+        Lanes L[kMaxRows];
+        sub_dot_rows_avx512<kMaxRows>(xh, xl, yh, yl, K, L);
+        for (int r = 0; r < kMaxRows; ++r) merge(L[r], acc[r]);
+        return;
+    }
+    for (int r = 0; r < rows; ++r) sub_dot(xh[r], xl[r], yh, yl, K, acc[r]);
+}
+
+void sub_dot_blocked_rows(const double* const* xh, const double* const* xl, int rows,
+                          const double* yh, const double* yl, std::size_t K, Acc* acc) {
+    if (rows < 1 || rows > kMaxRows) {
+        for (int r = 0; r < rows; ++r) sub_dot_blocked(xh[r], xl[r], yh, yl, K, acc[r]);
+        return;
+    }
+    const std::size_t B = block_size(K);
+    const double* bxh[kMaxRows] = {};
+    const double* bxl[kMaxRows] = {};
+    if (K == 0) {
+        for (int r = 0; r < rows; ++r) bxh[r] = xh[r], bxl[r] = xl[r];
+        sub_dot_rows(bxh, bxl, rows, yh, yl, 0, acc);
+    }
+    for (std::size_t k0 = 0; k0 < K; k0 += B) {
+        const std::size_t len = K - k0 < B ? K - k0 : B;
+        for (int r = 0; r < rows; ++r) bxh[r] = xh[r] + k0, bxl[r] = xl[r] ? xl[r] + k0 : nullptr;
+        sub_dot_rows(bxh, bxl, rows, yh + k0, yl ? yl + k0 : nullptr, len, acc);
+    }
 }
 
 void sub_prod(double xh, double xl, double yh, double yl, Acc& acc) {

@@ -3,6 +3,7 @@
 // dd_accumulate.hpp with its proved bound; lambda_min(R R^T) >= tau - rho(B), B an entrywise bound
 // of the Gram error and of the factor's residual, rho by Collatz-Wielandt.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +29,7 @@ using certify_detail::kSafety;
 using certify_detail::kU;
 constexpr double kEta = std::numeric_limits<double>::denorm_min();
 constexpr double kInf = std::numeric_limits<double>::infinity();
+std::atomic<int> g_row_group{dd::kMaxRows};  // set_factor_row_group
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -97,23 +99,31 @@ struct Factor {
     double c = 0;
 };
 
-// L_ij and its residual bound; false when a diagonal pivot is not positive (or not finite).
-bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, Factor& f) {
-    const Eigen::Index n = g.n;
-    const std::size_t ij = idx(i, j, n);
-    double s0 = g.hi[ij], t0 = g.lo[ij], init_err = 0;
-    if (i == j) {  // the shift: s0 + t0 = g_jj - tau up to init_err
+// The accumulator's start for L_ij: g_ij, minus tau on the diagonal (s0 + t0 = g_jj - tau up to
+// init_err).
+struct EntryStart {
+    double s0 = 0, t0 = 0, init_err = 0;
+};
+
+EntryStart entry_start(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j) {
+    const std::size_t ij = idx(i, j, g.n);
+    EntryStart st{g.hi[ij], g.lo[ij], 0};
+    if (i == j) {
         double s = 0, q = 0;
-        dd::two_sum(s0, -tau, s, q);
-        const double t = t0 + q;
-        init_err = kU * std::abs(t) + kEta;
-        s0 = s, t0 = t;
+        dd::two_sum(st.s0, -tau, s, q);
+        const double t = st.t0 + q;
+        st.init_err = kU * std::abs(t) + kEta;
+        st.s0 = s, st.t0 = t;
     }
-    dd::Acc a{s0, t0};
-    double* Li = f.Lh.data() + idx(i, 0, n);
-    const double* Lj = f.Lh.data() + idx(j, 0, n);
-    dd::sub_dot_blocked(Li, f.Ll.data() + idx(i, 0, n), Lj, f.Ll.data() + idx(j, 0, n),
-                        static_cast<std::size_t>(j), a);
+    return st;
+}
+
+// L_ij and its residual bound from a = start - sum_{k < j} L_ik L_jk; false when a diagonal pivot
+// is not positive (or not finite).
+bool finish_entry(Eigen::Index i, Eigen::Index j, const EntryStart& st, dd::Acc a, Factor& f,
+                  Eigen::Index n) {
+    const std::size_t ij = idx(i, j, n);
+    const double s0 = st.s0, t0 = st.t0, init_err = st.init_err;
     if (f.w) {  // + c w_i w_j on the same chain: (c w_i) exactly as a pair, times w_j
         const double ph = f.c * (*f.w)[i], pl = std::fma(f.c, (*f.w)[i], -ph);
         dd::sub_prod(-ph, -pl, (*f.w)[j], 0, a);
@@ -165,6 +175,37 @@ bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, F
     return true;
 }
 
+// L_ij and its residual bound; false when a diagonal pivot is not positive (or not finite).
+bool factor_entry(const DdGram& g, double tau, Eigen::Index i, Eigen::Index j, Factor& f) {
+    const Eigen::Index n = g.n;
+    const EntryStart st = entry_start(g, tau, i, j);
+    dd::Acc a{st.s0, st.t0};
+    dd::sub_dot_blocked(f.Lh.data() + idx(i, 0, n), f.Ll.data() + idx(i, 0, n),
+                        f.Lh.data() + idx(j, 0, n), f.Ll.data() + idx(j, 0, n),
+                        static_cast<std::size_t>(j), a);
+    return finish_entry(i, j, st, a, f, n);
+}
+
+// L_ij for up to dd::kMaxRows rows i0 .. i0 + rows - 1 below the diagonal (i > j), their dots in
+// one pass over row j: the same bits as factor_entry on each; false if any entry is not finite.
+bool factor_rows(const DdGram& g, Eigen::Index i0, int rows, Eigen::Index j, Factor& f) {
+    const Eigen::Index n = g.n;
+    EntryStart st[dd::kMaxRows];
+    dd::Acc a[dd::kMaxRows];
+    const double* xh[dd::kMaxRows] = {};
+    const double* xl[dd::kMaxRows] = {};
+    for (int r = 0; r < rows; ++r) {
+        st[r] = entry_start(g, 0, i0 + r, j);
+        a[r] = dd::Acc{st[r].s0, st[r].t0};
+        xh[r] = f.Lh.data() + idx(i0 + r, 0, n), xl[r] = f.Ll.data() + idx(i0 + r, 0, n);
+    }
+    dd::sub_dot_blocked_rows(xh, xl, rows, f.Lh.data() + idx(j, 0, n), f.Ll.data() + idx(j, 0, n),
+                             static_cast<std::size_t>(j), a);
+    bool ok = true;
+    for (int r = 0; r < rows; ++r) ok = finish_entry(i0 + r, j, st[r], a[r], f, n) && ok;
+    return ok;
+}
+
 Factor factor(const DdGram& g, double tau, int threads, const Eigen::VectorXd* w = nullptr,
               double c = 0) {
     const Eigen::Index n = g.n;
@@ -193,9 +234,15 @@ Factor factor(const DdGram& g, double tau, int threads, const Eigen::VectorXd* w
         parallel_for_ordered(items, t, [&](std::size_t c) {
             const Eigen::Index i0 = j1 + static_cast<Eigen::Index>(c) * kChunk;
             const Eigen::Index i1 = std::min(n, i0 + kChunk);
-            for (Eigen::Index i = i0; i < i1; ++i)
+            // kMaxRows rows at a time share each pass over row j; row by row as before when
+            // row_group is 1 (same bits either way)
+            const int group =
+                std::clamp(g_row_group.load(std::memory_order_relaxed), 1, dd::kMaxRows);
+            for (Eigen::Index r0 = i0; r0 < i1; r0 += group) {
+                const int nr = static_cast<int>(std::min<Eigen::Index>(group, i1 - r0));
                 for (Eigen::Index j = j0; j < j1; ++j)
-                    if (!factor_entry(g, tau, i, j, f)) bad[c] = 1;
+                    if (!factor_rows(g, r0, nr, j, f)) bad[c] = 1;
+            }
         });
         if (std::find(bad.begin(), bad.end(), 1) != bad.end()) {  // non-finite entry
             f.failed_column = j0;
@@ -659,6 +706,10 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
     return buf;
 }
 }  // namespace
+
+void set_factor_row_group(int rows) {
+    g_row_group.store(std::clamp(rows, 1, dd::kMaxRows), std::memory_order_relaxed);
+}
 
 double dd_certify_bytes(Eigen::Index n, Eigen::Index m) {
     const double nd = static_cast<double>(n), md = static_cast<double>(m);

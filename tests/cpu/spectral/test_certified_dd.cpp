@@ -395,3 +395,92 @@ TEST_CASE("dd accumulation: the scalar, AVX2 and AVX-512 kernels give the same b
         }
     }
 }
+
+TEST_CASE("dd accumulation: rows sharing one pass over y give each row's own bits",
+          "[certify][dd]") {
+    std::mt19937_64 gen(29);
+    for (dd::Kernel kern : {dd::Kernel::avx512, dd::Kernel::scalar}) {
+        dd::cap_kernel(kern);
+        for (std::size_t K : {0, 1, 7, 8, 9, 77, 1000, 4099}) {
+            for (int rows = 1; rows <= dd::kMaxRows; ++rows) {
+                std::vector<std::vector<double>> xh(rows, std::vector<double>(K)),
+                    xl(rows, std::vector<double>(K));
+                std::vector<double> yh(K), yl(K);
+                for (std::size_t k = 0; k < K; ++k) {
+                    random_dd(gen, 30, yh[k], yl[k]);
+                    for (int r = 0; r < rows; ++r) random_dd(gen, 30, xh[r][k], xl[r][k]);
+                }
+                for (bool y_lo : {true, false}) {
+                    const double* ph[dd::kMaxRows] = {};
+                    const double* pl[dd::kMaxRows] = {};
+                    std::vector<dd::Acc> each(rows), shared(rows);
+                    for (int r = 0; r < rows; ++r) {
+                        ph[r] = xh[r].data();
+                        pl[r] = r == 1 ? nullptr : xl[r].data();  // a row without low parts
+                        each[r] = shared[r] = dd::Acc{0.5 + r, 1e-17 * r};
+                        dd::sub_dot_blocked(ph[r], pl[r], yh.data(), y_lo ? yl.data() : nullptr, K,
+                                            each[r]);
+                    }
+                    dd::sub_dot_blocked_rows(ph, pl, rows, yh.data(), y_lo ? yl.data() : nullptr, K,
+                                             shared.data());
+                    for (int r = 0; r < rows; ++r) {
+                        INFO("kernel " << static_cast<int>(kern) << ", K " << K << ", rows " << rows
+                                       << ", row " << r << ", y_lo " << y_lo);
+                        CHECK(shared[r].hi == each[r].hi);
+                        CHECK(shared[r].lo == each[r].lo);
+                    }
+                }
+                // planted: the largest term of the last row moved by one ulp changes that row's
+                // result and no other row's (the comparison above can see a one-ulp difference)
+                if (K == 0) continue;
+                std::size_t kmax = 0;
+                for (std::size_t k = 1; k < K; ++k)
+                    if (std::abs(xh[rows - 1][k] * yh[k]) > std::abs(xh[rows - 1][kmax] * yh[kmax]))
+                        kmax = k;
+                const double* ph[dd::kMaxRows] = {};
+                const double* pl[dd::kMaxRows] = {};
+                for (int r = 0; r < rows; ++r) ph[r] = xh[r].data(), pl[r] = xl[r].data();
+                std::vector<dd::Acc> before(rows), after(rows);
+                dd::sub_dot_blocked_rows(ph, pl, rows, yh.data(), yl.data(), K, before.data());
+                xh[rows - 1][kmax] = std::nextafter(xh[rows - 1][kmax], 2 * xh[rows - 1][kmax]);
+                dd::sub_dot_blocked_rows(ph, pl, rows, yh.data(), yl.data(), K, after.data());
+                for (int r = 0; r + 1 < rows; ++r) {
+                    CHECK(after[r].hi == before[r].hi);
+                    CHECK(after[r].lo == before[r].lo);
+                }
+                CHECK((after[rows - 1].hi != before[rows - 1].hi ||
+                       after[rows - 1].lo != before[rows - 1].lo));
+            }
+        }
+    }
+    dd::cap_kernel(dd::Kernel::avx512);
+}
+
+TEST_CASE("certify (double-double): the same bits whether rows share the factor's passes",
+          "[certify][dd]") {
+    Rng rng(31);
+    // n = 150: the rows below each 32-column block end in a chunk of 6 (a group of 4 and one of 2)
+    const Eigen::MatrixXd J = rng.with_spectrum(150, 300, geometric_spectrum(150, 1.0, 1e6));
+    const double s = static_cast<double>(reference_sigma_min(J));
+    DdCertifyOptions opt;
+    opt.threads = 2;
+    std::vector<DdCertifiedMin> out;
+    for (int group : {1, 2, 3, dd::kMaxRows}) {
+        set_factor_row_group(group);
+        // no vector and 1.3 s^2: the first factorization fails and the ladder factors again
+        out.push_back(certify_lambda_min_dd(J.transpose(), 1.3 * s * s, {}, opt));
+    }
+    set_factor_row_group(dd::kMaxRows);
+    REQUIRE(out.back().certified);
+    CHECK(out.back().attempts > 1);
+    const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+    for (const DdCertifiedMin& r : out) {
+        CHECK(r.lambda_lo == out.back().lambda_lo);
+        CHECK(same(r.lambda_hi, out.back().lambda_hi));
+        CHECK(r.rho == out.back().rho);
+        CHECK(r.tau == out.back().tau);
+        CHECK(r.lambda_est == out.back().lambda_est);
+        CHECK(r.attempts == out.back().attempts);
+        CHECK(r.bound == out.back().bound);
+    }
+}

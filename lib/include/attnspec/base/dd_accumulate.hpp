@@ -39,6 +39,14 @@ inline void two_sum(double a, double b, double& s, double& e) {
 std::size_t block_size(std::size_t K);
 void sub_dot_blocked(const double* xh, const double* xl, const double* yh, const double* yl,
                      std::size_t K, Acc& acc);
+// Up to kMaxRows rows x_r against one y: acc[r] exactly as sub_dot(xh[r], xl[r], yh, yl, K,
+// acc[r]) (resp. sub_dot_blocked) gives it, bit for bit; with kMaxRows rows and AVX-512 the rows
+// share y's loads (one pass over y instead of `rows`).
+constexpr int kMaxRows = 4;
+void sub_dot_rows(const double* const* xh, const double* const* xl, int rows, const double* yh,
+                  const double* yl, std::size_t K, Acc* acc);
+void sub_dot_blocked_rows(const double* const* xh, const double* const* xl, int rows,
+                          const double* yh, const double* yl, std::size_t K, Acc* acc);
 // tree_height of sub_dot_blocked over K terms followed by `extra` sub_prod calls.
 double blocked_height(std::size_t K, int extra);
 

@@ -243,6 +243,11 @@ TempleEnclosure temple_enclosure(const DdGram& g, const std::vector<double>& x_h
                                  const std::vector<double>& x_lo, double beta,
                                  double bound_scale = 1);
 
+// Tests and benchmarks (process-wide): the factorization's rows below each column block go
+// through the double-double dot `rows` (1 .. dd::kMaxRows, default kMaxRows) at a time, sharing
+// the pass over the column's factor row. Every value is the same bits; only the time differs.
+void set_factor_row_group(int rows);
+
 // Bytes and double-double multiply-adds of certified_sigma_min_dd for an n x m operator (one
 // factorization).
 double dd_certify_bytes(Eigen::Index n, Eigen::Index m);
