@@ -13,6 +13,10 @@
 // routes, e.g. products made exact by Ozaki splitting into several dgemm calls.
 //
 // usage: bench_dd_rate [--threads T] [--reps R]   (default: every core, 5 repetitions)
+//        bench_dd_rate --gram-n N [--threads T] [--reps R]: only one factorization of a synthetic
+//          double-double Gram of order N (N = 12608: the ViT-B head's; ~3 GB and 3-4 min per
+//          factorization on 2 cores) with four rows per pass and with one, alternating R times
+//          (default 1), and their ratio
 #include <immintrin.h>
 
 #include <chrono>
@@ -126,19 +130,69 @@ double rate(int threads, long rounds, bool dd) {
     return static_cast<double>(threads) * per_round * static_cast<double>(rounds) / s;
 }
 
+// One factorization (certify_gram_dd, one attempt, no Temple) of a synthetic double-double Gram
+// of order n: unit-interval off-diagonal entries, diagonal 4 sqrt(n) + 10 (positive definite, so
+// every column is factored), four rows per pass against one, alternating.
+int factor_rows_bench(long n, int threads, int reps) {
+    attnspec::DdGram g;
+    g.n = n;
+    g.hi.assign(static_cast<std::size_t>(n * n), 0.0);
+    g.lo.assign(g.hi.size(), 0.0);
+    g.source = "synthetic";
+    std::mt19937_64 gen(3);
+    std::uniform_real_distribution<double> unit(-1, 1);
+    for (long i = 0; i < n; ++i) {
+        for (long j = 0; j < i; ++j) g.hi[static_cast<std::size_t>(i * n + j)] = unit(gen);
+        g.hi[static_cast<std::size_t>(i * n + i)] = 4.0 * std::sqrt(static_cast<double>(n)) + 10;
+    }
+    attnspec::DdCertifyOptions o;
+    o.threads = threads;
+    o.max_attempts = 1;
+    o.temple = false;
+    o.max_bytes = 64.0 * (1ull << 30);
+    std::printf("[setup] synthetic double-double Gram n = %ld, %d threads, %s kernel\n", n, threads,
+                attnspec::dd::kernel_name());
+    std::vector<double> t4, t1;
+    bool same = true;
+    for (int k = 0; k < reps; ++k) {
+        attnspec::set_factor_row_group(attnspec::dd::kMaxRows);
+        const auto a = attnspec::certify_gram_dd(g, 1.0, {}, o);
+        attnspec::set_factor_row_group(1);
+        const auto b = attnspec::certify_gram_dd(g, 1.0, {}, o);
+        attnspec::set_factor_row_group(attnspec::dd::kMaxRows);
+        t4.push_back(a.seconds_chol), t1.push_back(b.seconds_chol);
+        same = same && a.certified && b.certified && a.lambda_lo == b.lambda_lo && a.rho == b.rho;
+        std::printf("  rep %d: %d rows per pass %.2f s, one row %.2f s\n", k + 1,
+                    attnspec::dd::kMaxRows, a.seconds_chol, b.seconds_chol);
+        std::fflush(stdout);
+    }
+    const double m4 = attnspec::bench::median(t4), m1 = attnspec::bench::median(t1);
+    std::printf(
+        "factorization n = %ld: one row per pass %.2f s, %d rows per pass %.2f s (medians of %d): "
+        "ratio %.2fx; certified with the same bits: %s\n",
+        n, m1, attnspec::dd::kMaxRows, m4, reps, m1 / m4, same ? "yes" : "NO (a bug)");
+    return same ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     attnspec::select_blas_kernels(argc, argv);
-    int threads = attnspec::available_threads(), reps = 5;
+    int threads = attnspec::available_threads(), reps = 0;
+    long gram_n = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
+        if (std::strcmp(argv[i], "--gram-n") == 0) gram_n = std::atol(argv[i + 1]);
     }
-    if (threads < 1 || reps < 1) {
-        std::fprintf(stderr, "usage: bench_dd_rate [--threads T >= 1] [--reps R >= 1]\n");
+    if (reps == 0) reps = gram_n > 0 ? 1 : 5;
+    if (threads < 1 || reps < 1 || gram_n < 0 || gram_n > 40000) {
+        std::fprintf(stderr,
+                     "usage: bench_dd_rate [--threads T >= 1] [--reps R >= 1] [--gram-n N in "
+                     "1..40000]\n");
         return 64;
     }
+    if (gram_n > 0) return factor_rows_bench(gram_n, threads, reps);
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) {
         std::fprintf(stderr, "bench_dd_rate: this CPU lacks AVX-512F or FMA (the kernel's ISA)\n");
         return 69;
@@ -209,52 +263,53 @@ int main(int argc, char** argv) {
     // lambda_min of these Grams: one factorization, certified.
     std::printf("certify_lambda_min_dd (%s kernel, %d threads):\n", attnspec::dd::kernel_name(),
                 threads);
-    double last_n = 0, last_factor = 0;
-    for (int cn : {1024, 2048, 4096}) {
-        const int cm = cn + cn / 4;
-        Eigen::MatrixXd Rt(cm, cn);
+    const auto gaussian_rows = [&](int cn) {
+        Eigen::MatrixXd Rt(cn + cn / 4, cn);
         for (Eigen::Index j = 0; j < Rt.cols(); ++j)
             for (Eigen::Index i = 0; i < Rt.rows(); ++i) Rt(i, j) = z(g);
+        return Rt;
+    };
+    const auto certify = [&](const Eigen::MatrixXd& Rt) {
         attnspec::DdCertifyOptions o;
         o.threads = threads;
         o.max_attempts = 1;
-        const double edge = std::sqrt(static_cast<double>(cm)) - std::sqrt(static_cast<double>(cn));
-        const auto r = attnspec::certify_lambda_min_dd(Rt, 0.5 * edge * edge, {}, o);
-        const double dn = cn, dm = cm;
+        const double edge =
+            std::sqrt(static_cast<double>(Rt.rows())) - std::sqrt(static_cast<double>(Rt.cols()));
+        return attnspec::certify_lambda_min_dd(Rt, 0.5 * edge * edge, {}, o);
+    };
+    double last_n = 0, last_factor = 0;
+    for (int cn : {1024, 2048, 4096}) {
+        const Eigen::MatrixXd Rt = gaussian_rows(cn);
+        const auto r = certify(Rt);
+        const double dn = cn, dm = static_cast<double>(Rt.rows());
         std::printf(
             "  n = %d, m = %d: Gram %.2f s (%.3g multiply-adds/s), factorization %.2f s (%.3g "
             "multiply-adds/s)%s\n",
-            cn, cm, r.seconds_gram, dn * dn * dm / 2 / r.seconds_gram, r.seconds_chol,
-            dn * dn * dn / 6 / r.seconds_chol, r.certified ? "" : " (no certificate)");
+            cn, static_cast<int>(Rt.rows()), r.seconds_gram, dn * dn * dm / 2 / r.seconds_gram,
+            r.seconds_chol, dn * dn * dn / 6 / r.seconds_chol,
+            r.certified ? "" : " (no certificate)");
         last_n = dn, last_factor = r.seconds_chol;
     }
     // The factorization's rows one at a time (set_factor_row_group(1), each row's dot makes its
     // own pass over the column's factor row) against dd::kMaxRows rows sharing each pass (the
     // default): alternating, the same Gram, medians; both must give the same bits.
     {
-        const int cn = 4096, cm = cn + cn / 4;
-        Eigen::MatrixXd Rt(cm, cn);
-        for (Eigen::Index j = 0; j < Rt.cols(); ++j)
-            for (Eigen::Index i = 0; i < Rt.rows(); ++i) Rt(i, j) = z(g);
-        attnspec::DdCertifyOptions o;
-        o.threads = threads;
-        o.max_attempts = 1;
-        const double edge = std::sqrt(static_cast<double>(cm)) - std::sqrt(static_cast<double>(cn));
+        const Eigen::MatrixXd Rt = gaussian_rows(4096);
         std::vector<double> t1, t4;
         double lo1 = 0, lo4 = 0;
         for (int k = 0; k < reps; ++k) {
             attnspec::set_factor_row_group(1);
-            const auto a = attnspec::certify_lambda_min_dd(Rt, 0.5 * edge * edge, {}, o);
+            const auto a = certify(Rt);
             attnspec::set_factor_row_group(attnspec::dd::kMaxRows);
-            const auto b = attnspec::certify_lambda_min_dd(Rt, 0.5 * edge * edge, {}, o);
+            const auto b = certify(Rt);
             t1.push_back(a.seconds_chol), t4.push_back(b.seconds_chol);
             lo1 = a.lambda_lo, lo4 = b.lambda_lo;
         }
         const double m1 = attnspec::bench::median(t1), m4 = attnspec::bench::median(t4);
         std::printf(
-            "  n = %d factorization, rows one at a time %.2f s, %d rows sharing each pass %.2f s "
+            "  n = 4096 factorization, rows one at a time %.2f s, %d rows sharing each pass %.2f s "
             "(medians of %d, alternating): ratio %.2fx; lambda_lo %s\n",
-            cn, m1, attnspec::dd::kMaxRows, m4, reps, m1 / m4,
+            m1, attnspec::dd::kMaxRows, m4, reps, m1 / m4,
             lo1 == lo4 ? "the same bits" : "DIFFERS (a bug)");
     }
     const double scale = N / last_n;
