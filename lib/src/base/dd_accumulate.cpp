@@ -89,36 +89,9 @@ __attribute__((target("avx2,fma"))) void sub_dot_avx2(const double* xh, const do
     tail(xh, xl, yh, yl, K8, K, L);
 }
 
-// All eight lanes in one vector.
-__attribute__((target("avx512f"))) void sub_dot_avx512(const double* xh, const double* xl,
-                                                       const double* yh, const double* yl,
-                                                       std::size_t K, Lanes& L) {
-    __m512d s = _mm512_setzero_pd(), t = s;
-    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
-    const std::size_t K8 = K - K % kLanes;
-    for (std::size_t k = 0; k < K8; k += kLanes) {
-        const __m512d vxh = _mm512_loadu_pd(xh + k), vyh = _mm512_loadu_pd(yh + k);
-        const __m512d vxl = xl ? _mm512_loadu_pd(xl + k) : zero;
-        const __m512d vyl = yl ? _mm512_loadu_pd(yl + k) : zero;
-        const __m512d p = _mm512_mul_pd(vxh, vyh);
-        const __m512d e = _mm512_fmsub_pd(vxh, vyh, p);
-        const __m512d c = _mm512_fmadd_pd(vxh, vyl, _mm512_mul_pd(vxl, vyh));
-        const __m512d a = _mm512_castsi512_pd(  // -p: sign flip (AVX-512F has no xor_pd)
-            _mm512_xor_si512(_mm512_castpd_si512(p), _mm512_castpd_si512(sign)));
-        const __m512d ns = _mm512_add_pd(s, a);
-        const __m512d bb = _mm512_sub_pd(ns, s);
-        const __m512d q =
-            _mm512_add_pd(_mm512_sub_pd(s, _mm512_sub_pd(ns, bb)), _mm512_sub_pd(a, bb));
-        s = ns;
-        t = _mm512_add_pd(t, _mm512_sub_pd(_mm512_sub_pd(q, e), c));
-    }
-    _mm512_storeu_pd(L.s, s);
-    _mm512_storeu_pd(L.t, t);
-    tail(xh, xl, yh, yl, K8, K, L);
-}
-
-// R rows against one y: row r's lanes exactly as sub_dot_avx512(xh[r], xl[r], yh, yl, K) (the
-// same operations on the same lanes in the same order); y is loaded once for the R rows.
+// R rows against one y, all eight lanes of a row in one vector: row r's lanes exactly as the
+// scalar lane_step gives them (the same operations on the same lanes in the same order); y is
+// loaded once for the R rows. R = 1 is sub_dot's AVX-512 kernel.
 template <int R>
 __attribute__((target("avx512f"))) void sub_dot_rows_avx512(const double* const* xh,
                                                             const double* const* xl,
@@ -154,6 +127,27 @@ __attribute__((target("avx512f"))) void sub_dot_rows_avx512(const double* const*
     }
 }
 
+// Four rows' lanes into their accumulators, one row per vector element: for each row exactly
+// merge's operations in merge's order (the same bits), the four TwoSum chains side by side.
+__attribute__((target("avx2"))) void merge4(const Lanes* L, Acc* acc) {
+    __m256d hi = _mm256_set_pd(acc[3].hi, acc[2].hi, acc[1].hi, acc[0].hi);
+    __m256d lo = _mm256_set_pd(acc[3].lo, acc[2].lo, acc[1].lo, acc[0].lo);
+    for (int l = 0; l < kLanes; ++l) {
+        const __m256d b = _mm256_set_pd(L[3].s[l], L[2].s[l], L[1].s[l], L[0].s[l]);
+        const __m256d t = _mm256_set_pd(L[3].t[l], L[2].t[l], L[1].t[l], L[0].t[l]);
+        const __m256d s = _mm256_add_pd(hi, b);
+        const __m256d bb = _mm256_sub_pd(s, hi);
+        const __m256d q =
+            _mm256_add_pd(_mm256_sub_pd(hi, _mm256_sub_pd(s, bb)), _mm256_sub_pd(b, bb));
+        hi = s;
+        lo = _mm256_add_pd(lo, _mm256_add_pd(t, q));
+    }
+    double h[4], o[4];
+    _mm256_storeu_pd(h, hi);
+    _mm256_storeu_pd(o, lo);
+    for (int r = 0; r < 4; ++r) acc[r].hi = h[r], acc[r].lo = o[r];
+}
+
 std::atomic<int> g_cap{static_cast<int>(Kernel::avx512)};
 
 bool have_avx512() {
@@ -172,7 +166,7 @@ void sub_dot(const double* xh, const double* xl, const double* yh, const double*
              Acc& acc) {
     Lanes L;
     if (have_avx512())
-        sub_dot_avx512(xh, xl, yh, yl, K, L);
+        sub_dot_rows_avx512<1>(&xh, &xl, yh, yl, K, &L);
     else if (have_avx2())
         sub_dot_avx2(xh, xl, yh, yl, K, L);
     else
@@ -185,7 +179,8 @@ void sub_dot_rows(const double* const* xh, const double* const* xl, int rows, co
     if (rows == kMaxRows && have_avx512()) {
         Lanes L[kMaxRows];
         sub_dot_rows_avx512<kMaxRows>(xh, xl, yh, yl, K, L);
-        for (int r = 0; r < kMaxRows; ++r) merge(L[r], acc[r]);
+        static_assert(kMaxRows == 4, "merge4 merges four rows");
+        merge4(L, acc);
         return;
     }
     for (int r = 0; r < rows; ++r) sub_dot(xh[r], xl[r], yh, yl, K, acc[r]);

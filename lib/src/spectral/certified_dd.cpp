@@ -97,6 +97,9 @@ struct Factor {
     // optional rank-one term: the factorization is of G~ - tau I + c w w^T (c >= 0)
     const Eigen::VectorXd* w = nullptr;
     double c = 0;
+    // per column j, the lemma's constants of every entry's chain in it (they depend on j only):
+    // C(H_j) and gamma_{H_j}, H_j = blocked_height(j, 1 or 2 single terms)
+    std::vector<double> colC, colGamma;
 };
 
 // The accumulator's start for L_ij: g_ij, minus tau on the diagonal (s0 + t0 = g_jj - tau up to
@@ -132,12 +135,12 @@ bool finish_entry(Eigen::Index i, Eigen::Index j, const EntryStart& st, dd::Acc 
     // P part, sum |L_ik,h L_jk,h| (+ |c w_i w_j|) <= l_i l_j, is added as a rank-one term by the
     // caller)
     const auto record_bound = [&] {
-        const double H = dd::blocked_height(static_cast<std::size_t>(j), f.w ? 2 : 1);
+        const auto jj = static_cast<std::size_t>(j);
         double vh = 0, vl = 0;  // the residual's value, normalised (hi and lo largely cancel)
         dd::two_sum(a.hi, a.lo, vh, vl);
-        f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) +
-                   dd::error_constant(H) * std::abs(s0) + gamma(H) * std::abs(t0) +
-                   4.0 * (static_cast<double>(j) + 3) * kEta + init_err;
+        f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) + f.colC[jj] * std::abs(s0) +
+                   f.colGamma[jj] * std::abs(t0) + 4.0 * (static_cast<double>(j) + 3) * kEta +
+                   init_err;
     };
     double lh = 0, ll = 0;
     if (i == j) {
@@ -213,6 +216,12 @@ Factor factor(const DdGram& g, double tau, int threads, const Eigen::VectorXd* w
     f.w = w, f.c = c;
     const auto nn = static_cast<std::size_t>(n * n);
     f.Lh.assign(nn, 0.0), f.Ll.assign(nn, 0.0), f.Bs.assign(nn, 0.0);
+    f.colC.resize(static_cast<std::size_t>(n)), f.colGamma.resize(static_cast<std::size_t>(n));
+    for (Eigen::Index j = 0; j < n; ++j) {
+        const double H = dd::blocked_height(static_cast<std::size_t>(j), w ? 2 : 1);
+        f.colC[static_cast<std::size_t>(j)] = dd::error_constant(H);
+        f.colGamma[static_cast<std::size_t>(j)] = gamma(H);
+    }
     // Left-looking by blocks of kCols columns: the block's own rows first (column by column),
     // then every row below computes its kCols entries in a row, so its factor row stays in cache
     // across them. Each entry is computed exactly as column by column (same bits).
