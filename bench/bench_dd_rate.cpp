@@ -17,6 +17,10 @@
 //          double-double Gram of order N (N = 12608: the ViT-B head's; ~3 GB and 3-4 min per
 //          factorization on 2 cores) with four rows per pass and with one, alternating R times
 //          (default 1), and their ratio
+//        bench_dd_rate --efficiency N [--reps R]: one thread; the factorization of that Gram
+//          against the four-row kernel with its operands in cache, the same number of
+//          multiply-adds, alternating R times (default 3): the fraction of the kernel's rate the
+//          factorization reaches (N = 7000: ~50 s per factorization)
 #include <immintrin.h>
 
 #include <chrono>
@@ -133,7 +137,7 @@ double rate(int threads, long rounds, bool dd) {
 // One factorization (certify_gram_dd, one attempt, no Temple) of a synthetic double-double Gram
 // of order n: unit-interval off-diagonal entries, diagonal 4 sqrt(n) + 10 (positive definite, so
 // every column is factored), four rows per pass against one, alternating.
-int factor_rows_bench(long n, int threads, int reps) {
+attnspec::DdGram synthetic_gram(long n) {
     attnspec::DdGram g;
     g.n = n;
     g.hi.assign(static_cast<std::size_t>(n * n), 0.0);
@@ -145,11 +149,21 @@ int factor_rows_bench(long n, int threads, int reps) {
         for (long j = 0; j < i; ++j) g.hi[static_cast<std::size_t>(i * n + j)] = unit(gen);
         g.hi[static_cast<std::size_t>(i * n + i)] = 4.0 * std::sqrt(static_cast<double>(n)) + 10;
     }
+    return g;
+}
+
+attnspec::DdCertifyOptions one_factorization(int threads) {
     attnspec::DdCertifyOptions o;
     o.threads = threads;
     o.max_attempts = 1;
     o.temple = false;
     o.max_bytes = 64.0 * (1ull << 30);
+    return o;
+}
+
+int factor_rows_bench(long n, int threads, int reps) {
+    const attnspec::DdGram g = synthetic_gram(n);
+    const attnspec::DdCertifyOptions o = one_factorization(threads);
     std::printf("[setup] synthetic double-double Gram n = %ld, %d threads, %s kernel\n", n, threads,
                 attnspec::dd::kernel_name());
     std::vector<double> t4, t1;
@@ -174,25 +188,86 @@ int factor_rows_bench(long n, int threads, int reps) {
     return same ? 0 : 1;
 }
 
+// The factorization's rate against the four-row kernel's with its operands in cache, on one
+// thread, alternating: how much of the kernel's rate the factorization's memory traffic and
+// per-entry work leave. The kernel runs sub_dot_rows over K = 1024 terms (four rows and one y,
+// 40 KB: L1/L2) as many times as the factorization has multiply-adds (n^3/6).
+int efficiency_bench(long n, int reps) {
+    const attnspec::DdGram g = synthetic_gram(n);
+    const attnspec::DdCertifyOptions o = one_factorization(1);
+    attnspec::set_factor_row_group(attnspec::dd::kMaxRows);
+    constexpr std::size_t kK = 1024;
+    std::mt19937_64 gen(5);
+    std::uniform_real_distribution<double> unit(-1, 1);
+    std::vector<double> xh(4 * kK), xl(4 * kK), yh(kK), yl(kK);
+    for (std::size_t i = 0; i < xh.size(); ++i) xh[i] = unit(gen), xl[i] = xh[i] * 1e-17;
+    for (std::size_t i = 0; i < kK; ++i) yh[i] = unit(gen), yl[i] = yh[i] * 1e-17;
+    const double* ph[4] = {&xh[0], &xh[kK], &xh[2 * kK], &xh[3 * kK]};
+    const double* pl[4] = {&xl[0], &xl[kK], &xl[2 * kK], &xl[3 * kK]};
+    const double terms =
+        static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / 6;
+    const auto calls = static_cast<long>(terms / (4.0 * kK));
+    std::printf(
+        "[setup] synthetic double-double Gram n = %ld, 1 thread, %s kernel, %d rows per pass\n", n,
+        attnspec::dd::kernel_name(), attnspec::dd::kMaxRows);
+    std::vector<double> rf, rk;
+    double sink = 0;
+    for (int k = 0; k < reps; ++k) {
+        const auto a = attnspec::certify_gram_dd(g, 1.0, {}, o);
+        attnspec::dd::Acc acc[4];
+        const auto t0 = std::chrono::steady_clock::now();
+        for (long c = 0; c < calls; ++c)
+            attnspec::dd::sub_dot_rows(ph, pl, 4, yh.data(), yl.data(), kK, acc);
+        const double tk = attnspec::bench::seconds_since(t0);
+        sink += acc[0].hi + (a.certified ? 0.0 : 1.0);
+        rf.push_back(terms / a.seconds_chol),
+            rk.push_back(4.0 * kK * static_cast<double>(calls) / tk);
+        std::printf(
+            "  rep %d: factorization %.2f s (%.3g multiply-adds/s), kernel in cache %.2f s "
+            "(%.3g/s)\n",
+            k + 1, a.seconds_chol, rf.back(), tk, rk.back());
+        std::fflush(stdout);
+    }
+    const double mf = attnspec::bench::median(rf), mk = attnspec::bench::median(rk);
+    std::printf(
+        "factorization n = %ld at %.3g multiply-adds/s = %.2f of the in-cache kernel's %.3g/s "
+        "(medians of %d, one thread)%s\n",
+        n, mf, mf / mk, mk, reps, std::isfinite(sink) ? "" : " (non-finite)");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     attnspec::select_blas_kernels(argc, argv);
     int threads = attnspec::available_threads(), reps = 0;
-    long gram_n = 0;
+    long gram_n = 0, eff_n = 0;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::printf(
+                "usage: bench_dd_rate [--threads T] [--reps R]          the kernel, BLAS rates, "
+                "the certificate at n = 1024..4096\n"
+                "       bench_dd_rate --gram-n N [--threads T] [--reps R]  one factorization of "
+                "order N, four rows per pass against one\n"
+                "       bench_dd_rate --efficiency N [--reps R]        one thread: the "
+                "factorization against the in-cache kernel\n");
+            return 0;
+        }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--gram-n") == 0) gram_n = std::atol(argv[i + 1]);
+        if (std::strcmp(argv[i], "--efficiency") == 0) eff_n = std::atol(argv[i + 1]);
     }
-    if (reps == 0) reps = gram_n > 0 ? 1 : 5;
-    if (threads < 1 || reps < 1 || gram_n < 0 || gram_n > 40000) {
+    if (reps == 0) reps = gram_n > 0 ? 1 : eff_n > 0 ? 3 : 5;
+    if (threads < 1 || reps < 1 || gram_n < 0 || gram_n > 40000 || eff_n < 0 || eff_n > 40000) {
         std::fprintf(stderr,
                      "usage: bench_dd_rate [--threads T >= 1] [--reps R >= 1] [--gram-n N in "
-                     "1..40000]\n");
+                     "1..40000 | --efficiency N in 1..40000]\n");
         return 64;
     }
     if (gram_n > 0) return factor_rows_bench(gram_n, threads, reps);
+    if (eff_n > 0) return efficiency_bench(eff_n, reps);
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) {
         std::fprintf(stderr, "bench_dd_rate: this CPU lacks AVX-512F or FMA (the kernel's ISA)\n");
         return 69;
