@@ -50,7 +50,8 @@ declare -A bins=([filing]=$filing [uncertified]=$now [certified]=$now)
 declare -A walls rss kappa
 order=(filing uncertified certified)
 
-# run NAME ROUND: wall seconds into walls[NAME], peak RSS (GB) and the kappa line kept
+# run NAME ROUND: wall seconds into walls[NAME], the largest peak RSS (GB) over rounds and the
+# last kappa line kept
 run() {
     local name=$1 r=$2
     # shellcheck disable=SC2086
@@ -60,7 +61,9 @@ run() {
     w=$(grep 'Elapsed (wall clock)' "$out/time" | sed 's/.*): //' |
         awk -F: '{s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; print s}')
     walls[$name]="${walls[$name]:-} $w"
-    rss[$name]=$(awk -F': ' '/Maximum resident set size/ {printf "%.2f", $2 * 1024 / 1e9}' "$out/time")
+    local gb
+    gb=$(awk -F': ' '/Maximum resident set size/ {printf "%.2f", $2 * 1024 / 1e9}' "$out/time")
+    rss[$name]=$(awk -v a="${rss[$name]:-0}" -v b="$gb" 'BEGIN {printf "%.2f", (a > b) ? a : b}')
     kappa[$name]=$(grep -m1 'kappa_strict' "$out/$name.$r.out" | sed 's/^ *//')
     printf '  round %d %-11s %8.2f s\n' "$r" "$name" "$w"
 }
@@ -72,28 +75,28 @@ for ((r = 1; r <= rounds; ++r)); do
     for name in "${order[@]}"; do run "$name" "$r"; done
 done
 for name in "${order[@]}"; do
-    printf '%-11s median %8.2f s, peak RSS %s GB: %s\n' "$name" "$(median "${walls[$name]}")" \
+    printf '%-11s median %8.2f s, peak RSS %s GB (largest): %s\n' "$name" "$(median "${walls[$name]}")" \
         "${rss[$name]}" "${kappa[$name]}"
 done
-f=$(median "${walls[filing]}")
-u=$(median "${walls[uncertified]}")
-c=$(median "${walls[certified]}")
-awk -v f="$f" -v u="$u" -v c="$c" 'BEGIN {
+mf=$(median "${walls[filing]}")
+mu=$(median "${walls[uncertified]}")
+mc=$(median "${walls[certified]}")
+awk -v f="$mf" -v u="$mu" -v c="$mc" 'BEGIN {
     printf "certified / filing-day uncertified = %.2f (target <= 2: %s)\n", c / f, (c / f <= 2) ? "met" : "not met"
     printf "certified / uncertified now        = %.2f (the stricter reading: %s)\n", c / u, (c / u <= 2) ? "met" : "not met" }'
 # where the certified run's time went (its notes: the Gram, each factorization, Temple)
 echo "certified run's certificate (last round):"
-f=$out/certified.$rounds.out
+cert_out=$out/certified.$rounds.out
 {
-    grep -h -oE "structure in [0-9.]+ s" "$f" | sed 's/structure in/the Gram from the factors/'
-    grep -h -oE "the estimate's vector \([0-9.]+ s\)" "$f" | sed 's/.*(\(.*\))/the augmented factorization (b) \1/'
-    grep -h -oE "residual <= [^ ]+ \([0-9.]+ s\)" "$f" | sed 's/.*(\(.*\))/Temple \1/'
-    grep -h -oE "certified after [0-9]+ factorization\(s\).*factorizations [0-9.]+ s" "$f" |
+    grep -h -oE "structure in [0-9.]+ s" "$cert_out" | sed 's/structure in/the Gram from the factors/'
+    grep -h -oE "the estimate's vector \([0-9.]+ s\)" "$cert_out" | sed 's/.*(\(.*\))/the augmented factorization (b) \1/'
+    grep -h -oE "residual <= [^ ]+ \([0-9.]+ s\)" "$cert_out" | sed 's/.*(\(.*\))/Temple \1/'
+    grep -h -oE "certified after [0-9]+ factorization\(s\).*factorizations [0-9.]+ s" "$cert_out" |
         sed 's/certified after \([0-9]*\) factorization(s).*factorizations \([0-9.]*\) s/\1 factorization(s) with Temple \2 s/'
 } | sed 's/^/  /' || true
 # the certified sigma_min enclosure [lo, hi] (the certificate's note, 12 digits) and its relative
 # half-width, which is kappa's to first order (sigma_max's enclosure is ~1e-12 wide); target 1e-6
-line=$(grep -h -m1 'Temple: lambda_min' "$out/certified.$rounds.out" || true)
+line=$(grep -h -m1 'Temple: lambda_min' "$cert_out" || true)
 if [ -z "$line" ]; then
     echo "certified run: no Temple enclosure in its notes (see its output); width not measured"
 else
