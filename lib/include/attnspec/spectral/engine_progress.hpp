@@ -1,7 +1,8 @@
-// Private to the library sources (the operator-spectrum engine, and the Jacobian and Gram
-// assembly of attention/ that feed it): progress reports of one stage of a solve (EngineProgress,
-// spectral/operator_spectrum.hpp) with an estimate of the time left, and a heartbeat that reports
-// on a helper thread while a long LAPACK call runs.
+// For the library's own solvers (the operator-spectrum engine, and the Jacobian and Gram assembly
+// of attention/ that feed it; a command draws the reports with cli/engine_progress.hpp): progress
+// reports of one stage of a solve (EngineProgress, spectral/operator_spectrum.hpp) with an
+// estimate of the time left, and a heartbeat that reports on a helper thread while a long LAPACK
+// call runs. Public because two modules use it (scripts/check-includes.sh).
 #pragma once
 #include <chrono>
 #include <functional>
