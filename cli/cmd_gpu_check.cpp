@@ -1,13 +1,13 @@
 // attnspec gpu-check: every CUDA twin against its CPU reference. The run happens in the GPU
 // backend (libattnspec_gpu.so, loaded here and only here: gpu/base/backend.hpp); the table goes to
-// stdout and to the /gpu_check report section (io/gpu_check_io.hpp).
+// stdout and to the /gpu_check report section (gpu/check/gpu_check_io.hpp).
 #include <cstdio>
 #include <iostream>
 #include <optional>
 
 #include "attnspec/base/format.hpp"
 #include "attnspec/gpu/base/backend.hpp"
-#include "attnspec/io/gpu_check_io.hpp"
+#include "attnspec/gpu/check/gpu_check_io.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 

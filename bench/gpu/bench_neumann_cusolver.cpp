@@ -20,7 +20,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/gpu/base/device.hpp"
-#include "attnspec/gpu/infsa/neumann_cusolver.hpp"
+#include "attnspec/gpu/infsa/neumann_cuda.hpp"
 
 namespace {
 

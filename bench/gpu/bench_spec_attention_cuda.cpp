@@ -14,7 +14,7 @@
 
 #include "../bench_common.hpp"
 #include "attnspec/base/errors.hpp"
-#include "attnspec/gpu/attention/spec_attention_cuda.hpp"
+#include "attnspec/gpu/attention/attention_cuda.hpp"
 #include "attnspec/gpu/base/context.hpp"
 
 using namespace attnspec;

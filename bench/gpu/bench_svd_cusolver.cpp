@@ -19,7 +19,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/gpu/base/device.hpp"
-#include "attnspec/gpu/spectral/svd_cusolver.hpp"
+#include "attnspec/gpu/spectral/svd_cuda.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace {

@@ -1,5 +1,6 @@
-// Parts of the attention twins that need no device (both builds): the device memory estimates;
-// and, in a build without CUDA, the twins' entries, which report "not compiled" (exit 69).
+// Parts of the attention twins that need no device (both builds): the device memory estimates,
+// the forward twin's tolerance and instances. The entries of a build without CUDA:
+// attention_stub.cpp.
 #include <algorithm>
 #include <cstdio>
 
@@ -7,8 +8,8 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
+#include "attnspec/gpu/attention/attention_cuda.hpp"
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
-#include "attnspec/gpu/attention/spec_attention_cuda.hpp"
 #include "attnspec/gpu/base/device.hpp"
 
 namespace attnspec::gpu {
@@ -93,28 +94,5 @@ MultiHead spec_attention_instance(long N, long D, long d, long H, std::uint64_t 
     }
     return m;
 }
-
-#if !ATTNSPEC_HAVE_CUDA
-Eigen::MatrixXd multihead_forward(Context&, const MultiHead&) {
-    require_device();
-    return {};
-}
-Eigen::MatrixXf multihead_forward_fp32(Context&, const MultiHead&) {
-    require_device();
-    return {};
-}
-struct SpecAttentionRun::Impl {};
-SpecAttentionRun::SpecAttentionRun(Context&, const MultiHead&, bool) { require_device(); }
-SpecAttentionRun::~SpecAttentionRun() = default;
-void SpecAttentionRun::run() { require_device(); }
-Eigen::MatrixXd SpecAttentionRun::output() const {
-    require_device();
-    return {};
-}
-OperatorSpectrum jacobian_spectrum(Context&, const Head&, const LargeSvdOptions&) {
-    require_device();
-    return {};
-}
-#endif
 
 }  // namespace attnspec::gpu

@@ -11,8 +11,8 @@
 #include "attention_check_timing.hpp"
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/attention/jacobian_spectrum.hpp"
+#include "attnspec/gpu/attention/attention_cuda.hpp"
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
-#include "attnspec/gpu/attention/spec_attention_cuda.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 
 namespace attnspec::gpu {

@@ -9,13 +9,13 @@
 #include <limits>
 
 #include "attention_blas.hpp"
-#include "attention_launch.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/spectral/svd.hpp"
+#include "jacobian_spectrum_launch.hpp"
 
 namespace attnspec::gpu {
 

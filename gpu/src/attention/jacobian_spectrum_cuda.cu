@@ -1,9 +1,9 @@
 // Kernels of the kappa(J) twin's Gram assembly: the factors P^c and the per-block-column combine.
-// The per-entry arithmetic is jacobian_gram_logic.hpp (tested on the CPU); the GEMMs and the
+// The per-entry arithmetic is jacobian_spectrum_logic.hpp (tested on the CPU); the GEMMs and the
 // eigensolve are cuBLAS / cuSOLVER calls in jacobian_spectrum_cuda.cpp.
 #include "../base/cuda_status.hpp"
-#include "attention_launch.hpp"
-#include "jacobian_gram_logic.hpp"
+#include "jacobian_spectrum_launch.hpp"
+#include "jacobian_spectrum_logic.hpp"
 
 namespace attnspec::gpu::attn {
 

@@ -1,4 +1,4 @@
-// gpu::Context, DeviceBuffer (CUDA build). Twin: none. CPU-only builds: device_stub.cpp.
+// gpu::Context, DeviceBuffer (CUDA build). Twin: none. CPU-only builds: base_stub.cpp.
 #include <string>
 
 #include "attnspec/base/errors.hpp"

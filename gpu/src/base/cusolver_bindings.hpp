@@ -13,7 +13,7 @@
 
 #include "attnspec/gpu/base/context.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
-#include "attnspec/gpu/infsa/neumann_cusolver.hpp"  // IrsLowest
+#include "attnspec/gpu/infsa/neumann_cuda.hpp"  // IrsLowest
 
 namespace attnspec::gpu::solver {
 

@@ -1,5 +1,5 @@
 // Planted faults (gpu_check.hpp PlantedFault) as the infsa kernels receive them: a plain int, so
-// the ATTNSPEC_HD logic headers need no host header. Shared by linear_infsa_* and perron_tiled_*.
+// the ATTNSPEC_HD logic headers need no host header. Shared by linear_infsa_* and relu_kernel_*.
 #pragma once
 
 namespace attnspec::gpu::infsa_logic {

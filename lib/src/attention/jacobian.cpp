@@ -12,8 +12,8 @@
 #include <functional>
 #include <vector>
 
-#include "../spectral/engine_progress.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/spectral/engine_progress.hpp"
 #include "jacobian_state.hpp"
 
 namespace attnspec {

@@ -21,15 +21,13 @@
 #include <limits>
 #include <string>
 
-#include "../spectral/certified_internal.hpp"
 #include "attnspec/base/dd_accumulate.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/rounding.hpp"
 
 namespace attnspec {
 
 namespace {
-using certify_detail::gamma;
-using certify_detail::kU;
 using Eigen::Index;
 using Eigen::MatrixXd;
 constexpr double kEta = std::numeric_limits<double>::denorm_min();
@@ -44,11 +42,11 @@ constexpr double kExpRel = 3 * kLdEps;
 constexpr double kGenerous = 4;
 
 double few_constant(int extra) {
-    return kGenerous * dd::error_constant(dd::blocked_height(0, extra)) * (1 + 4 * kU);
+    return kGenerous * dd::error_constant(dd::blocked_height(0, extra)) * (1 + 4 * kUnitRoundoff);
 }
 double dot_constant(Index K, int extra) {
     return kGenerous * dd::error_constant(dd::blocked_height(static_cast<std::size_t>(K), extra)) *
-           (1 + 4 * kU);
+           (1 + 4 * kUnitRoundoff);
 }
 
 // An r x c matrix of pairs (column-major like Eigen), value hi + lo with |lo| <= u |hi|.
@@ -75,7 +73,7 @@ Pairs dd_projection(const RowMatD& X, const MatrixXd& W, const Eigen::VectorXd& 
     MatrixXd M = X.cwiseAbs() * W.cwiseAbs();
     if (b.size()) M.rowwise() += b.cwiseAbs().transpose();
     const double c_dot =
-        dot_constant(D, b.size() ? 1 : 0) * (1 + gamma(static_cast<double>(D) + 4));
+        dot_constant(D, b.size() ? 1 : 0) * (1 + gamma_n(static_cast<double>(D) + 4));
     err = M * c_dot;
     err.array() += 8.0 * static_cast<double>(D + 8) * kEta;
     return p;
@@ -97,8 +95,8 @@ DdFactors dd_factors(const Head& h) {
     const Pairs V = dd_projection(f.X, e.W_V, e.b_V, eVd);
     f.Q = Q.hi, f.K = K.hi;
     // |Q^ - Q| <= |lo| + eQd <= u |Q^| + eQd
-    const MatrixXd EQ = (kU * f.Q.cwiseAbs() + eQd) * (1 + 2 * kU);
-    const MatrixXd EK = (kU * f.K.cwiseAbs() + eKd) * (1 + 2 * kU);
+    const MatrixXd EQ = (kUnitRoundoff * f.Q.cwiseAbs() + eQd) * (1 + 2 * kUnitRoundoff);
+    const MatrixXd EK = (kUnitRoundoff * f.K.cwiseAbs() + eKd) * (1 + 2 * kUnitRoundoff);
     const MatrixXd EV = eVd;  // V stays in pairs
 
     // ---- L = s Q K^T and t = L - m_i in pairs; e = exp(t_hi)(1 + t_lo)
@@ -118,11 +116,12 @@ DdFactors dd_factors(const Head& h) {
     if (!Lh.allFinite()) fail_data("attention logits overflow (|s Q K^T| beyond the double range)");
     // |L_pair - L| <= |s| [c_d |Q||K|^T + eQd |K|^T + |Q| eKd^T + eQd eKd^T] (1 + c_1): the
     // largest entry of the bound (u^2-level), rounded up
-    const MatrixXd aQ = f.Q.cwiseAbs() * (1 + 2 * kU), aK = f.K.cwiseAbs() * (1 + 2 * kU);
+    const MatrixXd aQ = f.Q.cwiseAbs() * (1 + 2 * kUnitRoundoff),
+                   aK = f.K.cwiseAbs() * (1 + 2 * kUnitRoundoff);
     const MatrixXd eL = as *
                         ((dot_constant(d, 0) + few_constant(1)) * (aQ * aK.transpose()) +
                          eQd * aK.transpose() + aQ * eKd.transpose() + eQd * eKd.transpose()) *
-                        (1 + gamma(static_cast<double>(d) + 8));
+                        (1 + gamma_n(static_cast<double>(d) + 8));
     double eps_t = eL.maxCoeff() + 16 * kEta;
     MatrixXd E(N, N), El(N, N);
     double tl_max = 0, t_abs_max = 0;
@@ -132,8 +131,9 @@ DdFactors dd_factors(const Head& h) {
             double th = 0, b = 0;
             dd::two_sum(Lh(i, k), -m, th, b);
             const double tl = b + Ll(i, k);  // error <= u |b + Ll| <= 2u^2 (|th| + |Lh|)
-            eps_t = std::max(
-                eps_t, eL(i, k) + 2 * kU * kU * (std::abs(th) + std::abs(Lh(i, k))) * (1 + 4 * kU));
+            eps_t = std::max(eps_t, eL(i, k) + 2 * kUnitRoundoff * kUnitRoundoff *
+                                                   (std::abs(th) + std::abs(Lh(i, k))) *
+                                                   (1 + 4 * kUnitRoundoff));
             tl_max = std::max(tl_max, std::abs(tl));
             t_abs_max = std::max(t_abs_max, std::abs(th));
             // e = exp(th)(1 + tl) in long double, split into a pair (the split's lo rounds by u)
@@ -148,8 +148,9 @@ DdFactors dd_factors(const Head& h) {
     const bool bounded = tl_max < 1e-3 && eps_t < 1e-3;
     // e = exp(t)(1 + theta) + phi: A-exp; exp(tl + eps) vs 1 + tl (|x| < 1e-3: |e^x - 1 - x| <=
     // 0.51 x^2); the rounding of E tl (u |E tl|); second-order products of the three
-    const double delta =
-        (kExpRel + eps_t + 0.51 * (tl_max + eps_t) * (tl_max + eps_t) + 2 * kU * kU) * (1 + 1e-6);
+    const double delta = (kExpRel + eps_t + 0.51 * (tl_max + eps_t) * (tl_max + eps_t) +
+                          2 * kUnitRoundoff * kUnitRoundoff) *
+                         (1 + 1e-6);
     const double phi = 2 * kEta;
 
     // ---- sigma_i = sum_k e_ik in pairs; S = S^ + S_lo with S^ = fl(E / sigma_hi) and S_lo from
@@ -167,7 +168,7 @@ DdFactors dd_factors(const Head& h) {
         store_negated(a, sh, sl);
         // the row of the max has t = L_lo-level, so sigma >= exp(-eps) ~ 1
         if (!(sh >= 0.5)) fail_data("softmax normalisation below 1/2 (logits not finite)");
-        const double sum_abs = Er.row(i).sum() * (1 + gamma(static_cast<double>(N) + 4)) * 1.01;
+        const double sum_abs = Er.row(i).sum() * (1 + gamma_n(static_cast<double>(N) + 4)) * 1.01;
         // sigma_pair = sum e (1 + c) with |c| <= c_sum
         const double c_sum = (cN * sum_abs + 8.0 * static_cast<double>(N + 4) * kEta) / sh * 1.01;
         // Z = sum exp(t) >= (sigma_pair (1 - c_sum) - N phi) / (1 + delta) >= 0.4
@@ -175,7 +176,7 @@ DdFactors dd_factors(const Head& h) {
         const double num = 2 * delta + Phi + c_sum;
         const double den = 1 - delta - Phi - c_sum;
         const double vs = num / den * (1 + 1e-9);  // |e / sigma - S| <= vs S + phi / sigma
-        const double sigma_lo = sh * (1 - 4 * kU);
+        const double sigma_lo = sh * (1 - 4 * kUnitRoundoff);
         for (Index k = 0; k < N; ++k) {
             const double Sh = E(i, k) / sh;
             f.S(i, k) = Sh;
@@ -187,13 +188,14 @@ DdFactors dd_factors(const Head& h) {
             dd::Acc r;
             dd::sub_prod(Sh, Sl, sh, sl, r);            // r = -(S^ + S_lo) sigma
             dd::sub_prod(E(i, k), El(i, k), -1, 0, r);  // r = e - (S^ + S_lo) sigma
-            const double res = std::abs(r.hi + r.lo) * (1 + 2 * kU) +
-                               c2 * (Sh * sh + E(i, k)) * (1 + 4 * kU) + 16 * kEta;
-            const double w = res / sigma_lo * (1 + 4 * kU);
+            const double res = std::abs(r.hi + r.lo) * (1 + 2 * kUnitRoundoff) +
+                               c2 * (Sh * sh + E(i, k)) * (1 + 4 * kUnitRoundoff) + 16 * kEta;
+            const double w = res / sigma_lo * (1 + 4 * kUnitRoundoff);
             const double pe = phi / sigma_lo;
             // S <= (e / sigma + pe) / (1 - vs) <= (S^ + |S_lo| + w + pe) / (1 - vs)
-            ESd(i, k) = (vs * (Sh + std::abs(Sl) + w + pe) / (1 - vs) + pe + w) * (1 + 8 * kU);
-            ES(i, k) = (ESd(i, k) + std::abs(Sl)) * (1 + 2 * kU);  // |S^ - S|
+            ESd(i, k) =
+                (vs * (Sh + std::abs(Sl) + w + pe) / (1 - vs) + pe + w) * (1 + 8 * kUnitRoundoff);
+            ES(i, k) = (ESd(i, k) + std::abs(Sl)) * (1 + 2 * kUnitRoundoff);  // |S^ - S|
         }
     }
 
@@ -208,12 +210,14 @@ DdFactors dd_factors(const Head& h) {
                                 Vtl.row(c).data(), static_cast<std::size_t>(N), a);
             store_negated(a, Ah(i, c), Al(i, c));
         }
-    const MatrixXd aV = V.hi.cwiseAbs() * (1 + 2 * kU), aA = Ah.cwiseAbs() * (1 + 2 * kU);
+    const MatrixXd aV = V.hi.cwiseAbs() * (1 + 2 * kUnitRoundoff),
+                   aA = Ah.cwiseAbs() * (1 + 2 * kUnitRoundoff);
     // |A_pair - A| <= [ES |V| + S^ eV + c_N S^ |V|] rounded up (all nonnegative)
-    const double gN = 1 + gamma(static_cast<double>(N) + 4);
+    const double gN = 1 + gamma_n(static_cast<double>(N) + 4);
     // |A_pair - A| <= ESd (|V| + eV) + (S^ + |S_lo|) eV + c_N S^ |V|, rounded up
-    const MatrixXd aS = (f.S + Slo.cwiseAbs()) * (1 + 2 * kU);
-    const MatrixXd EA = ((ESd * (aV + EV)) + aS * EV + cN * (aS * aV)) * gN * (1 + 4 * kU);
+    const MatrixXd aS = (f.S + Slo.cwiseAbs()) * (1 + 2 * kUnitRoundoff);
+    const MatrixXd EA =
+        ((ESd * (aV + EV)) + aS * EV + cN * (aS * aV)) * gN * (1 + 4 * kUnitRoundoff);
     f.P.assign(static_cast<std::size_t>(d), MatrixXd(N, N));
     std::vector<MatrixXd> EP(static_cast<std::size_t>(d), MatrixXd(N, N));  // |P^c^ - P^c|
     const double c3 = few_constant(3);
@@ -234,12 +238,12 @@ DdFactors dd_factors(const Head& h) {
                 P(i, k) = ph;
                 // rounding to double; S^'s error times |V - A| (A's own error inside); S^ (dV -
                 // dA); the pairs' rounding
-                const double vma =
-                    std::abs(Dh) * (1 + 2 * kU) + EV(k, c) + EA(i, c) + c3 * (aV(k, c) + aA(i, c));
-                EPc(i, k) = (kU * std::abs(ph) * (1 + 2 * kU) + ESd(i, k) * vma +
-                             aS(i, k) * (EV(k, c) + EA(i, c)) +
+                const double vma = std::abs(Dh) * (1 + 2 * kUnitRoundoff) + EV(k, c) + EA(i, c) +
+                                   c3 * (aV(k, c) + aA(i, c));
+                EPc(i, k) = (kUnitRoundoff * std::abs(ph) * (1 + 2 * kUnitRoundoff) +
+                             ESd(i, k) * vma + aS(i, k) * (EV(k, c) + EA(i, c)) +
                              c3 * aS(i, k) * (aV(k, c) + aA(i, c)) * 2 + 16 * kEta) *
-                            (1 + 8 * kU);
+                            (1 + 8 * kUnitRoundoff);
             }
     }
 
@@ -247,36 +251,37 @@ DdFactors dd_factors(const Head& h) {
     //   dJ_Q row (i, c) = s x_i (x) (P^ K^ - P K)_i,  |P^ K^ - P K| <= EP (|K^| + EK) + |P^| EK
     //   dJ_K row (i, c) = s [(Q^ - Q)_i (x) (P^ X)_i + Q_i (x) ((P^ - P) X)_i]
     //   dJ_V = I_d (x) (S^ - S) X, ||.||_2 <= ||ES |X|||_F
-    const double gD = 1 + gamma(static_cast<double>(D) + 4), gNN = gN;
+    const double gD = 1 + gamma_n(static_cast<double>(D) + 4), gNN = gN;
     const Eigen::VectorXd xn = f.X.rowwise().norm() * gD;
     const MatrixXd aX = f.X.cwiseAbs();
-    const Eigen::VectorXd qn = (f.Q.cwiseAbs() + EQ).rowwise().norm() * (1 + gamma(d + 4.0));
-    const Eigen::VectorXd eqn = EQ.rowwise().norm() * (1 + gamma(d + 4.0));
+    const Eigen::VectorXd qn = (f.Q.cwiseAbs() + EQ).rowwise().norm() * (1 + gamma_n(d + 4.0));
+    const Eigen::VectorXd eqn = EQ.rowwise().norm() * (1 + gamma_n(d + 4.0));
     double fq = 0, fk = 0;
     for (Index c = 0; c < d; ++c) {
         const MatrixXd& P = f.P[static_cast<std::size_t>(c)];
         const MatrixXd& EPc = EP[static_cast<std::size_t>(c)];
         const MatrixXd aP = P.cwiseAbs();
         const MatrixXd Ez = (EPc * (aK + EK) + aP * EK) * gNN;
-        const Eigen::VectorXd ezn = Ez.rowwise().norm() * (1 + gamma(d + 4.0));
+        const Eigen::VectorXd ezn = Ez.rowwise().norm() * (1 + gamma_n(d + 4.0));
         fq += (xn.cwiseProduct(ezn)).squaredNorm();
         // ||(P^ X)_i|| <= ||fl(P^ X)_i|| + gamma_N ||(|P^| |X|)_i||
         const MatrixXd PX = P * f.X;
         const MatrixXd aPX = aP * aX;
-        const Eigen::VectorXd pxn = (PX.rowwise().norm() * gD + gamma(static_cast<double>(N) + 4) *
-                                                                    aPX.rowwise().norm() * gD) *
-                                    (1 + 4 * kU);
+        const Eigen::VectorXd pxn =
+            (PX.rowwise().norm() * gD +
+             gamma_n(static_cast<double>(N) + 4) * aPX.rowwise().norm() * gD) *
+            (1 + 4 * kUnitRoundoff);
         const Eigen::VectorXd epxn = ((EPc * aX) * gNN).rowwise().norm() * gD;
         fk += (eqn.cwiseProduct(pxn) + qn.cwiseProduct(epxn)).squaredNorm();
     }
     const double fv = ((ES * aX) * gNN).squaredNorm();
-    const double gsum = 1 + gamma(static_cast<double>(N) * static_cast<double>(d) + 8);
-    f.error_q = std::sqrt(s * s * fq * gsum) * (1 + 4 * kU);
-    f.error_k = std::sqrt(s * s * fk * gsum) * (1 + 4 * kU);
-    f.error_v = std::sqrt(fv * gsum) * (1 + 4 * kU);
+    const double gsum = 1 + gamma_n(static_cast<double>(N) * static_cast<double>(d) + 8);
+    f.error_q = std::sqrt(s * s * fq * gsum) * (1 + 4 * kUnitRoundoff);
+    f.error_k = std::sqrt(s * s * fk * gsum) * (1 + 4 * kUnitRoundoff);
+    f.error_v = std::sqrt(fv * gsum) * (1 + 4 * kUnitRoundoff);
     f.error = std::sqrt((f.error_q * f.error_q + f.error_k * f.error_k + f.error_v * f.error_v) *
-                        (1 + 8 * kU)) *
-              (1 + 4 * kU) * certify_detail::kSafety;
+                        (1 + 8 * kUnitRoundoff)) *
+              (1 + 4 * kUnitRoundoff) * kBoundSafety;
     f.exp_relative = delta;
     if (!bounded || !std::isfinite(f.error)) f.error = std::numeric_limits<double>::infinity();
     return f;

@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "../spectral/certified_internal.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/dd_accumulate.hpp"
 #include "attnspec/base/errors.hpp"
@@ -26,15 +25,13 @@ namespace attnspec {
 namespace {
 using Eigen::Index;
 using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using certify_detail::gamma;
-using certify_detail::kSafety;
-using certify_detail::kU;
 constexpr double kEta = std::numeric_limits<double>::denorm_min();
 
 // The lemma's constant for one sub_dot_blocked over K terms (its hi-part product sums P taken as
 // they come), with the (1 + 4u) of reading a normalised pair's value through its high part.
 double dot_constant(Index K) {
-    return dd::error_constant(dd::blocked_height(static_cast<std::size_t>(K), 0)) * (1 + 4 * kU);
+    return dd::error_constant(dd::blocked_height(static_cast<std::size_t>(K), 0)) *
+           (1 + 4 * kUnitRoundoff);
 }
 
 // An r x r matrix of double-double pairs, row-major (both triangles).
@@ -101,12 +98,12 @@ PairMat scaled(double s2h, double s2l, const PairMat& Y) {
 
 // Row norms of A, rounded up.
 Eigen::VectorXd row_norms_up(const RowMat& A) {
-    return A.rowwise().norm() * (1 + gamma(static_cast<double>(A.cols()) + 2));
+    return A.rowwise().norm() * (1 + gamma_n(static_cast<double>(A.cols()) + 2));
 }
 
 // (|M| x)_i for x >= 0, rounded up.
 Eigen::VectorXd abs_times_up(const RowMat& M, const Eigen::VectorXd& x) {
-    return (M.cwiseAbs() * x) * (1 + gamma(static_cast<double>(M.cols()) + 2));
+    return (M.cwiseAbs() * x) * (1 + gamma_n(static_cast<double>(M.cols()) + 2));
 }
 }  // namespace
 
@@ -214,12 +211,12 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
         wQ.segment(c * N, N) = std::abs(s) * x.cwiseProduct(a);
         wK.segment(c * N, N) = std::abs(s) * q.cwiseProduct(bb);
     }
-    const double C1 = dd::error_constant(dd::blocked_height(0, 1)) * (1 + 4 * kU);
-    const double CF = dd::error_constant(dd::blocked_height(0, 2)) * (1 + 4 * kU);
+    const double C1 = dd::error_constant(dd::blocked_height(0, 1)) * (1 + 4 * kUnitRoundoff);
+    const double CF = dd::error_constant(dd::blocked_height(0, 2)) * (1 + 4 * kUnitRoundoff);
     const double CD = dot_constant(D), Cd = dot_constant(d), CN = dot_constant(N);
     constexpr double kSecondOrder = 1 + 1e-6;  // products of the constants, (1 + u) factors
     const double c_qk = (C1 + CD + Cd + 2 * CN + CF) * kSecondOrder;
-    const double c_v = (2 * CN + CD + CF + 7 * kU * kU) * kSecondOrder;
+    const double c_v = (2 * CN + CD + CF + 7 * kUnitRoundoff * kUnitRoundoff) * kSecondOrder;
     // gradual underflow: at most 4 (K + 2) eta per accumulation, carried through at most two
     // products of magnitudes, each below lambda
     const double xm = x.maxCoeff(), km = k.maxCoeff(), qm = q.maxCoeff();
@@ -229,7 +226,7 @@ DdGram jacobian_gram_dd(const Head& h, int threads, double max_bytes) {
     const double nd = static_cast<double>(n);
     g.rho =
         (c_qk * (wQ.squaredNorm() + wK.squaredNorm()) + c_v * v.squaredNorm() + nd * abs_entry) *
-        (1 + gamma(nd + 8)) * kSafety;
+        (1 + gamma_n(nd + 8)) * kBoundSafety;
     return g;
 }
 

@@ -4,9 +4,9 @@
 
 #include <cstring>
 
-#include "../spectral/engine_progress.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/spectral/engine_progress.hpp"
 #include "jacobian_state.hpp"
 
 namespace attnspec {

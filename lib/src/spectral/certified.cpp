@@ -16,7 +16,6 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/rounding.hpp"
-#include "certified_internal.hpp"
 
 namespace attnspec {
 
@@ -25,14 +24,11 @@ constexpr EnumName<CertifyMode> kCertifyModeNames[] = {{CertifyMode::auto_select
                                                        {CertifyMode::always, "always"},
                                                        {CertifyMode::never, "never"}};
 
-using certify_detail::gamma;
-using certify_detail::kSafety;
-using certify_detail::kU;
 constexpr double kTiny = std::numeric_limits<double>::denorm_min();
 
 // Upper bound on the 2-norm of each row of A (n x m): the computed norm times (1 + gamma_{m+2}).
 Eigen::VectorXd row_norm_bounds(const Eigen::MatrixXd& A) {
-    return A.rowwise().norm() * (1 + gamma(static_cast<double>(A.cols()) + 2));
+    return A.rowwise().norm() * (1 + gamma_n(static_cast<double>(A.cols()) + 2));
 }
 
 // C (lower) = alpha A B^T + B A^T (syr2k) or A A^T (B == nullptr, syrk), accumulating beta C.
@@ -95,8 +91,8 @@ CompensatedGram compensated_gram(const Eigen::MatrixXd& R) {
         for (Eigen::Index i = j; i < n; ++i) g.G(i, j) += HH(i, j);
     // |G_ij - (R R^T)_ij| <= u/(1-u) |G_ij| (final addition) + gamma_{3m+2} (1+u) (2 h_i l_j +
     // l_i l_j) (cross terms), so ||W^-1 E W^-1||_2 <= u/(1-u) ||W^-1 |G| W^-1||_inf + n e_cross.
-    const double gc = gamma(3.0 * static_cast<double>(m) + 2);
-    const double e_cross = gc * (1 + kU) * (2 * a * b + a * a);
+    const double gc = gamma_n(3.0 * static_cast<double>(m) + 2);
+    const double e_cross = gc * (1 + kUnitRoundoff) * (2 * a * b + a * a);
     double row_max = 0;
     for (Eigen::Index i = 0; i < n; ++i) {
         double sum = 0;
@@ -106,8 +102,9 @@ CompensatedGram compensated_gram(const Eigen::MatrixXd& R) {
         }
         row_max = std::max(row_max, sum);
     }
-    g.scaled_error = kSafety * (kU / (1 - kU) * row_max * (1 + gamma(static_cast<double>(n) + 2)) +
-                                static_cast<double>(n) * e_cross);
+    g.scaled_error = kBoundSafety * (kUnitRoundoff / (1 - kUnitRoundoff) * row_max *
+                                         (1 + gamma_n(static_cast<double>(n) + 2)) +
+                                     static_cast<double>(n) * e_cross);
     if (wmin < std::numeric_limits<double>::infinity())
         g.scaled_error +=
             4.0 * static_cast<double>(m * n) * kTiny / (wmin * wmin);  // underflowed products
@@ -118,7 +115,7 @@ double rump_slack(const Eigen::MatrixXd& G, const Eigen::VectorXd& w, double err
                   double factor_norm2) {
     const Eigen::Index n = G.rows();
     const double nd = static_cast<double>(n);
-    const double g1 = gamma(nd + 1), gchol = g1 / (1 - g1), g6 = gamma(6);
+    const double g1 = gamma_n(nd + 1), gchol = g1 / (1 - g1), g6 = gamma_n(6);
     double diag = 0, wmin2 = std::numeric_limits<double>::infinity();
     for (Eigen::Index i = 0; i < n; ++i) {
         const double w2 = w[i] * w[i];
@@ -126,7 +123,7 @@ double rump_slack(const Eigen::MatrixXd& G, const Eigen::VectorXd& w, double err
         wmin2 = std::min(wmin2, w2);
     }
     const double underflow = nd * (nd + 2) * std::numeric_limits<double>::min() / wmin2;
-    return kSafety * (gchol * factor_norm2 + err + diag + underflow) / (1 - g6);
+    return kBoundSafety * (gchol * factor_norm2 + err + diag + underflow) / (1 - g6);
 }
 
 namespace {
@@ -148,7 +145,7 @@ double scaled_factor_norm2(const Eigen::MatrixXd& L, const Eigen::VectorXd& w) {
     y = M.transpose().triangularView<Eigen::Upper>() * (M.triangularView<Eigen::Lower>() * x);
     double cw = std::numeric_limits<double>::infinity();
     if (x.minCoeff() > 0) cw = (y.array() / x.array()).maxCoeff();
-    return std::min({fro, one_inf, cw}) * (1 + gamma(2.0 * static_cast<double>(n) + 8));
+    return std::min({fro, one_inf, cw}) * (1 + gamma_n(2.0 * static_cast<double>(n) + 8));
 }
 }  // namespace
 
@@ -185,7 +182,7 @@ CertifiedMin certify_lambda_min(const CompensatedGram& g, const double lambda_es
         u_est.size() == n ? w2.dot(u_est.cwiseAbs2()) / u_est.squaredNorm() : w2.maxCoeff();
     // first trial: the factor's scaled norm at its least (1); raised to what a factor needs
     double c = opt.slack_scale * rump_slack(g.G, g.w, g.scaled_error, lambda_est, 1.0);
-    double margin = 2 * c * along + 4 * kU * lambda_est;
+    double margin = 2 * c * along + 4 * kUnitRoundoff * lambda_est;
     r.slack = c;
     while (r.attempts < opt.max_attempts) {
         const double tau = lambda_est - margin;
@@ -205,7 +202,8 @@ CertifiedMin certify_lambda_min(const CompensatedGram& g, const double lambda_es
             break;
         }
         if (t.factored)  // factored, but its rounding needs a larger slack: retry with that
-            c = 1.05 * t.c_needed, margin = std::max(margin, 1.2 * c * along + 4 * kU * lambda_est);
+            c = 1.05 * t.c_needed,
+            margin = std::max(margin, 1.2 * c * along + 4 * kUnitRoundoff * lambda_est);
         else
             margin *= 4;
     }

@@ -18,15 +18,12 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/parallel.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/certified.hpp"
-#include "certified_internal.hpp"
 
 namespace attnspec {
 
 namespace {
-using certify_detail::gamma;
-using certify_detail::kSafety;
-using certify_detail::kU;
 constexpr double kEta = std::numeric_limits<double>::denorm_min();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 std::atomic<int> g_row_group{dd::kMaxRows};  // set_factor_row_group
@@ -81,11 +78,11 @@ DdGram dd_gram(const Eigen::MatrixXd& Rt, int threads) {
             }
     });
     const Eigen::VectorXd w =
-        Rt.colwise().norm().transpose() * (1 + gamma(static_cast<double>(m) + 2));
-    const double c_entry = dd::error_constant(dd::blocked_height(m, 0)) * (1 + 4 * kU);
+        Rt.colwise().norm().transpose() * (1 + gamma_n(static_cast<double>(m) + 2));
+    const double c_entry = dd::error_constant(dd::blocked_height(m, 0)) * (1 + 4 * kUnitRoundoff);
     const double abs_entry = 4.0 * (static_cast<double>(m) + 2) * kEta;
     g.rho = (c_entry * w.squaredNorm() + static_cast<double>(n) * abs_entry) *
-            (1 + gamma(static_cast<double>(n) + 4));
+            (1 + gamma_n(static_cast<double>(n) + 4));
     return g;
 }
 
@@ -115,7 +112,7 @@ EntryStart entry_start(const DdGram& g, double tau, Eigen::Index i, Eigen::Index
         double s = 0, q = 0;
         dd::two_sum(st.s0, -tau, s, q);
         const double t = st.t0 + q;
-        st.init_err = kU * std::abs(t) + kEta;
+        st.init_err = kUnitRoundoff * std::abs(t) + kEta;
         st.s0 = s, st.t0 = t;
     }
     return st;
@@ -138,9 +135,9 @@ bool finish_entry(Eigen::Index i, Eigen::Index j, const EntryStart& st, dd::Acc 
         const auto jj = static_cast<std::size_t>(j);
         double vh = 0, vl = 0;  // the residual's value, normalised (hi and lo largely cancel)
         dd::two_sum(a.hi, a.lo, vh, vl);
-        f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kU) + f.colC[jj] * std::abs(s0) +
-                   f.colGamma[jj] * std::abs(t0) + 4.0 * (static_cast<double>(j) + 3) * kEta +
-                   init_err;
+        f.Bs[ij] = (std::abs(vh) + std::abs(vl)) * (1 + 2 * kUnitRoundoff) +
+                   f.colC[jj] * std::abs(s0) + f.colGamma[jj] * std::abs(t0) +
+                   4.0 * (static_cast<double>(j) + 3) * kEta + init_err;
     };
     double lh = 0, ll = 0;
     if (i == j) {
@@ -220,7 +217,7 @@ Factor factor(const DdGram& g, double tau, int threads, const Eigen::VectorXd* w
     for (Eigen::Index j = 0; j < n; ++j) {
         const double H = dd::blocked_height(static_cast<std::size_t>(j), w ? 2 : 1);
         f.colC[static_cast<std::size_t>(j)] = dd::error_constant(H);
-        f.colGamma[static_cast<std::size_t>(j)] = gamma(H);
+        f.colGamma[static_cast<std::size_t>(j)] = gamma_n(H);
     }
     // Left-looking by blocks of kCols columns: the block's own rows first (column by column),
     // then every row below computes its kCols entries in a row, so its factor row stays in cache
@@ -288,7 +285,7 @@ double collatz_wielandt(const std::vector<double>& Bs, Eigen::Index n, double c,
     apply(x, y);
     double r = 0;
     for (Eigen::Index i = 0; i < n; ++i) r = std::max(r, y[i] / x[i]);
-    return r * (1 + 2 * gamma(2.0 * static_cast<double>(n) + 8));
+    return r * (1 + 2 * gamma_n(2.0 * static_cast<double>(n) + 8));
 }
 
 // Rayleigh quotient of u on R R^T with R^T u and its squared norm in double-double (an estimate
@@ -343,24 +340,25 @@ double gram_rayleigh(const DdGram& g, const Eigen::VectorXd& u) {
 // u^T u, plus g.rho (|u^T (G~ - G) u| <= |u|^T B |u| <= rho(B) u^T u). Rounded up.
 double gram_rayleigh_upper(const DdGram& g, const Eigen::VectorXd& u) {
     const Eigen::Index n = g.n;
-    const double c_row =
-        dd::error_constant(dd::tree_height(static_cast<std::size_t>(n), 1, 1)) * (1 + 4 * kU);
+    const double c_row = dd::error_constant(dd::tree_height(static_cast<std::size_t>(n), 1, 1)) *
+                         (1 + 4 * kUnitRoundoff);
     const double c_tot =
-        dd::error_constant(dd::tree_height(0, 0, static_cast<int>(n))) * (1 + 4 * kU);
+        dd::error_constant(dd::tree_height(0, 0, static_cast<int>(n))) * (1 + 4 * kUnitRoundoff);
     double mag = 0;  // |u|^T |G~| |u| from the high parts (|G~| <= (1 + u)|hi|), rounded up
     for (Eigen::Index i = 0; i < n; ++i) {
         double row = std::abs(g.hi[idx(i, i, n)] * u[i]);
         for (Eigen::Index j = 0; j < i; ++j) row += 2 * std::abs(g.hi[idx(i, j, n)] * u[j]);
         mag += std::abs(u[i]) * row;
     }
-    mag *= (1 + gamma(static_cast<double>(n) + 4)) * (1 + gamma(static_cast<double>(n) + 4)) *
-           (1 + 2 * kU);
+    mag *= (1 + gamma_n(static_cast<double>(n) + 4)) * (1 + gamma_n(static_cast<double>(n) + 4)) *
+           (1 + 2 * kUnitRoundoff);
     const double err = 2 * (c_row + c_tot) * 1.01 * mag +
                        8.0 * static_cast<double>(n + 4) * static_cast<double>(n + 4) * kEta;
-    const double sq = u.squaredNorm(), sq_lo = sq * (1 - gamma(static_cast<double>(n) + 4));
+    const double sq = u.squaredNorm(), sq_lo = sq * (1 - gamma_n(static_cast<double>(n) + 4));
     const dd::Acc t = gram_quadratic(g, u);
-    const double num = iv::up(iv::up(iv::up(t.hi + t.lo) + std::abs(t.hi) * 2 * kU) + err);
-    return iv::up(iv::up(num / sq_lo) * (1 + 2 * kU) + g.rho) * kSafety;
+    const double num =
+        iv::up(iv::up(iv::up(t.hi + t.lo) + std::abs(t.hi) * 2 * kUnitRoundoff) + err);
+    return iv::up(iv::up(num / sq_lo) * (1 + 2 * kUnitRoundoff) + g.rho) * kBoundSafety;
 }
 
 // x <- (L L^T)^-1 x with the factor's high parts, in double (a direction for inverse iteration,
@@ -525,39 +523,41 @@ ResidualBound residual_bound(const DdGram& g, const DdVec& x, double mu, double 
     double sum = 0, xsq = 0, H = 0, t = 0, dev = 0, mag = 0;
     for (std::size_t k = 0; k < nn; ++k) {
         dd::sub_prod(-mu, 0, x.hi[k], x.lo[k], acc[k]);
-        const double pk = (P[k] + std::abs(mu * x.hi[k])) * (1 + gamma(static_cast<double>(n) + 6));
+        const double pk =
+            (P[k] + std::abs(mu * x.hi[k])) * (1 + gamma_n(static_cast<double>(n) + 6));
         // the chain: blocked calls over k + 1 and n - 1 - k terms, then one product
         const std::size_t b1 = dd::block_size(k + 1), b2 = dd::block_size(nn - 1 - k);
         const std::size_t calls =
             (k + b1) / b1 + std::max<std::size_t>(1, (nn - 1 - k + b2 - 1) / b2);
         const double h = dd::tree_height(std::max(b1, b2), static_cast<int>(calls), 1);
         H = std::max(H, h);
-        const double err = scale * (dd::error_constant(h) * (1 + 4 * kU) * pk +
+        const double err = scale * (dd::error_constant(h) * (1 + 4 * kUnitRoundoff) * pk +
                                     4.0 * (static_cast<double>(n) + 3) * kEta);
         double vh = 0, vl = 0;  // the value, normalised (hi and lo largely cancel)
         dd::two_sum(acc[k].hi, acc[k].lo, vh, vl);
-        const double v = std::abs(vh) + std::abs(vl) * (1 + kU) + err;
+        const double v = std::abs(vh) + std::abs(vl) * (1 + kUnitRoundoff) + err;
         sum += v * v;
         xsq += x.hi[k] * x.hi[k];
         t -= x.hi[k] * vh;  // x^T s from the high parts
-        dev += std::abs(x.hi[k]) * (1 + kU) * (std::abs(vl) * (1 + kU) + err) +
-               kU * std::abs(x.hi[k] * vh);  // the low parts of s and of x
+        dev +=
+            std::abs(x.hi[k]) * (1 + kUnitRoundoff) * (std::abs(vl) * (1 + kUnitRoundoff) + err) +
+            kUnitRoundoff * std::abs(x.hi[k] * vh);  // the low parts of s and of x
         mag += std::abs(x.hi[k] * vh);
     }
     ResidualBound b;
     if (!std::isfinite(sum) || !(xsq > 0) || !std::isfinite(H) || !std::isfinite(dev)) return b;
-    const double gm = gamma(static_cast<double>(n) + 10);  // v_k's, their squares' and the sums'
+    const double gm = gamma_n(static_cast<double>(n) + 10);  // v_k's, their squares' and the sums'
     const double num = iv::up(std::sqrt(iv::up(sum * (1 + gm))));
-    const double xsq_lo = iv::down(xsq * (1 - gm) * (1 - 3 * kU)),
-                 xsq_hi = iv::up(xsq * (1 + gm) * (1 + 3 * kU));  // ||x||^2 in [lo, hi]
-    const double den = iv::down(std::sqrt(xsq_lo));               // <= ||x||
+    const double xsq_lo = iv::down(xsq * (1 - gm) * (1 - 3 * kUnitRoundoff)),
+                 xsq_hi = iv::up(xsq * (1 + gm) * (1 + 3 * kUnitRoundoff));  // ||x||^2 in [lo, hi]
+    const double den = iv::down(std::sqrt(xsq_lo));                          // <= ||x||
     const double grho = scale * g.rho;
-    b.R = iv::up(iv::up(num / den) * (1 + 2 * kU) + grho) * kSafety;
+    b.R = iv::up(iv::up(num / den) * (1 + 2 * kUnitRoundoff) + grho) * kBoundSafety;
     // x^T (G~ - mu) x in [t - D, t + D]; |x^T (G - G~) x| <= g.rho ||x||^2
     const double D = iv::up(iv::up(dev * (1 + gm)) + iv::up(gm * mag * (1 + gm)));
     const double a = iv::down(t - D), c = iv::up(t + D);
-    b.dq_lo = iv::down(iv::down(a / (a >= 0 ? xsq_hi : xsq_lo)) - grho * kSafety);
-    b.dq_hi = iv::up(iv::up(c / (c >= 0 ? xsq_lo : xsq_hi)) + grho * kSafety);
+    b.dq_lo = iv::down(iv::down(a / (a >= 0 ? xsq_hi : xsq_lo)) - grho * kBoundSafety);
+    b.dq_hi = iv::up(iv::up(c / (c >= 0 ? xsq_lo : xsq_hi)) + grho * kBoundSafety);
     return b;
 }
 
@@ -621,11 +621,11 @@ double second_eigenvalue_bound(const DdGram& g, const Factor& f, double tau, dou
         for (Eigen::Index k = 0; k < i; ++k) sq += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
         sq +=
             !f.ok && i == n - 1 ? std::abs(f.last_pivot) : f.Lh[idx(i, i, n)] * f.Lh[idx(i, i, n)];
-        if (f.w) sq += f.c * (1 + 2 * kU) * (*f.w)[i] * (*f.w)[i];
-        l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 6));
+        if (f.w) sq += f.c * (1 + 2 * kUnitRoundoff) * (*f.w)[i] * (*f.w)[i];
+        l[i] = std::sqrt(sq) * (1 + gamma_n(static_cast<double>(n) + 6));
     }
     rho_factor = collatz_wielandt(f.Bs, n, cl, l);
-    rho = scale * kSafety * iv::up(g.rho + rho_factor);
+    rho = scale * kBoundSafety * iv::up(g.rho + rho_factor);
     return iv::down(tau - rho);
 }
 
@@ -757,7 +757,8 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
     double hmax = 0;  // the largest tree height over the factor's columns (not monotone in j)
     for (Eigen::Index j = 0; j < n; ++j)
         hmax = std::max(hmax, dd::blocked_height(static_cast<std::size_t>(j), 1));
-    const double cl = dd::error_constant(hmax) * (1 + 4 * kU);  // its P part: c_L l_i l_j
+    const double cl =
+        dd::error_constant(hmax) * (1 + 4 * kUnitRoundoff);  // its P part: c_L l_i l_j
     double margin = opt.first_margin;
     const auto tc = std::chrono::steady_clock::now();
     const auto set_temple = [&](const TempleResult& tr, double tau) {
@@ -795,7 +796,7 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
         if (f.ok) {
             const auto tt = std::chrono::steady_clock::now();
             const TempleResult tr = temple_from_augmented(
-                g, f, tau, dd::error_constant(hmax2) * (1 + 4 * kU), opt.bound_scale);
+                g, f, tau, dd::error_constant(hmax2) * (1 + 4 * kUnitRoundoff), opt.bound_scale);
             char buf[700];
             std::snprintf(
                 buf, sizeof buf,
@@ -916,10 +917,10 @@ DdCertifiedMin certify_core(const DdGram& g, double lambda_est, const Eigen::Vec
         for (Eigen::Index i = 0; i < n; ++i) {
             double sq = 0;
             for (Eigen::Index k = 0; k <= i; ++k) sq += f.Lh[idx(i, k, n)] * f.Lh[idx(i, k, n)];
-            l[i] = std::sqrt(sq) * (1 + gamma(static_cast<double>(n) + 4));
+            l[i] = std::sqrt(sq) * (1 + gamma_n(static_cast<double>(n) + 4));
         }
         const double rho_factor = collatz_wielandt(f.Bs, n, cl, l);
-        const double rho = opt.bound_scale * kSafety * iv::up(rho_gram + rho_factor);
+        const double rho = opt.bound_scale * kBoundSafety * iv::up(rho_gram + rho_factor);
         const double lo = iv::down(tau - rho);
         if (!(lo > 0)) {
             r.notes.push_back(

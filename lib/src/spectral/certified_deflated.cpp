@@ -16,15 +16,12 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/base/rounding.hpp"
 #include "attnspec/spectral/certified.hpp"
-#include "certified_internal.hpp"
 
 namespace attnspec {
 
 namespace {
-using certify_detail::gamma;
-using certify_detail::kSafety;
-using certify_detail::kU;
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) {
@@ -41,7 +38,7 @@ Eigen::MatrixXd transpose_products(const LinearOperator& J, const Eigen::MatrixX
 
 // Upper bounds on the column norms of A: computed norm x (1 + gamma_{rows + 2}).
 Eigen::VectorXd column_norm_bounds(const Eigen::MatrixXd& A) {
-    return A.colwise().norm().transpose() * (1 + gamma(static_cast<double>(A.rows()) + 2));
+    return A.colwise().norm().transpose() * (1 + gamma_n(static_cast<double>(A.rows()) + 2));
 }
 
 // The inertia certificate: lambda_min(G + s V V^T) >= beta with G within gram_error (2-norm) of
@@ -75,10 +72,10 @@ bool certify_inertia(const Eigen::MatrixXd& Gt, const Eigen::MatrixXd& V, double
         }
         row_max = std::max(row_max, sum);
     }
-    const double sums = 1 + gamma(static_cast<double>(n * std::max<Eigen::Index>(k, n)) + 2);
+    const double sums = 1 + gamma_n(static_cast<double>(n * std::max<Eigen::Index>(k, n)) + 2);
     cg.scaled_error =
-        kSafety * sums *
-        (gamma(static_cast<double>(k) + 2) * (s * vv + row_max) + opt.gram_error / wmin2);
+        kBoundSafety * sums *
+        (gamma_n(static_cast<double>(k) + 2) * (s * vv + row_max) + opt.gram_error / wmin2);
     double beta = r.beta;
     double c = opt.slack_scale * rump_slack(cg.G, cg.w, cg.scaled_error, beta, 1.0);
     while (r.attempts < opt.max_attempts && c < 1) {
@@ -165,7 +162,7 @@ Eigen::Index choose_k(const Eigen::VectorXd& theta, Eigen::Index k_vu, double pe
     Eigen::Index best = k_vu;
     double best_w = std::numeric_limits<double>::infinity();
     for (Eigen::Index k = 1; k <= k_vu; ++k) {
-        if (!(theta[k] / 2 > 1e3 * n * kU * s2)) continue;
+        if (!(theta[k] / 2 > 1e3 * n * kUnitRoundoff * s2)) continue;
         const double kd = static_cast<double>(k);
         const double w = std::sqrt(kd) * pe * smax / std::sqrt(l1) +
                          (pe * s2) * (pe * s2) * kd / (theta[k] * l1);
@@ -268,8 +265,8 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
     {
         Eigen::MatrixXd B = V.transpose() * V;
         B.diagonal().array() -= 1;
-        r.eta = kSafety * (B.norm() * (1 + gamma(static_cast<double>(k * k) + 3)) +
-                           gamma(static_cast<double>(n)) * vn.squaredNorm());
+        r.eta = kBoundSafety * (B.norm() * (1 + gamma_n(static_cast<double>(k * k) + 3)) +
+                                gamma_n(static_cast<double>(n)) * vn.squaredNorm());
     }
     if (!(r.eta < 0.5)) {
         r.notes.emplace_back(
@@ -277,8 +274,8 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
         return finish();
     }
     Eigen::VectorXd e = pe * smax * vn;  // A2: ||fl(J^T v_j) - J^T v_j|| <= e_j
-    e *= kSafety;
-    r.block_error = iv::up(e.norm() * kSafety);
+    e *= kBoundSafety;
+    r.block_error = iv::up(e.norm() * kBoundSafety);
     const Eigen::VectorXd yn = column_norm_bounds(Y);
     // lower end: sigma_min(Y~) by the plain certificate on the k x k Gram of the graded block
     double smin_lo = 0;
@@ -286,8 +283,8 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
         Eigen::BDCSVD<Eigen::MatrixXd> sy(Y, Eigen::ComputeThinV);
         const double s_est = sy.singularValues()[k - 1];
         // lower the estimate by its absolute accuracy (backward stable SVD: ~ k u ||Y||)
-        const double s0 =
-            std::max(0.0, s_est - 4 * static_cast<double>(k) * kU * sy.singularValues()[0]);
+        const double s0 = std::max(
+            0.0, s_est - 4 * static_cast<double>(k) * kUnitRoundoff * sy.singularValues()[0]);
         const CompensatedGram gy = compensated_gram(Y.transpose());
         CertifyOptions co;
         co.max_bytes = opt.max_bytes;
@@ -322,11 +319,13 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
             const double cj = Y.col(j).squaredNorm();
             R.col(j) -= cj * V.col(j);
             // A2 for J y_j and J (y_j - J^T v_j); the scaling c_j v_j and the subtraction (2u)
-            const double f = pe * smax * yn[j] + smax * e[j] + 3 * kU * (jy[j] + cj * vn[j]);
+            const double f =
+                pe * smax * yn[j] + smax * e[j] + 3 * kUnitRoundoff * (jy[j] + cj * vn[j]);
             f2 += f * f;
         }
-        const double res = R.norm() * (1 + gamma(static_cast<double>(n * k) + 2)) + std::sqrt(f2);
-        r.residual = iv::up(opt.residual_scale * kSafety * res / std::sqrt(iv::down(1 - r.eta)));
+        const double res = R.norm() * (1 + gamma_n(static_cast<double>(n * k) + 2)) + std::sqrt(f2);
+        r.residual =
+            iv::up(opt.residual_scale * kBoundSafety * res / std::sqrt(iv::down(1 - r.eta)));
     }
     r.seconds_ritz += since(t_ritz2);
 

@@ -1,5 +1,5 @@
 // Progress of the operator-spectrum engine (engine_progress.hpp).
-#include "engine_progress.hpp"
+#include "attnspec/spectral/engine_progress.hpp"
 
 #include <lapacke.h>
 

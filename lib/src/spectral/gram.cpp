@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "attnspec/base/rounding.hpp"
-#include "engine_progress.hpp"
+#include "attnspec/spectral/engine_progress.hpp"
 #include "operator_spectrum_internal.hpp"
 
 namespace attnspec::opspec {

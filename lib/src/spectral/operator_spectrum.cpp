@@ -13,7 +13,7 @@
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
-#include "engine_progress.hpp"
+#include "attnspec/spectral/engine_progress.hpp"
 #include "operator_spectrum_internal.hpp"
 
 namespace attnspec {

@@ -1,12 +1,12 @@
 // The device-free parts of gpu-check (gpu/src/check/gpu_check_common.cpp): compare_into, planted
 // faults and math modes by name, twin selection, and the /gpu_check report section written from a
-// planted run and read back (io/gpu_check_io.hpp).
+// planted run and read back (gpu/check/gpu_check_io.hpp).
 #include <cmath>
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
-#include "attnspec/io/gpu_check_io.hpp"
+#include "attnspec/gpu/check/gpu_check_io.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "test_support.hpp"
 

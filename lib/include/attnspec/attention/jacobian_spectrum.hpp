@@ -2,7 +2,7 @@
 // (spectral/operator_spectrum.hpp): J J^T assembled from the factors (jacobian_gram_outer) and
 // matrix-free J v / J^T u for the refinement; J is never formed. CPU only; CUDA twin (Gram on the
 // device, cuSOLVER syevd, Weyl enclosures, no refinement):
-// gpu/include/attnspec/gpu/attention/jacobian_spectrum_cuda.hpp.
+// gpu::jacobian_spectrum, gpu/src/attention/jacobian_spectrum_cuda.cu.
 #pragma once
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/spectral/operator_spectrum.hpp"

@@ -17,4 +17,9 @@ constexpr double gamma_n(double n, double u = kUnitRoundoff) {
     return n * u < 1 ? n * u / (1 - n * u) : std::numeric_limits<double>::infinity();
 }
 
+// Factor on a computed error bound that covers the rounding of evaluating the bound's own formula
+// (a few operations, each off by at most u: far below 1e-8). The certified sigma_min bounds
+// (spectral/certified.hpp) and the double-double Jacobian factors that feed them use it.
+inline constexpr double kBoundSafety = 1 + 1e-8;
+
 }  // namespace attnspec

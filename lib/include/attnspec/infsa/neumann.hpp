@@ -38,7 +38,7 @@ class NeumannKernel {
     std::vector<int> ipiv_;
 };
 
-// The validation of closure_times_mixed and the CUDA twins (gpu/infsa/neumann_cusolver), without
+// The validation of closure_times_mixed and the CUDA twins (gpu/infsa/neumann_cuda), without
 // the LU: gamma in (0, 1), Â square, finite and >= 0, gamma rho(Â) < 1 certified (||Â||_F, else
 // Collatz-Wielandt). O(N^2) per Perron iteration; DataError like NeumannKernel.
 void certify_convergent(const Eigen::MatrixXd& A_hat, double gamma);

@@ -1,7 +1,7 @@
 // CUDA twin of jacobian_spectrum (lib: attention/jacobian_spectrum.hpp): sigma_max, sigma_min and
 // kappa of one head's weight Jacobian J = [J_Q, J_K, J_V] (Nd x 3Dd) at W + C, from G = J J^T
 // assembled on the device from the factors (never dense J; the formulas of jacobian_gram_outer,
-// gpu/src/attention/jacobian_gram_logic.hpp) and all its eigenvalues by cuSOLVER syevd (values
+// gpu/src/attention/jacobian_spectrum_logic.hpp) and all its eigenvalues by cuSOLVER syevd (values
 // only, lower triangle). Enclosures: sigma_i in the Weyl interval of its Gram eigenvalue with the
 // Gram error delta (10 x a power-step estimate of ||fl(G) - J J^T|| with matrix-free J on the host
 // + 4 sqrt(n) u lambda_max for the eigensolver), then the CPU's svd_from_values and kappa()

@@ -4,7 +4,7 @@
 //
 // This header includes no CUDA header (the CUDA handle types are forward-declared exactly as the
 // toolkit declares them), so host code and tests can name a Context without nvcc.
-// CUDA build: gpu/src/base/context_cuda.cpp. CPU-only build: gpu/src/base/device_stub.cpp, whose
+// CUDA build: gpu/src/base/context_cuda.cpp. CPU-only build: gpu/src/base/base_stub.cpp, whose
 // constructors throw Error(ExitCode::NoDevice, "... not compiled ...").
 #pragma once
 #include <cstddef>

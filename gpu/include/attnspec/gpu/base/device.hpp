@@ -1,6 +1,6 @@
 // Device discovery for the CUDA twins: whether CUDA was compiled in, which device (if any) is
 // present, and the runtime / cuBLAS / cuSOLVER versions for report provenance.
-// CUDA: gpu/src/base/device_cuda.cu. CPU-only builds: gpu/src/base/device_stub.cpp (compiled =
+// CUDA: gpu/src/base/device_cuda.cu. CPU-only builds: gpu/src/base/base_stub.cpp (compiled =
 // false).
 #pragma once
 #include <string>

@@ -96,7 +96,7 @@ struct GpuCheckRun {
 // case with agrees = false and the error in its note (the others still run); a twin that returns
 // no case contributes one such case ("no case ran"). Throws Error(NoDevice) without a device,
 // Usage for an unknown twin. The CLI reaches it only through the backend (gpu/base/backend.hpp);
-// in a CPU-only build (device_stub.cpp) it throws NoDevice "not compiled" and twin_checks() is
+// in a CPU-only build (base_stub.cpp) it throws NoDevice "not compiled" and twin_checks() is
 // empty.
 GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault);
 

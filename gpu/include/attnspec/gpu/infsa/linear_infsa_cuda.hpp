@@ -39,7 +39,7 @@ void linear_infsa_heads_device(Context& ctx, InputFormat fmt, const void* Q, con
                                const void* V, long H, long N, long d, const LinearInfsaOptions& opt,
                                DeviceBuffer& workspace, DeviceBuffer& out);
 
-// Rounding bound (both builds; gpu/src/infsa/linear_infsa_bound_common.cpp): per component l,
+// Rounding bound (both builds; gpu/src/infsa/linear_infsa_common.cpp): per component l,
 // an upper bound on |p_twin,l - p_exact,l| for the twin run with accumulator unit roundoff
 // u_acc (2^-53 float64, 2^-24 float32) on these (exactly representable) inputs, plus the float64
 // reference's own error. First-order propagation of gamma_n(u_acc) through e, q_bar, s, sum s and

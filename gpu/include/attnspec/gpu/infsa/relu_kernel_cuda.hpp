@@ -1,0 +1,52 @@
+// Perron pair of the InfSA affinity on the device, matrix-free (proofs/infsa_neumann.md, "Perron
+// certificate"): the CUDA twin of lib/include/attnspec/infsa/relu_kernel.hpp (ReluKernelOp) driven
+// by the same Collatz–Wielandt power iteration (attnspec::perron, infsa/perron.hpp). The device
+// computes A+ x and A+^T x (A+ = ReLU(Q K^T / d_h)) in tiles, never N x N in memory, and
+// ||A+||_F in the same pass; the host wraps each product in the enclosure ReluKernelOp gives it
+// (gpu/src/infsa/relu_kernel_logic.hpp), so the certificate holds for the exact A+ of Q, K.
+// rho(Â) = rho(A+) / (||A+||_F + eps) with the same vector. Sources:
+// gpu/src/infsa/relu_kernel_cuda.{cu,cpp}. A CPU-only build throws NoDevice (exit 69).
+#pragma once
+#include <Eigen/Dense>
+
+#include "attnspec/base/check.hpp"
+#include "attnspec/gpu/base/context.hpp"
+#include "attnspec/infsa/perron.hpp"
+
+namespace attnspec::gpu {
+
+// Device twin of attnspec::ReluKernelOp: same constructor checks (check_qk, tile > 0), same
+// enclosures. Copies Q and K to the device once (2 N d doubles); apply() moves one N-vector each
+// way and costs O(N^2 d) flops on the device.
+class ReluKernelOp final : public NonnegOperator {
+  public:
+    ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
+                 Eigen::Index tile = 1024);
+    Eigen::Index size() const override { return N_; }
+    void apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z, Eigen::VectorXd& z_lo,
+               Eigen::VectorXd& z_hi) const override;
+    // ||A+||_F enclosure: accumulated during the first apply(), else one tiled pass.
+    Interval frobenius() const;
+    long passes() const { return passes_; }
+
+  private:
+    Context& ctx_;
+    Eigen::Index N_ = 0, d_ = 0, tile_ = 0;
+    DeviceBuffer dQ_, dK_;
+    mutable DeviceBuffer dx_, dz_, df_;
+    Eigen::VectorXd nq_, nk_;
+    double delta_ = 0;
+    mutable long passes_ = 0;
+    mutable bool frob_done_ = false;
+    mutable Interval frob_;
+    void run(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z) const;
+};
+
+// The certified left (opt.left) or right Perron pair of A+ = ReLU(Q K^T / d_h) with the product
+// on the device: attnspec::perron(gpu::ReluKernelOp(ctx, Q, K, tile), opt). `frob_plus`, when
+// given, receives the ||A+||_F enclosure.
+PerronResult perron_tiled(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
+                          const PerronOptions& opt = {}, Eigen::Index tile = 1024,
+                          Interval* frob_plus = nullptr);
+
+}  // namespace attnspec::gpu

@@ -1,0 +1,23 @@
+// Per-element logic of the batched SVD twin (svd_cuda.cu), run by the CPU suite too
+// (tests/cpu/spectral/test_svd_logic.cpp): the R factor extracted from geqrfBatched's
+// output and the number of batch entries a launch covers (with the planted off-by-one).
+#pragma once
+#include "attnspec/gpu/base/hd.hpp"
+
+namespace attnspec::gpu::svd_logic {
+
+// Element t of `batch` R factors (n x n, column-major, stride n*n) from geqrf output (m x n per
+// matrix, stride m*n, m >= n): the upper triangle of the top n x n block, zeros below it.
+ATTNSPEC_HD void extract_r(const double* qr, double* R, long m, long n, long t) {
+    const long nn = n * n;
+    const long b = t / nn, k = t % nn, i = k % n, j = k / n;
+    R[t] = i <= j ? qr[b * m * n + j * m + i] : 0.0;
+}
+
+// How many of `batch` matrices a launch decomposes: all, or one fewer under the planted
+// off-by-one-tile fault (the last matrix is left undecomposed: its singular values stay 0).
+ATTNSPEC_HD long batch_processed(long batch, bool off_by_one) {
+    return off_by_one && batch > 0 ? batch - 1 : batch;
+}
+
+}  // namespace attnspec::gpu::svd_logic

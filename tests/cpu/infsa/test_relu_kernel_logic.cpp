@@ -1,0 +1,150 @@
+// The perron_tiled CUDA twin's arithmetic (gpu/src/infsa/relu_kernel_logic.hpp and the host
+// enclosures of relu_kernel_common.hpp) run on the CPU: the kernel's grid (one thread per output
+// row) emulated through the same functions, wrapped as a NonnegOperator exactly as the device
+// operator wraps its kernel, against the CPU ReluKernelOp at sizes straddling 31/32/33 and the
+// tiles. Both operators' enclosures contain the exact A+ x, so they must intersect; a planted
+// fault must make them disjoint (the certificate itself catches it), and the same for the
+// Collatz–Wielandt enclosure of rho(A+).
+#include <algorithm>
+#include <random>
+
+#include "../../../gpu/src/infsa/relu_kernel_common.hpp"
+#include "../../../gpu/src/infsa/relu_kernel_logic.hpp"
+#include "attnspec/base/rounding.hpp"
+#include "attnspec/infsa/perron.hpp"
+#include "attnspec/infsa/relu_kernel.hpp"
+#include "test_support.hpp"
+
+using namespace attnspec;
+namespace pl = attnspec::gpu::perron_logic;
+namespace il = attnspec::gpu::infsa_logic;
+
+namespace {
+
+// The device operator (gpu::ReluKernelOp) with its kernel launch replaced by a loop over the
+// grid's threads calling the kernel's per-thread function.
+class EmulatedReluOp final : public NonnegOperator {
+  public:
+    EmulatedReluOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, long tile, int fault)
+        : Q_(Q), K_(K), tile_(tile), fault_(fault) {
+        nq_ = Q.rowwise().norm();
+        nk_ = K.rowwise().norm();
+        delta_ = 2 * gamma_n(double(Q.cols()) + 2);
+    }
+    Eigen::Index size() const override { return Q_.rows(); }
+    void apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z, Eigen::VectorXd& lo,
+               Eigen::VectorXd& hi) const override {
+        const long N = long(Q_.rows()), d = long(Q_.cols());
+        const Eigen::MatrixXd& R = transpose ? K_ : Q_;
+        const Eigen::MatrixXd& C = transpose ? Q_ : K_;
+        z.resize(N);
+        Eigen::VectorXd f(N);
+        for (long r = 0; r < N; ++r)  // thread r
+            z[r] = pl::row_apply(R.data(), C.data(), N, d, tile_, r, x.data(), fault_, &f[r]);
+        frob = pl::enclose_frob(f, delta_, nq_, nk_, d);
+        pl::enclose_products(x, transpose ? nk_ : nq_, transpose ? nq_ : nk_, delta_, d, z, lo, hi);
+    }
+    mutable Interval frob;
+
+  private:
+    const Eigen::MatrixXd& Q_;
+    const Eigen::MatrixXd& K_;
+    long tile_;
+    int fault_;
+    Eigen::VectorXd nq_, nk_;
+    double delta_;
+};
+
+// Q, K entries in [0.05, 1): every score positive, so every term of every sum counts.
+Eigen::MatrixXd positive(long N, long d, std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> u(0.05, 1.0);
+    Eigen::MatrixXd M(N, d);
+    for (long j = 0; j < d; ++j)
+        for (long i = 0; i < N; ++i) M(i, j) = u(rng);
+    return M;
+}
+
+struct Overlap {
+    bool all_intersect = true;   // every entry's two enclosures intersect
+    double worst_rel_width = 0;  // max (hi - lo) / z over both operators
+};
+
+Overlap compare_products(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, long tile, int fault,
+                         bool transpose, const Eigen::VectorXd& x) {
+    const ReluKernelOp cpu(Q, K, tile);
+    const EmulatedReluOp emu(Q, K, tile, fault);
+    Eigen::VectorXd zc, lc, hc, ze, le, he;
+    cpu.apply(x, transpose, zc, lc, hc);
+    emu.apply(x, transpose, ze, le, he);
+    Overlap o;
+    for (Eigen::Index i = 0; i < zc.size(); ++i) {
+        if (std::max(lc[i], le[i]) > std::min(hc[i], he[i])) o.all_intersect = false;
+        o.worst_rel_width = std::max({o.worst_rel_width, (hc[i] - lc[i]) / zc[i],
+                                      (he[i] - le[i]) / std::max(ze[i], 1e-300)});
+    }
+    const Interval fc = cpu.frobenius(), fe = emu.frob;
+    if (std::max(fc.lo, fe.lo) > std::min(fc.hi, fe.hi)) o.all_intersect = false;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("tiles visited and the off-by-one fault", "[gpu-logic][infsa]") {
+    CHECK(pl::tiles_visited(31, 32, il::kFaultNone) == 1);
+    CHECK(pl::tiles_visited(32, 32, il::kFaultNone) == 1);
+    CHECK(pl::tiles_visited(33, 32, il::kFaultNone) == 2);
+    CHECK(pl::tiles_visited(33, 32, il::kFaultOffByOneTile) == 1);
+}
+
+TEST_CASE(
+    "emulated tiled ReLU products share an enclosure with the CPU operator, planted faults "
+    "do not",
+    "[gpu-logic][infsa]") {
+    std::mt19937_64 rng(2024);
+    for (long N : {31L, 32L, 33L, 63L, 64L, 65L})
+        for (long d : {8L, 33L})
+            for (long tile : {16L, 32L})
+                for (bool transpose : {true, false}) {
+                    INFO("N=" << N << " d=" << d << " tile=" << tile << " transpose=" << transpose);
+                    const Eigen::MatrixXd Q = positive(N, d, rng), K = positive(N, d, rng);
+                    const Eigen::VectorXd x = Eigen::VectorXd::Random(N).cwiseAbs().array() + 0.1;
+                    const Overlap ok = compare_products(Q, K, tile, il::kFaultNone, transpose, x);
+                    CHECK(ok.all_intersect);
+                    // Not vacuous: the enclosures are a few thousand ulps wide at most.
+                    CHECK(ok.worst_rel_width <= 1e-11);
+                    for (int fault : {il::kFaultOffByOneTile, il::kFaultDroppedTerm}) {
+                        INFO("planted fault " << fault);
+                        CHECK(!compare_products(Q, K, tile, fault, transpose, x).all_intersect);
+                    }
+                }
+    // Wide: d > N.
+    const Eigen::MatrixXd Q = positive(31, 65, rng), K = positive(31, 65, rng);
+    const Eigen::VectorXd x = Eigen::VectorXd::Ones(31);
+    CHECK(compare_products(Q, K, 16, il::kFaultNone, true, x).all_intersect);
+    CHECK(!compare_products(Q, K, 16, il::kFaultDroppedTerm, true, x).all_intersect);
+}
+
+TEST_CASE(
+    "emulated operator gives a Collatz-Wielandt enclosure of rho(A+) that meets the CPU "
+    "one, planted faults one that misses it",
+    "[gpu-logic][infsa]") {
+    std::mt19937_64 rng(77);
+    for (long N : {33L, 64L}) {
+        const Eigen::MatrixXd Q = positive(N, 16, rng), K = positive(N, 16, rng);
+        const PerronResult cpu = perron(ReluKernelOp(Q, K, 16));
+        const PerronResult emu = perron(EmulatedReluOp(Q, K, 16, il::kFaultNone));
+        INFO("N=" << N << " cpu [" << cpu.rho_enc.lo << ", " << cpu.rho_enc.hi << "] emu ["
+                  << emu.rho_enc.lo << ", " << emu.rho_enc.hi << "]");
+        REQUIRE(cpu.converged);
+        CHECK(emu.converged);
+        CHECK(std::max(cpu.rho_enc.lo, emu.rho_enc.lo) <= std::min(cpu.rho_enc.hi, emu.rho_enc.hi));
+        CHECK((emu.vec - cpu.vec).norm() <= 1e-8);
+        for (int fault : {il::kFaultOffByOneTile, il::kFaultDroppedTerm}) {
+            const PerronResult bad = perron(EmulatedReluOp(Q, K, 16, fault));
+            INFO("planted fault " << fault << " [" << bad.rho_enc.lo << ", " << bad.rho_enc.hi
+                                  << "]");
+            CHECK(std::max(cpu.rho_enc.lo, bad.rho_enc.lo) >
+                  std::min(cpu.rho_enc.hi, bad.rho_enc.hi));
+        }
+    }
+}
