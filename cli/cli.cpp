@@ -44,7 +44,7 @@ std::vector<Command>& command_table() {
         {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, "
                     "absorbing check",
          run_neumann},
-        {"report", "show or render an attnspec HDF5 report",
+        {"report", "show, render or merge attnspec HDF5 reports",
          run_report},
         {"verify", "run the theorem checks (--list); --all is the main job",
          run_verify},
@@ -58,7 +58,7 @@ void print_help(std::ostream& os) {
        << " - numerical verification of the spectral theory of attention\n\n"
           "usage: attnspec <command> [options]\n"
           "       attnspec <command> --help   (options and examples for one command)\n"
-          "       docs/cli/README.md            (every command in full)\n"
+          "       docs/cli/<command>.md       (everything about one command)\n"
           "       attnspec --version\n\n"
           "commands:\n";
     for (const auto& c : command_table())
