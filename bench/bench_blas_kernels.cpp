@@ -36,7 +36,7 @@
 //                           [--n-lapack 1500] [--cli "attnspec jacobian ..."]
 // Default variants: Prescott and the core loaded here. --cli runs the shell command under each.
 // Threads: OPENBLAS_NUM_THREADS=1 (or 2) in front of the program sets them for every variant.
-// Measured results and the choice they support: README, "BLAS kernels" (here BLIS 0.9.0 picks its
+// Measured results and the choice they support: docs/blas.md (here BLIS 0.9.0 picks its
 // AVX2 haswell sub-configuration and runs 1.4-8x slower than OpenBLAS with the Cooperlake core
 // that attnspec chooses, 1.8-2x on the (128, 384, 32) jacobian command: OpenBLAS is kept).
 #include <cblas.h>

@@ -44,7 +44,7 @@ std::vector<Command>& command_table() {
         {"neumann", "InfSA Neumann kernel: invariants, truncation table, centralities, "
                     "absorbing check",
          run_neumann},
-        {"report", "show or render an attnspec HDF5 report",
+        {"report", "show, render or merge attnspec HDF5 reports",
          run_report},
         {"verify", "run the theorem checks (--list); --all is the main job",
          run_verify},
@@ -58,6 +58,7 @@ void print_help(std::ostream& os) {
        << " - numerical verification of the spectral theory of attention\n\n"
           "usage: attnspec <command> [options]\n"
           "       attnspec <command> --help   (options and examples for one command)\n"
+          "       docs/cli/<command>.md       (everything about one command)\n"
           "       attnspec --version\n\n"
           "commands:\n";
     for (const auto& c : command_table())
@@ -84,6 +85,31 @@ std::string option_error_text(const po::error& e, const std::vector<std::string>
                    "' or its value is not valid (an argument holds '%': shown without its value)";
     return e.what();
 }
+
+// The options of a --help, one line each: spellings and value, then the description (one line;
+// the long form of every option is on docs/cli/<command>.md).
+void print_options(std::ostream& os, const po::options_description& desc) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    std::size_t width = 0;
+    for (const auto& o : desc.options()) {
+        std::string name = o->format_name();
+        const std::string param = o->format_parameter();
+        if (!param.empty()) name += " " + param;
+        width = std::max(width, name.size());
+        rows.emplace_back(name, o->description());
+    }
+    width = std::min<std::size_t>(width, 30);
+    os << "options:\n";
+    for (const auto& [name, text] : rows)
+        os << "  " << name << std::string(name.size() < width ? width - name.size() + 2 : 2, ' ')
+           << text << "\n";
+}
+
+const Command* find_command(const std::string& name) {
+    for (const auto& c : command_table())
+        if (c.name == name) return &c;
+    return nullptr;
+}
 }  // namespace
 
 bool parse(const Invocation& inv, const std::string& command, const std::string& synopsis,
@@ -94,10 +120,13 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
         auto parser = po::command_line_parser(inv.args).options(desc);
         if (pos) parser.positional(*pos);
         po::store(parser.run(), vm);
-        if (vm.count("help")) {
-            std::cout << "usage: attnspec " << command << " " << synopsis << "\n\n"
-                      << desc << "\n"
-                      << examples;
+        if (vm.count("help")) {  // short: the long form is docs/cli/<command>.md
+            std::cout << "usage: attnspec " << command << " " << synopsis << "\n";
+            if (const Command* c = find_command(command)) std::cout << c->summary << "\n";
+            std::cout << "\n";
+            print_options(std::cout, desc);
+            std::cout << "\n"
+                      << examples << "\nfull documentation: docs/cli/" << command << ".md\n";
             return false;
         }
         po::notify(vm);
@@ -111,15 +140,13 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
 void add_common_options(po::options_description& desc, CommonOptions& o,
                         const std::string& default_report, unsigned which) {
     if (which & kSeed)
-        desc.add_options()("seed", seed_value(&o.seed, "--seed"),
-                           ("master seed of every random draw, recorded in the report (default " +
-                            std::to_string(o.seed) + ")")
-                               .c_str());
-    if (which & kOut)
         desc.add_options()(
-            "out", po::value(&o.out),
-            ("report path (default reports/out/" + default_report + ", directory created)")
+            "seed", seed_value(&o.seed, "--seed"),
+            ("master seed, recorded in the report (default " + std::to_string(o.seed) + ")")
                 .c_str());
+    if (which & kOut)
+        desc.add_options()("out", po::value(&o.out),
+                           ("report path (default reports/out/" + default_report + ")").c_str());
     if (which & kNoReport)
         desc.add_options()("no-report", po::bool_switch(&o.no_report),
                            "write no report (results on stdout only)");

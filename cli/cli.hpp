@@ -1,5 +1,5 @@
 // The attnspec command table and the helpers every cmd_<name>.cpp shares: option parsing with
-// Boost.Program_options (usage errors -> exit 64), --help text with examples, --json output,
+// Boost.Program_options (usage errors -> exit 64), the short --help, --json output,
 // progress on stderr (only when stderr is a TTY), and report paths.
 #pragma once
 #include <boost/program_options.hpp>
@@ -61,8 +61,11 @@ std::string report_target(const CommonOptions& o, const std::string& default_rep
 // -> "--max-memory"; "" when the parameter has no option. main() appends it to error messages.
 std::string flag_for_parameter(const std::string& parameter);
 
-// Parses `inv.args` against `desc` (plus positional `pos`). Prints help and returns false when
-// --help was given; throws Error(Usage) on unknown or malformed options.
+// Parses `inv.args` against `desc` (plus positional `pos`). Prints the short help and returns
+// false when --help was given: the usage line with `synopsis`, the command's summary, one line per
+// option, `examples` (two, under "examples:") and the path of docs/cli/<command>.md, which holds
+// the long form (tests/cli/help_pages.sh checks that every flag of the help is on that page; no
+// machine timings in --help). Throws Error(Usage) on unknown or malformed options.
 bool parse(const Invocation& inv, const std::string& command, const std::string& synopsis,
            const std::string& examples, po::options_description& desc, po::variables_map& vm,
            const po::positional_options_description* pos = nullptr);

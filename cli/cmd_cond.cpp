@@ -19,21 +19,9 @@ const char* kSynopsis =
     "(--input F.h5 --matrix PATH | --dataset NAME[:layer[:head]]) [--convention strict|nz] "
     "[--rtol R] [--method auto|jacobi|bdc|gesdd|gejsv] [--json] [--out F.h5 | --no-report]";
 const char* kHelp =
-    "Computes every singular value of the matrix with a rigorous enclosure (Weyl on\n"
-    "the backward error of the whole SVD, tightened per triplet by compensated\n"
-    "residuals and Temple's bound; proofs/spectral_enclosure.md), the numerical rank\n"
-    "and kappa in both conventions with an interval that contains the exact value.\n\n"
-    "With --dataset, the matrices are W_Q, W_K and W_V of every selected head of a\n"
-    "named dataset (attnspec dataset list), one line each.\n\n"
     "examples:\n"
     "  attnspec cond --input reports/out/jacobian.h5 --matrix /jacobian/head_0/J\n"
-    "  attnspec cond -i W.h5 -m /W_Q --convention nz --rtol 1e-10 --method gejsv --json\n"
-    "  attnspec cond -i W.h5 -m /W_Q --out /tmp/cond_wq.h5\n"
-    "  attnspec cond -i W.h5 -m /W_Q --no-report\n"
-    "  attnspec cond --dataset minilm-l6:0      (every head of layer 0 of the real model)\n"
-    "  attnspec cond --dataset attention_heads --json --no-report\n"
-    "(--dataset PATH together with --input is the old spelling of --matrix PATH: it still\n"
-    "works, with a deprecation note.)\n";
+    "  attnspec cond --dataset minilm-l6:0 --json --no-report\n";
 
 void write_json_interval(JsonWriter& j, const std::string& k, Interval iv) {
     j.key(k).begin_array().value(iv.lo).value(iv.hi).end_array();
@@ -208,25 +196,16 @@ int run_cond(const Invocation& inv) {
     std::string input, matrix, dataset, convention = "strict", method = "auto", max_memory;
     CondOptions co;
     CommonOptions common;
-    const std::string ds_help =
-        dataset_option_help(
-            "kappa of W_Q, W_K and W_V of each selected head (weights only; "
-            "no sentence part)") +
-        ". With --input: the old spelling of --matrix (deprecated)";
     desc.add_options()("input,i", po::value(&input), "HDF5 file holding the matrix")(
-        "matrix,m", po::value(&matrix),
-        "with --input: path of a rank-2 (or rank-1: a column) float64 or float32 dataset, e.g. "
-        "/jacobian/head_0/J")("dataset,d", po::value(&dataset), ds_help.c_str())(
+        "matrix,m", po::value(&matrix), "with --input: the matrix's path, e.g. /W_Q")(
+        "dataset,d", po::value(&dataset), "named dataset NAME[:l[:h]]: kappa of W_Q, W_K, W_V")(
         "convention", po::value(&convention)->default_value("strict"),
-        "kappa convention for the headline: strict (sigma_1/sigma_r, inf when rank-deficient) "
-        "or nz (sigma_1 / smallest sigma above rtol*sigma_1); both are always reported")(
-        "rtol", real_value(&co.rtol, "--rtol", -1e300, 1e300),
-        "relative rank threshold in [0, 1); negative = max(m, n) * eps (numpy matrix_rank)")(
+        "kappa of the headline: strict or nz")("rtol",
+                                               real_value(&co.rtol, "--rtol", -1e300, 1e300),
+                                               "rank threshold in [0, 1) (default max(m,n) eps)")(
         "method", po::value(&method)->default_value("auto"),
-        "SVD backend: auto (jacobi if min(m,n) <= 64, else gesdd), jacobi, bdc, gesdd, gejsv "
-        "(high relative accuracy for graded matrices)")(
-        "out,o", po::value(&common.out),
-        "report path (default reports/out/cond.h5, directory created), written atomically");
+        "SVD: auto, jacobi, bdc, gesdd, gejsv")("out,o", po::value(&common.out),
+                                                "report path (default reports/out/cond.h5)");
     add_common_options(desc, common, "cond.h5", kNoReport | kJson);
     add_memory_option(desc, max_memory);
     po::variables_map vm;

@@ -13,20 +13,9 @@ namespace attnspec::cli {
 namespace {
 
 const char* kExamples =
-    "subcommands:\n"
-    "  list        every dataset: name, layout, layers x heads, D, d, sentences, dtype,\n"
-    "              licence, size on disk\n"
-    "  show NAME   the whole catalogue entry: origin, licence, how to regenerate, the\n"
-    "              validation, and every sentence with its token count\n\n"
-    "Datasets are the *.h5 files of $ATTNSPEC_DATASETS, else of the source tree's\n"
-    "datasets/embedded; each is named by its file stem. Select heads with\n"
-    "--dataset NAME[:layer[:head[:sentence]]] in jacobian, cond, neumann and fidelity\n"
-    "(an omitted or '*' part means all; indices from 0).\n\n"
     "examples:\n"
     "  attnspec dataset list\n"
-    "  attnspec dataset show attention_heads\n"
-    "  attnspec dataset show minilm-l6 --json\n"
-    "  ATTNSPEC_DATASETS=my/models attnspec dataset list\n";
+    "  attnspec dataset show minilm-l6 --json\n";
 
 std::string shape_text(const DatasetInfo& d) {
     return std::to_string(d.layers) + " x " + std::to_string(d.heads);

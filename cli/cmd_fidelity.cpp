@@ -27,20 +27,13 @@ struct FidelityCli {
     std::string max_memory, dataset;
 };
 
-// --help: the synopsis and the text after the options (kept line for line).
+// --help: the synopsis and the two examples after the options (docs/cli/ holds the rest).
 // clang-format off
 const char kSynopsis[] = "[--tokens N,...] [--dh d] [--heads H] [--family F,...] [--matrix-free] [--json]";
 const char kHelp[] =
-    "Cosine between Linear-InfSA's weights a and the left Perron vector v of Â (what a\n"
-    "approximates), the right Perron vector u, Katz-in C^T 1 and Katz-out C 1, per draw and head;\n"
-    "prints min / median / mean / max per (family, N). Dense mode needs O(N^2) memory and an LU\n"
-    "(O(N^3)); --matrix-free works in tiles of Q K^T (O(N d_h) memory) and certifies rho(Â) with\n"
-    "Collatz-Wielandt bounds.\n\nexamples:\n"
+    "examples:\n"
     "  attnspec fidelity --tokens 128,512 --dh 64 --draws 5 --family gaussian,shared-mean\n"
-    "  attnspec fidelity --tokens 65536 --dh 64 --draws 1 --family shared-mean --matrix-free --json\n"
-    "  attnspec fidelity --input qk.h5 --heads 12 --json   # real activations\n"
-    "  attnspec fidelity --dataset minilm-l6 --no-report   # every layer, head and sentence\n"
-    "  attnspec fidelity --dataset minilm-l6:5 --right --matrix-free\n";
+    "  attnspec fidelity --dataset minilm-l6 --no-report   # every layer, head and sentence\n";
 // clang-format on
 
 void declare(po::options_description& desc, FidelityCli& o) {
@@ -50,28 +43,20 @@ void declare(po::options_description& desc, FidelityCli& o) {
     add("tokens", po::value(&o.tokens)->default_value(o.tokens), "token counts N, comma separated");
     add("dh", count_value(&s.d_h, "--dh", 1, kMaxDim), "head dimension d_h (default 64)");
     add("heads", count_value(&s.heads, "--heads", 1, kMaxDim),
-        "heads per draw (independent (Q, K) each; default 1); with --input, the number of heads "
-        "the columns of Q and K split into");
+        "heads per draw, or per --input (default 1)");
     add("family", po::value(&o.families)->default_value(o.families),
-        "data families: gaussian, shared-mean, independent-means (comma separated)");
-    add("mu", real_value(&s.mu, "--mu", -1e300, 1e300),
-        "mean strength for shared-mean / independent-means (default 1)");
+        "data families, comma separated");
+    add("mu", real_value(&s.mu, "--mu", -1e300, 1e300), "mean strength of the family (default 1)");
     add("draws", count_value(&s.draws, "--draws", 1, kMaxDim), "draws per (family, N) (default 3)");
     add_common_options(desc, o.common, "fidelity.h5", kSeed);
     add("gamma", real_value(&s.gamma, "--gamma", 0, 1, true), "gamma in (0, 1) (default 0.95)");
     add("eps", real_value(&s.eps, "--eps", 0, 1e300),
-        "epsilon of the Frobenius / L1 normalisations (default 1e-6)");
+        "epsilon of the normalisations (default 1e-6)");
     add("matrix-free", po::bool_switch(&s.matrix_free),
-        "tiled Perron iteration, never N x N (left vector only; Katz skipped)");
-    add("right", po::bool_switch(&s.with_right),
-        "with --matrix-free: also the right Perron vector");
-    add("input", po::value(&o.input),
-        "HDF5 file with Q and K (N x heads*d_h); --heads splits the columns. Excludes the "
-        "options of generated data (--tokens, --dh, --family, --mu, --draws, --seed)");
-    add("dataset", po::value(&o.dataset),
-        dataset_option_help("one record per selected head and sentence, on the real "
-                            "Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T (biases kept)")
-            .c_str());
+        "tiled Perron iteration, never N x N (left vector)");
+    add("right", po::bool_switch(&s.with_right), "with --matrix-free: also the right vector");
+    add("input", po::value(&o.input), "HDF5 file with Q and K (N x heads*d_h)");
+    add("dataset", po::value(&o.dataset), dataset_option_help("real Q, K with biases").c_str());
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "fidelity.h5", kOut | kNoReport | kJson);
 }

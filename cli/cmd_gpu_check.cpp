@@ -18,29 +18,9 @@ const char* kSynopsis =
     "[--twin NAME]... [--quick] [--math pedantic|fast] [--seed S] [--json] "
     "[--out F.h5 | --no-report]";
 const char* kHelp =
-    "Runs every CUDA twin (linear_infsa, spec_attention, jacobian_spectrum, svd,\n"
-    "neumann, perron_tiled) against the CPU reference it mirrors, over sizes that\n"
-    "straddle 31/32/33 and the library block sizes, tall and wide, each precision,\n"
-    "and prints one row per case: max absolute and relative error, the tolerance\n"
-    "with its reason (a bound, or a measured worst ratio with headroom), GPU and CPU\n"
-    "time, and whether they agree (within tolerance and every value finite).\n"
-    "The same table goes to the report (group /gpu_check, reports/SCHEMA.md) with\n"
-    "the GPU name, CUDA runtime and driver, cuBLAS/cuSOLVER versions and math mode.\n\n"
-    "The GPU libraries load only here: libattnspec_gpu.so is opened when this command\n"
-    "runs (ATTNSPEC_GPU_BACKEND=PATH loads another file). `attnspec info` says in\n"
-    "words why no device is usable.\n\n"
-    "Exit: 0 every case agrees, 1 a case disagrees, 69 CUDA not compiled, backend\n"
-    "not loadable, or no usable device (one line says which).\n\n"
-    "--math pedantic (default): cuBLAS pedantic math (no TF32, no reduced-precision\n"
-    "reductions) and cuSOLVER deterministic results, as reference comparisons need;\n"
-    "fast: library defaults. --plant-fault is a self-test: it plants a fault in every\n"
-    "twin (a skipped last tile, a dropped term) and gpu-check must then disagree\n"
-    "(exit 1); tests use it.\n\n"
     "examples:\n"
-    "  attnspec gpu-check --quick                    (CI-sized cases, about a minute)\n"
-    "  attnspec gpu-check --out /tmp/gpu_check.h5    (every case, report there)\n"
-    "  attnspec gpu-check --twin svd --twin neumann --json --no-report\n"
-    "  attnspec gpu-check --quick --plant-fault off-by-one-tile   (self-test: exit 1)\n";
+    "  attnspec gpu-check --quick                  CI-sized cases\n"
+    "  attnspec gpu-check --twin svd --json --no-report\n";
 
 void print_text(const gpu::GpuCheckRun& run, const std::string& report) {
     std::printf("gpu-check on %s (sm_%d%d), %s math, planted fault: %s\n", run.device.name.c_str(),
@@ -79,8 +59,7 @@ int run_gpu_check(const Invocation& inv) {
                        "run only this twin (repeatable; default: all six)")(
         "quick", po::bool_switch(&opt.quick), "the smallest case set (CI-sized)")(
         "math", po::value(&math), "pedantic (default) or fast")(
-        "plant-fault", po::value(&fault),
-        "self-test: none (default), off-by-one-tile or dropped-term");
+        "plant-fault", po::value(&fault), "self-test (exit 1): off-by-one-tile, dropped-term");
     add_common_options(desc, common, "gpu_check.h5");
     po::variables_map vm;
     if (!parse(inv, "gpu-check", kSynopsis, kHelp, desc, vm)) return 0;

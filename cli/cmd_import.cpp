@@ -17,23 +17,10 @@ const char* kSynopsis =
     "CHECKPOINT --out F.h5 [--heads H] [--layers 0,3] [--inputs F.npz] [--scale S] "
     "[--name NAME] [--licence TEXT] [--json]";
 
-std::string help_text() {
-    return "Reads a safetensors file (F32, F64, F16, BF16 tensors) or a NumPy .npz (float32 or\n"
-           "float64 arrays), finds the attention projections by their names, transposes\n"
-           "PyTorch's (out, in) weights to (D, d) per head, splits the heads, keeps the biases,\n"
-           "and writes the model input schema (reports/SCHEMA.md, \"Files written by attnspec\n"
-           "import\"). Other tensors (embeddings, MLP, LayerNorm) are ignored. Names "
-           "understood:\n" +
-           checkpoint_patterns() +
-           "The head count comes from --heads or from num_attention_heads in a config.json\n"
-           "beside the checkpoint. Without --inputs the file holds weights only; --inputs\n"
-           "F.npz adds hidden states: arrays layer<l>_sentence<s> (N, D) entering layer l, or\n"
-           "one X (N, D) used for every layer as sentence 0.\n\n"
-           "examples:\n"
-           "  attnspec import model.safetensors --out minilm.h5          (heads from config.json)\n"
-           "  attnspec import vit.safetensors --heads 12 --layers 0,11 --out vit.h5\n"
-           "  attnspec import weights.npz --heads 4 --inputs states.npz --out mine.h5 --json\n";
-}
+const char* kHelp =
+    "examples:\n"
+    "  attnspec import model.safetensors --out minilm.h5          (heads from config.json)\n"
+    "  attnspec import vit.safetensors --heads 12 --layers 0,11 --out vit.h5\n";
 
 std::vector<int> parse_layers(const std::string& text) {
     std::vector<int> out;
@@ -107,7 +94,7 @@ int run_import(const Invocation& inv) {
                        "the checkpoint: a .safetensors file or an .npz (also positional)")(
         "out,o", po::value(&o.out)->required(), "the model file to write (atomically)")(
         "heads", count_value(&o.heads, "--heads", 1, 1000000),
-        "heads per layer H (default: num_attention_heads of config.json beside the checkpoint)")(
+        "heads per layer (default: from config.json)")(
         "layers", po::value(&layers), "source layers to import, e.g. 0,3 (default: all)")(
         "inputs", po::value(&o.inputs), "hidden states (.npz): layer<l>_sentence<s> or X")(
         "scale", real_value(&scale, "--scale", 0, 1e300, true),
@@ -119,7 +106,7 @@ int run_import(const Invocation& inv) {
     po::positional_options_description pos;
     pos.add("checkpoint", 1);
     po::variables_map vm;
-    if (!parse(inv, "import", kSynopsis, help_text(), desc, vm, &pos)) return 0;
+    if (!parse(inv, "import", kSynopsis, kHelp, desc, vm, &pos)) return 0;
     apply_memory_option(max_memory);
     if (given(vm, "layers")) o.layers = parse_layers(layers);
     if (given(vm, "scale")) o.scale = scale;

@@ -36,24 +36,8 @@ int run_info(const Invocation& inv) {
     add_common_options(desc, common, "", kJson);
     po::variables_map vm;
     if (!parse(inv, "info", "[--json]",
-               "Prints the tool version, git commit, compiler, the versions of Eigen, Spectra,\n"
-               "HDF5 and BLAS it was built with, the BLAS kernels that run (blas_core), why\n"
-               "(blas_core_reason: detected by OpenBLAS, chosen by attnspec from the CPU's\n"
-               "features, forced, or set by the user), the CPU features that decided, the BLAS\n"
-               "threads, and CUDA status in words: whether the CUDA backend was built, and why\n"
-               "no device is usable ('no NVIDIA driver (libcuda.so.1 not found)', 'driver\n"
-               "supports CUDA 12.4, this build needs 13.0', 'driver present, no device') or the\n"
-               "device name and sm. It asks the driver (libcuda.so.1) directly and loads neither\n"
-               "the CUDA runtime nor cuBLAS/cuSOLVER; `attnspec gpu-check` runs the GPU twins.\n\n"
-               "The kernels: where OpenBLAS loads a weaker core than the CPU runs (its generic\n"
-               "Prescott kernels on a CPU it does not recognise), attnspec sets\n"
-               "OPENBLAS_CORETYPE to the best core of that OpenBLAS for the CPU's features and\n"
-               "restarts itself once (README, 'BLAS kernels'). Override:\n"
-               "  ATTNSPEC_BLAS_CORE=off        keep OpenBLAS's own choice\n"
-               "  ATTNSPEC_BLAS_CORE=Haswell    force a core (auto is the default)\n"
-               "  OPENBLAS_CORETYPE=SkylakeX    passed to OpenBLAS as is; attnspec keeps it\n\n"
-               "examples:\n  attnspec info --json\n  ATTNSPEC_BLAS_CORE=off attnspec info\n",
-               desc, vm))
+               "examples:\n  attnspec info --json\n  ATTNSPEC_BLAS_CORE=off attnspec info\n", desc,
+               vm))
         return 0;
     const auto versions = build_versions();
     const gpu::DriverProbe probe = gpu::probe_driver();

@@ -37,125 +37,37 @@ struct Options {
 const char* kSynopsis =
     "(--input F.h5 | --random N,D,d [--seed S] | --dataset NAME[:l[:h[:s]]]) [options]";
 const char* kHelp =
-    "Computes the exact Jacobian of softmax(s X W_Q W_K^T X^T) X W_V (SC Thm 3.3) by\n"
-    "the structured closed form, column-major vec (rows i + N c; columns a + D b for W,\n"
-    "m + N a for X). Prints shape, Frobenius and max norms and time per head; writes the\n"
-    "inputs, and J when it is at most --store-limit (16 MiB) or --store-j asks, to the report.\n"
-    "With --svd, kappa(J) takes the spectral engine's path (J J^T from the factors, matrix-free\n"
-    "refinement) and a J above --store-limit is not formed at all; long solves show their\n"
-    "progress and an estimate on stderr. Input files follow the one attention input schema\n"
-    "(reports/SCHEMA.md, \"Attention input files\"): heads at the root or /heads/<name>/,\n"
-    "X shared at the root or one per head (then no layer norm is reported), optional C_*,\n"
-    "biases b_Q, b_K, b_V (J at Q = X W_Q + 1 b_Q^T, ...; --bias drop for the paper's\n"
-    "bias-free form) and attribute s. Exit codes: 0 ok, 64 usage, 65 bad data or\n"
-    "oversized problem, 66 input missing, 73 cannot create the report, 74 I/O error.\n\n"
-    "examples: (times in CPU seconds, user + system, on 2 cores with OpenBLAS Cooperlake\n"
-    "kernels; a busy machine takes longer in wall time)\n"
+    "examples:\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm --svd auto\n"
-    "      (MiniLM size: kappa(J) in ~2.5 s, 0.3 GB; the 1.1 GiB J is not formed)\n"
-    "  attnspec jacobian --random 16,8,4 --wrt input --scale invsqrt \\\n"
-    "      --correction lambda:10 --weight-scale 3\n"
-    "  attnspec jacobian --input layer.h5 --heads 4 --json --out reports/out/layer_J.h5\n"
-    "  attnspec jacobian --input datasets/embedded/attention_heads.h5 --no-report\n"
-    "  attnspec jacobian --input biased_heads.h5 --bias drop --svd full   (kappa(J) of the\n"
-    "      bias-free form of heads that carry biases; --bias keep, the default, uses them)\n"
-    "  attnspec jacobian --dataset minilm-l6:0:0 --svd auto   (layer 0, head 0 of the real\n"
-    "      model on sentence 0, s = 1/sqrt(d) from the file; NAME:l:h:* = every sentence,\n"
-    "      one block of heads per sentence; under a second)\n"
-    "  attnspec jacobian --random 64,128,32 --svd auto --store-j   (kappa(J) and the 200 MB J\n"
-    "      in the report, written uncompressed; ~2 s)\n"
-    "  attnspec jacobian --random 128,384,32 --max-memory 2GiB --store-limit 0\n"
-    "      (J is 1.1 GiB: computed and its norms reported, not written to the report; ~2 s)\n"
-    "  attnspec jacobian --random 197,768,64 --token-dist layernorm --scale invsqrt \\\n"
-    "      --svd extremal --max-memory 8GiB   (ViT-B head: kappa(J) from J J^T, a 12608^2\n"
-    "      Gram matrix, and matrix-free refinement; ~1 min wall, 2.6 GB, progress on stderr)\n"
-    "  attnspec jacobian --random 197,768,64 --seed 1 --token-dist gaussian --scale 1 \\\n"
-    "      --svd extremal --certify always --max-memory 10GiB --no-report   (ViT-B head,\n"
-    "      kappa(J) = 1.486e7: the refined lower end is 0; the double-double certificate on\n"
-    "      J J^T from the head's factors encloses kappa to 3e-8 relative, both ends proved\n"
-    "      (no A2), with one factorization; ~5 min wall, 9 GB)\n"
-    "  attnspec jacobian --random 32,64,16 --seed 3 --svd extremal --certify always --no-report\n"
-    "      (sigma_min certified by one double-double Cholesky of J J^T - tau I + c w w^T and\n"
-    "      Temple's bound; on this well-conditioned head it matches the refined enclosure)\n"
-    "  attnspec jacobian --random 64,128,32 --token-dist gaussian --scale 1 --weight-scale 1.3 \\\n"
-    "      --svd extremal --no-report   (kappa(J) ~ 1.9e6: the refined lower end of sigma_min is\n"
-    "      0; --certify auto proves both ends to ~2e-8 relative in double-double; ~2 s CPU,\n"
-    "      0.3 GB)\n";
+    "  attnspec jacobian --dataset minilm-l6:0:0 --svd auto\n";
 
 void declare_options(po::options_description& desc, Options& o) {
-    desc.add_options()(
-        "input", po::value(&o.input),
-        "HDF5 input in the attention input schema (reports/SCHEMA.md, \"Attention input files\"): "
-        "W_Q, W_K, W_V (D x d) at the root or /heads/<name>/W_Q... for several heads (file "
-        "order); X (N x D) at the root (shared) or per head; optional C_Q, C_K, C_V, biases "
-        "b_Q, b_K, b_V (d,) and attribute s. datasets/embedded/attention_heads.h5 is one")(
-        "bias", po::value(&o.bias),
-        "keep (default): J at the input's biases, Q = X W_Q + 1 b_Q^T, K, V likewise; drop: "
-        "the paper's bias-free form. The report's bias_form says which was used")(
-        "random", po::value(&o.random),
-        "generate a random instance of sizes N,D,d (e.g. 128,384,32)")(
+    desc.add_options()("input", po::value(&o.input),
+                       "HDF5 heads file (the attention input schema)")(
+        "bias", po::value(&o.bias), "keep (default) or drop the input's biases")(
+        "random", po::value(&o.random), "random instance of sizes N,D,d, e.g. 128,384,32")(
         "dataset", po::value(&o.dataset),
-        dataset_option_help("the selected heads on their sentence; an omitted sentence part "
-                            "means sentence 0, '*' every sentence (one block of heads each)")
-            .c_str())(
-        "token-dist", po::value(&o.token_dist),
-        "distribution of the token rows of the random X: gaussian (i.i.d. N(0,1), default) "
-        "or layernorm (each row centred, unit variance); --random only")(
+        dataset_option_help("heads on sentence 0 unless given").c_str())(
+        "token-dist", po::value(&o.token_dist), "random X rows: gaussian (default) or layernorm")(
         "weight-scale", real_value(&o.weight_scale, "--weight-scale", 0, 1e300, true),
-        "random weights are N(0, w^2/D) (default w = 1); --random only")(
-        "wrt", po::value(&o.wrt),
-        "weights: J = [J_Q, J_K, J_V] (Nd x 3Dd, default); input: J_X (Nd x ND)")(
-        "scale", po::value(&o.scale),
-        "logit scale s: 1 (the paper, default) or invsqrt (1/sqrt(d))")(
+        "random weights N(0, w^2/D) (default w = 1)")("wrt", po::value(&o.wrt),
+                                                      "weights (J, default) or input (J_X)")(
+        "scale", po::value(&o.scale), "logit scale s: 1 (default) or invsqrt (1/sqrt(d))")(
         "correction", po::value(&o.correction),
-        "fixed SpecA correction C of every weight: none "
-        "(default; uses C_* from --input if present), lambda:<l> (l I_{D x d}) or svd (Thm 3.5). "
-        "J is evaluated at W + C")(
+        "SpecA correction: none (default), lambda:<l> or svd")(
         "heads", count_value(&o.heads, "--heads", 1, kMaxDim),
-        "number of heads H sharing X (default 1); per-head J blocks, "
-        "the full-layer J is block diagonal (weights) or their stack (input)")(
-        "store-j", po::bool_switch(&o.store_j),
-        "form J and write it into the report whatever its size (up to --max-memory); "
-        "uncompressed above 64 MiB")(
-        "store-limit", po::value(&o.store_limit),
-        "without --store-j, write J into the report only up to this size (default 16MiB; "
-        "inputs and norms are always written); with --svd a J above it is not formed at all")(
+        "number of heads H sharing X (default 1)")("store-j", po::bool_switch(&o.store_j),
+                                                   "write J into the report whatever its size")(
+        "store-limit", po::value(&o.store_limit), "write J only up to this size (default 16MiB)")(
         "quiet,q", po::bool_switch(&o.quiet), "no progress on stderr (also off with --json)");
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "jacobian.h5");
-    desc.add_options()(
-        "svd", po::value(&o.svd),
-        "also compute sigma_max, sigma_min, kappa (strict and nz), rank, enclosures and triplet "
-        "residuals of each head's J with the spectral engine: full (all eigenvalues of J J^T), "
-        "extremal (Lanczos), auto (full up to --full-upto rows). J J^T is assembled from the "
-        "factors and "
-        "the refinement is matrix-free: no route needs dense J, which is formed only with "
-        "--store-j or below --store-limit. Progress with an estimate on stderr")(
+    desc.add_options()("svd", po::value(&o.svd),
+                       "also sigma_max, sigma_min, kappa(J): full, extremal or auto")(
         "full-upto", count_value(&o.full_upto, "--full-upto", 1, kMaxDim),
-        "--svd auto: all eigenvalues of J J^T up to this many rows (default 512: dsyevd is slow "
-        "on 2 cores above), Lanczos above; a J whose full rank Lanczos cannot prove falls back to "
-        "all eigenvalues up to 4x "
-        "this (announced on stderr with its expected time)")(
-
+        "--svd auto: all eigenvalues up to R rows (default 512)")(
         "certify", po::value(&o.certify),
-        "with --svd: certified lower bound on sigma_min by a verified Cholesky of J J^T - tau I: "
-        "in double-double, J J^T assembled from the head's factors (proofs/spectral_enclosure.md "
-        "§8: rounding ~(n/8)^2 u^2, resolves sigma_min to ~2e-8 relative at kappa(J) ~ 1e7; "
-        "the first factorization, of J J^T - tau I + c w w^T with the engine's vector w and tau "
-        "just above lambda_min, bounds the second eigenvalue and Temple's bound then encloses "
-        "sigma_min on both sides, so one factorization usually suffices; "
-        "n^2 N + n^3 / 6 double-double multiply-adds per factorization, 40 n^2 bytes; a ViT-B "
-        "head, n = 12608, takes ~5 min on 2 cores), else in double (Rump, §6); when neither fits "
-        "or proves "
-        "enough, the deflated certificate (§7: dsyevr of J J^T, Cholesky of J J^T + s V V^T - "
-        "beta I, Ritz block from J^T V); each announced with its expected time. auto (default: "
-        "when the refined bound is 0 or wider than 1e-6 relative, fits --max-memory and needs "
-        "<= 6e10 double-double multiply-adds or 5e11 flops, e.g. up to a (128, 384, 32) head; a "
-        "ViT-B head only under always), "
-        "always, never. At a head the factors are computed in double-double too, with a proved "
-        "bound on ||J~ - J|| (assuming expl within 2 ulp) that replaces the product error (A2) "
-        "on both ends of sigma_min where that is narrower; elsewhere the lower end subtracts "
-        "A2's pad");
+        "with --svd: certify sigma_min: auto (default), always, never");
 }
 
 // The heads: read from --input, or a seeded random layer sharing X.

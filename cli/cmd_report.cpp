@@ -16,27 +16,9 @@ namespace attnspec::cli {
 namespace {
 
 const char* kExamples =
-    "subcommands:\n"
-    "  show FILE     provenance and a summary of any report (verify: every check's verdict and\n"
-    "                per-regime counts; jacobian, cond, neumann, fidelity: their tables), and\n"
-    "                (--tree) the HDF5 tree with dataset shapes\n"
-    "  render FILE   the report as a page with a summary and tables: Markdown on stdout, to\n"
-    "                --out F.md (Markdown only), or to --out DIR: DIR/report.md plus DIR/figures/\n"
-    "                (SVG and PNG, made by scripts/render_figures.py with matplotlib; the\n"
-    "                interpreter is $ATTNSPEC_PYTHON or /usr/bin/python3, the script\n"
-    "                $ATTNSPEC_RENDER_SCRIPT). DIR is written atomically; an existing DIR holding\n"
-    "                a report.md is replaced only after success.\n\n"
     "examples:\n"
     "  attnspec report show reports/out/verify-all.h5\n"
-    "  attnspec report show reports/out/verify-all.h5 --tree\n"
-    "  attnspec neumann --tokens 64        # writes reports/out/neumann.h5 (the default --out)\n"
-    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann\n"
-    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all\n"
-    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all --no-figures\n"
-    "  attnspec report render reports/out/neumann.h5 --out reports/out/neumann.md\n"
-    "  attnspec verify thm3.5 thm3.8 --shard 0/2 --out /tmp/s0.h5\n"
-    "  attnspec verify thm3.5 thm3.8 --shard 1/2 --out /tmp/s1.h5\n"
-    "  attnspec report merge /tmp/s0.h5 /tmp/s1.h5 --out /tmp/verify.h5\n";
+    "  attnspec report render reports/out/verify-all.h5 --out reports/out/verify-all\n";
 
 struct ReportOptions {
     CommonOptions common;  // --json only
@@ -52,9 +34,7 @@ void declare(po::options_description& desc, ReportOptions& o) {
         ("file", po::value(&o.file), "report file (positional)")
         ("more", po::value(&o.more)->multitoken(), "merge: more shard reports (positional)")
         ("tree", po::bool_switch(&o.tree), "show: also print the HDF5 tree")
-        ("out", po::value(&o.out),
-         "render: DIR (report.md + figures/) or F.md (Markdown only); default stdout. merge: the "
-         "merged report (required)")
+        ("out", po::value(&o.out), "render: DIR or F.md (default stdout); merge: R.h5")
         ("no-figures", po::bool_switch(&o.no_figures), "render --out DIR: the Markdown only");
     // clang-format on
     add_common_options(desc, o.common, "", kJson);

@@ -32,38 +32,9 @@ namespace attnspec::cli {
 namespace {
 
 const char* kExamples =
-    "Checks are listed by 'attnspec verify --list'. Each draws seeded random instances over its\n"
-    "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
-    "returns holds / violated / inconclusive / not_applicable per instance. Every statement is\n"
-    "reconstructed from a summary of its paper; --list names the source (docs/SOURCES.md).\n"
-    "Experiments (marked in --list) print a table instead and never change the exit status.\n\n"
-    "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
-    "(a finding, not a crash: the violating instances are in the report and replay from their\n"
-    "seeds); 2 some instance is inconclusive, or a check ran no instance or none applicable.\n"
-    "--fail-on violated makes inconclusive exit 0;\n"
-    "--fail-on never exits 0 whenever the run completed.\n\n"
     "examples:\n"
-    "  attnspec verify --all                       every check, default regimes (< 2 min)\n"
-    "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n"
-    "  attnspec verify thm3.5 --shape 64x16 --out /tmp/t35.h5\n"
-    "  attnspec verify --all --thorough --time-budget 600\n"
-    "  attnspec verify --all --threads 1           serial: the same report, slower\n"
-    "  attnspec verify --all --dataset ''          without the real-model analysis\n"
-    "  attnspec verify --all --shard 1/4 --out /tmp/s1.h5    one of 4 parts (then 'attnspec report "
-    "merge')\n"
-    "  mpirun -n 2 --bind-to none attnspec verify --all --mpi   2 ranks, one report (as root add\n"
-    "      --allow-run-as-root; more ranks than cores: --oversubscribe; README, 'Sweeps')\n"
-    "  attnspec verify thm3.4-model model-kappa-J --dataset minilm-l6:0   layer 0 only\n"
-    "  attnspec verify model-infsa --dataset minilm-l6:*:3 --regime L5   head 3 of layer 5\n"
-    "  attnspec verify thm3.8-above-sigma1 --instance "
-    "reports/out/verify-thm3.8-above-sigma1.counterexamples/thm3.8-above-sigma1-instance_<i>.h5\n\n"
-    "The default report is reports/out/verify-<checks>.h5: verify-all.h5 for --all, else the\n"
-    "sorted check names joined by '+' (verify-thm3.4+thm3.5.h5; verify-<n>-checks-<hash>.h5\n"
-    "when that name would pass 60 characters). Every violated instance, up to 64 per check, is\n"
-    "also written as a replayable file to the report's own directory <report "
-    "stem>.counterexamples/\n"
-    "(replaced with the report; none with --no-report). The report records per check how many\n"
-    "were violated (n_violated) and written (counterexample_files, counterexample_cap).\n";
+    "  attnspec verify --all          every check -> reports/out/verify-all.h5\n"
+    "  attnspec verify thm3.5 --trials 400 --seed 7 --json\n";
 
 struct VerifyOptions {
     CommonOptions common;
@@ -86,70 +57,39 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("all", po::bool_switch(&o.all), "run every registered check")
         ("list", po::bool_switch(&o.list), "list the registered checks and exit")
         ("trials", count_value(&o.run.trials, "--trials", 1, 2147483647),
-         "exactly N instances per check (N >= 1), spread over the R regimes it runs (those "
-         "--regime keeps; the first N mod R draw one more); the attention checks add one "
-         "instance per embedded head, and a draw with nothing to check (infsa: all scores <= 0) "
-         "is skipped. Default: each check's own grid, 28 to 650")
-        ("shape", po::value(&o.shape), "fix the shape instead of the shape grid, AxB: W is AxB "
-         "(thm3.5, lemma3.7, thm3.8), D = A, d = B, N = 2A (attention checks), N = A (infsa "
-         "checks); e.g. 64x16")
+         "exactly N instances per check (default: its grid)")
+        ("shape", po::value(&o.shape), "fix the shape AxB instead of the grid, e.g. 64x16")
         ("regime", po::value(&o.run.regimes)->multitoken(),
-         "only regimes whose name contains this text; matching no regime of a check is a usage "
-         "error; thm3.4 search/* regimes run only when a text contains 'search'")
+         "only regimes whose name contains this text")
         ("time-budget", real_value(&o.run.time_budget_s, "--time-budget", 0, 1e9, true),
-         "seconds (> 0) per check after which no new instance starts: a check ends within "
-         "one instance's time of it and keeps the instances started before, in instance order "
-         "(more with more --threads)")
+         "seconds per check after which no instance starts")
         ("threads", count_value(&o.run.threads, "--threads", 1, 4096),
-         ("workers evaluating the checks' instances in parallel (default: every core this "
-          "process may use, here " + std::to_string(o.run.threads) + "); 1 is a serial run. "
-          "With several checks, up to N of them run side by side (never more than N instances "
-          "at once), unless --time-budget or --search-seconds asks for one check at a time. "
-          "Verdicts, numbers and records are the same for any N (each instance runs with one "
-          "BLAS thread), e.g. --threads 1 and --threads 8 give reports equal under "
-          "scripts/compare-reports.py").c_str())
+         ("parallel workers, 1 = serial (default " + std::to_string(o.run.threads) +
+          ": every core)").c_str())
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),
          "exit non-zero on: violated | inconclusive | never")
         ("instance", po::value(&o.instance),
-         "replay one stored instance (an instance file, or a report: its first violated record)")
+         "replay one stored instance (instance file or report)")
         ("record", po::value(&o.record),
-         "with --instance on a report: the record group, e.g. instance_12")
+         "with --instance on a report: the record group")
         ("kappa-lambda", po::value(&o.run.kappa_lambda)->default_value(o.run.kappa_lambda),
-         "thm3.4: convention for kappa(Lambda): nz (rtol N^2 eps) or strict (= inf: vacuous bound)")
+         "thm3.4: kappa(Lambda) convention, nz or strict")
         ("embedded", po::value(&o.run.embedded_heads),
-         "input file whose heads join the attention checks as regimes embedded/<name> "
-         "(default: datasets/embedded/attention_heads.h5 of the source tree; '' for none)")
+         "heads file joining the attention checks ('' none)")
         ("dataset", po::value(&o.run.dataset),
-         "model dataset of the real-model analysis (model-weights-kappa, thm3.4-model, "
-         "model-kappa-J, model-speca-lambda, model-infsa): NAME[:layer[:head[:sentence]]], an "
-         "omitted or '*' part meaning all, e.g. minilm-l6:2 (layer 2), minilm-l6:*:5:0 (head 5 "
-         "of every layer, sentence 0). Default: minilm-l6 (datasets/embedded/minilm-l6.h5; "
-         "'attnspec dataset list'), each analysis on its default units: thm3.4-model, "
-         "model-kappa-J and model-speca-lambda every head on the shortest sentence, "
-         "model-weights-kappa and model-infsa everything (--thorough: every sentence). '' skips "
-         "the real-model analysis")
+         "real-model dataset NAME[:l[:h[:s]]] ('' skips it)")
         ("search-evals", count_value(&o.run.search_evals, "--search-evals", 0, kMaxDim),
-         "thm3.4: evaluations of the counterexample searches (default 3600, --thorough 7200; "
-         "0: no search); a seed reproduces them")
+         "thm3.4: search evaluations (default 3600, 0: none)")
         ("search-seconds", real_value(&o.run.search_seconds, "--search-seconds", 0, 1e9, true),
-         "thm3.4: wall-clock cap on the searches (default none); the report says whether it "
-         "was reached (then the run is not reproducible)")
+         "thm3.4: wall-clock cap on the searches")
         ("search-budget", real_value(&o.run.search_budget_s, "--search-budget", 0, 1e9),
-         "deprecated: 0 = --search-evals 0, S > 0 = --search-seconds S")
+         "deprecated: --search-evals 0 or --search-seconds")
         ("shard", po::value(&o.shard),
-         "i/n (0 <= i < n): run only part i of n of the selected checks (whole checks, split by "
-         "estimated cost; a part may hold none when n exceeds the checks) and write a shard "
-         "report (default verify-<checks>.shard-i-of-n.h5); 'attnspec report merge' combines "
-         "the n shards into the report of the whole run")
+         "i/n: run part i of n of the checks (report merge)")
         ("mpi", po::bool_switch(&o.mpi),
-         "under mpirun: every rank runs the checks and evaluates its share of each check's "
-         "instances (--threads counts per rank; default: this node's cores over its ranks), the "
-         "ranks exchange results and rank 0 writes the one report; with --time-budget or "
-         "--search-seconds, rank r of K runs shard r/K instead and rank 0 merges the shards. "
-         "Ranks whose build or BLAS kernels differ are refused (64). Needs an MPI build (exit 69 "
-         "otherwise)");
+         "under mpirun: spread the instances over the ranks");
     // clang-format on
     add_memory_option(desc, o.max_memory);
     add_common_options(desc, o.common, "verify-<checks>.h5");

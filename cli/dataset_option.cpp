@@ -6,9 +6,7 @@
 namespace attnspec::cli {
 
 std::string dataset_option_help(const std::string& what) {
-    return "named dataset NAME[:layer[:head[:sentence]]] (attnspec dataset list): " + what +
-           ". An omitted or '*' part means all, indices from 0. Excludes --input and the "
-           "options of generated data";
+    return "named dataset NAME[:l[:h[:s]]]: " + what;
 }
 
 DatasetSelector dataset_selector(const std::string& text, bool default_sentence0) {

@@ -10,7 +10,8 @@
 
 namespace attnspec::cli {
 
-// The option's description; `what` says what the command computes from the selected heads.
+// The option's one-line description; `what` (a few words) says what the command computes from
+// the selected heads. The long form is on docs/cli/<command>.md.
 std::string dataset_option_help(const std::string& what);
 
 // Parses the selector (Usage on a malformed one). With `default_sentence0`, a selector of a

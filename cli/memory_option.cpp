@@ -30,10 +30,8 @@ double parse_size(const std::string& s, const std::string& option, bool allow_ze
 
 void add_memory_option(po::options_description& desc, std::string& value) {
     desc.add_options()("max-memory", po::value(&value),
-                       ("memory budget: refuse (exit 65, before allocating) a problem whose "
-                        "estimated memory exceeds SIZE (512MiB, 4GiB, bytes); default half of "
-                        "physical memory, " +
-                        human_bytes(default_memory_limit_bytes()) + " here")
+                       ("memory budget (default half of physical memory, " +
+                        human_bytes(default_memory_limit_bytes()) + " here)")
                            .c_str());
 }
 
