@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/sha256.hpp"
@@ -53,20 +52,38 @@ Eigen::MatrixXd hidden_states(const TensorFile& f, const std::string& name, Eige
     return t.matrix(what);
 }
 
+// layer<l>_sentence<s>, each number of 1 to 6 digits.
+bool per_layer_name(const std::string& name, int& layer, int& sentence) {
+    const auto number = [&name](size_t from, size_t to, int& out) {
+        if (to <= from || to - from > 6) return false;
+        for (size_t i = from; i < to; ++i)
+            if (name[i] < '0' || name[i] > '9') return false;
+        out = std::stoi(name.substr(from, to - from));
+        return true;
+    };
+    const std::string mid = "_sentence";
+    if (name.compare(0, 5, "layer") != 0) return false;
+    const size_t at = name.find(mid, 5);
+    return at != std::string::npos && number(5, at, layer) &&
+           number(at + mid.size(), name.size(), sentence);
+}
+
 Inputs read_inputs(const std::string& path, const CheckpointMap& m) {
     Inputs in;
     const auto f = open_tensor_file(path);
-    static const std::regex per_layer(R"(^layer(\d{1,6})_sentence(\d{1,6})$)");
     std::vector<std::pair<std::pair<int, int>, std::string>> wanted;
     bool shared = false;
     for (const TensorEntry& e : f->entries()) {
-        std::smatch g;
+        int layer = 0, sentence = 0;
         if (e.name == "X")
             shared = true;
-        else if (std::regex_match(e.name, g, per_layer))
-            wanted.push_back({{std::stoi(g[1]), std::stoi(g[2])}, e.name});
+        else if (per_layer_name(e.name, layer, sentence))
+            wanted.push_back({{layer, sentence}, e.name});
         else
-            fail_data(path + ": array '" + e.name +
+            fail_data(path + ": array '" +
+                      (e.name.size() > 120 ? e.name.substr(0, 60) + "... (" +
+                                                 std::to_string(e.name.size()) + " characters)"
+                                           : e.name) +
                       "' is neither X nor layer<l>_sentence<s> (hidden states entering layer l)");
     }
     if (shared && !wanted.empty())
@@ -78,6 +95,17 @@ Inputs read_inputs(const std::string& path, const CheckpointMap& m) {
         for (const ImportedLayer& l : m.layers) imported = imported || l.source == key.first;
         if (!imported) continue;  // a layer not selected by --layers
         in[key.first][key.second] = hidden_states(*f, name, m.D);
+    }
+    if (in.empty()) {
+        std::string layers;
+        for (const ImportedLayer& l : m.layers)
+            layers += (layers.empty() ? "" : ",") + std::to_string(l.source);
+        fail_data(path + ": no hidden states for the imported layers " + layers + " (" +
+                  (f->entries().empty() ? std::string("it holds no arrays")
+                                        : std::to_string(f->entries().size()) +
+                                              " array(s), none X or layer<l>_sentence<s> for "
+                                              "these layers") +
+                  ")");
     }
     return in;
 }

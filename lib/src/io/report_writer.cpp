@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,6 +62,24 @@ extern "C" void cleanup_and_reraise(int sig) {
 }
 
 // ---- paths and names ----
+}  // namespace
+
+std::string temp_name_prefix(const std::string& name) {
+    // ".<name>.tmp.<pid>.<16 hex>" within NAME_MAX (255 bytes): a pid of up to 10 digits leaves
+    // 222 bytes for the name. A longer name is cut (at a UTF-8 boundary) and followed by "~" and
+    // 16 hex digits of its FNV-1a hash: the same prefix for every run on one target.
+    constexpr std::size_t kRoom = 255 - 1 - 5 - 10 - 1 - 16;
+    if (name.size() <= kRoom) return "." + name + ".tmp.";
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    std::size_t keep = kRoom - 17;
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+    return "." + name.substr(0, keep) + "~" + hex + ".tmp.";
+}
+
+namespace {
 std::pair<std::string, std::string> split_dir(const std::string& path) {
     auto pos = path.find_last_of('/');
     if (pos == std::string::npos) return {".", path};
@@ -81,7 +100,7 @@ std::string random_suffix() {
     return s;
 }
 // ".<name>.tmp." and ".<stem>.counterexamples.tmp.": the prefixes of a target's temps.
-std::string temp_prefix(const std::string& base) { return "." + base + ".tmp."; }
+std::string temp_prefix(const std::string& base) { return temp_name_prefix(base); }
 std::string companion_base(const std::string& base) {
     const bool h5 = base.size() > 3 && base.compare(base.size() - 3, 3, ".h5") == 0;
     return (h5 ? base.substr(0, base.size() - 3) : base) + ".counterexamples";

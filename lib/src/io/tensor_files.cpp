@@ -16,17 +16,36 @@
 namespace attnspec {
 namespace detail {
 
+namespace {
+const char* kind_of(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "a special file";
+}
+}  // namespace
+
 ByteFile::ByteFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO without a writer would block open() forever; the type is checked on the
+    // descriptor before anything is read (no window between a stat and the open).
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd_ < 0)
         throw Error(ExitCode::NoInput,
                     "cannot open '" + path + "': " + std::string(std::strerror(errno)));
     struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool examined = ::fstat(fd_, &st) == 0;
+    if (!examined || !S_ISREG(st.st_mode)) {
+        const std::string why =
+            examined ? std::string("is ") + kind_of(st.st_mode) + ", not a regular file"
+                     : "cannot be examined: " + std::string(std::strerror(errno));
         ::close(fd_);
         fd_ = -1;
-        fail_data("'" + path + "' is not a regular file");
+        fail_data("'" + path + "' " + why);
     }
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
     size_ = static_cast<std::uint64_t>(st.st_size);
 }
 

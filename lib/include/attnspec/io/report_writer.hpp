@@ -64,6 +64,11 @@ void write_text_file_atomically(const std::string& path, const std::string& text
 // `target`) whose pid is not a running process. Returns how many were removed.
 int remove_stale_temps(const std::string& target);
 
+// ".<name>.tmp.": the prefix of the temps made beside a file or directory named `name` (then
+// "<pid>.<random>", at most 27 bytes). A name too long for the whole to fit in NAME_MAX is cut
+// and followed by "~<16 hex digits of its hash>", the same for every run on that name.
+std::string temp_name_prefix(const std::string& name);
+
 // Remove any registered temp files and re-raise (installed by the CLI for SIGINT/SIGTERM/SIGHUP).
 void install_cleanup_signal_handlers();
 
