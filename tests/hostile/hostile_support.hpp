@@ -1,8 +1,9 @@
 // The hostile suite's runner and input makers (tests/hostile/). Every input is generated at test
 // time (no committed blobs): safetensors files written here byte by byte, .npz and HDF5 edits
 // made by python3 (numpy, h5py: the interpreter the CLI tests use). Each case runs the attnspec
-// executable in a child process with a wall-clock limit (killed past it) and reports its exit
-// status, stderr, wall time and peak resident memory (wait4's ru_maxrss).
+// executable under a small python3 launcher with a wall-clock limit (killed past it) and reports
+// its exit status, stderr, wall time and peak resident memory (the launcher's RUSAGE_CHILDREN
+// ru_maxrss: attnspec's own, not the forking test's pages).
 #pragma once
 #include <string>
 #include <vector>

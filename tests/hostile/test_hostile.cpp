@@ -17,7 +17,7 @@ using namespace attnspec::hostile;
 namespace {
 
 constexpr double kFastSeconds = 10;  // a refusal, or a small run
-constexpr double kSmallMb = 300;     // peak RSS of a refusal (the executable alone: ~30 MiB)
+constexpr double kSmallMb = 100;     // peak RSS of a refusal (the executable alone: ~20 MiB)
 
 bool has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -274,4 +274,26 @@ TEST_CASE("hostile: error lines are capped and control characters escaped", "[cl
     const Outcome e = run({"report", "show", "/tmp/no-such-\x1b[31mred.h5"});
     expect_refusal(e, 66, "\\x1b[31mred");
     CHECK_FALSE(has(e.err, "\x1b"));
+}
+
+TEST_CASE("hostile: a replayed instance is estimated from its declared shapes before any read",
+          "[cli][hostile]") {
+    Dir d;
+    const Outcome v =
+        run({"verify", "thm3.8-above-sigma1", "-q", "--out", d / "v.h5"}, 60);  // exit 1: found
+    REQUIRE(v.code == 1);
+    // a counterexample file whose W is swapped for a 1500 x 1500 matrix (18 MB of data)
+    REQUIRE(python(d.path,
+                   "import glob, shutil, sys, h5py, numpy as np\n"
+                   "src = sorted(glob.glob(sys.argv[1] + '/v.counterexamples/*.h5'))[0]\n"
+                   "shutil.copy(src, sys.argv[1] + '/big.h5')\n"
+                   "with h5py.File(sys.argv[1] + '/big.h5', 'a') as f:\n"
+                   "    del f['record/instance/W']\n"
+                   "    f['record/instance/W'] = np.random.default_rng(1).standard_normal("
+                   "(1500, 1500))\n",
+                   d.path));
+    // refused from the shapes alone: W is never read (its 18 MB would show in the peak)
+    expect_refusal(
+        run({"verify", "thm3.8-above-sigma1", "--instance", d / "big.h5", "--max-memory", "100M"}),
+        65, "replaying '/record' (W 1500 x 1500) would need", kFastSeconds, 40);
 }
