@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -37,6 +38,17 @@ std::string figures_script() {
     return s && *s ? s : ATTNSPEC_SOURCE_DIR "/scripts/render_figures.py";
 }
 
+double figures_timeout_seconds() {
+    const char* t = std::getenv("ATTNSPEC_RENDER_TIMEOUT");
+    if (!t || !*t) return 600;
+    char* end = nullptr;
+    const double v = std::strtod(t, &end);
+    if (*end != '\0' || !(v > 0) || v > 1e6)
+        throw Error(ExitCode::Usage, "ATTNSPEC_RENDER_TIMEOUT='" + std::string(t).substr(0, 40) +
+                                         "' is not a number of seconds from 0 to 1e6");
+    return v;
+}
+
 namespace {
 [[noreturn]] void bad_manifest(const std::string& path, int line, const std::string& why) {
     throw Error(ExitCode::Internal, "the figures script broke its contract: " + path + " line " +
@@ -64,6 +76,7 @@ int run_script(const std::string& report, const std::string& out) {
     const pid_t pid = ::fork();
     if (pid < 0) throw Error(ExitCode::Internal, std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
+        ::setpgid(0, 0);
         ::dup2(2, 1);
         const char* argv[] = {py.c_str(), script.c_str(), "--report", report.c_str(),
                               "--out",    out.c_str(),    nullptr};
@@ -71,9 +84,31 @@ int run_script(const std::string& report, const std::string& out) {
         std::fprintf(stderr, "attnspec: cannot run '%s': %s\n", py.c_str(), std::strerror(errno));
         ::_exit(127);
     }
+    // Its own process group, killed whole by the signal cleanup (report_writer.hpp) or at the
+    // timeout, so that no script outlives attnspec or writes into a removed temp.
+    ::setpgid(pid, pid);
+    set_signal_cleanup_child(pid);
+    struct Forget {
+        ~Forget() { set_signal_cleanup_child(0); }
+    } forget;
+    const double limit = figures_timeout_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
     int st = 0;
-    while (::waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) throw Error(ExitCode::Internal, "waitpid failed");
+    while (true) {
+        const pid_t got = ::waitpid(pid, &st, WNOHANG);
+        if (got == pid) break;
+        if (got < 0 && errno != EINTR) throw Error(ExitCode::Internal, "waitpid failed");
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit) {
+            ::kill(-pid, SIGKILL);
+            while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+            }
+            throw Error(ExitCode::Internal,
+                        "the figures script ran longer than " + std::to_string(int(limit)) +
+                            " s (ATTNSPEC_RENDER_TIMEOUT): stopped; --no-figures renders the "
+                            "Markdown only");
+        }
+        ::usleep(20000);
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -288,11 +323,13 @@ std::size_t write_page_dir(const std::string& report, const std::string& dir, co
                     "cannot create a temp directory beside '" + dir + "': " + std::strerror(errno));
     struct Cleanup {  // the temp, or after the swap the previous DIR: removed on every path
         std::string path;
+        int slot;  // and by the signal cleanup (SIGINT, SIGTERM, SIGHUP)
         ~Cleanup() {
             std::error_code ec;
-            fs::remove_all(path, ec);
+            if (!path.empty()) fs::remove_all(path, ec);
+            unregister_temp_tree(slot);
         }
-    } cleanup{tmp};
+    } cleanup{tmp, register_temp_tree(tmp)};
     ::chmod(tmp.c_str(), 0755);
     std::vector<PageFigure> figs;
     if (figures) {

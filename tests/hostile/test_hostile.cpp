@@ -3,10 +3,16 @@
 // codes"), a one-line message naming the problem, the wall time and the peak memory (wait4's
 // ru_maxrss). The limits are generous against the fixed code (these runs take milliseconds and
 // some tens of MiB) and far below what the defects cost (a crash, a hang, minutes, gigabytes).
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -296,4 +302,81 @@ TEST_CASE("hostile: a replayed instance is estimated from its declared shapes be
     expect_refusal(
         run({"verify", "thm3.8-above-sigma1", "--instance", d / "big.h5", "--max-memory", "100M"}),
         65, "replaying '/record' (W 1500 x 1500) would need", kFastSeconds, 40);
+}
+
+namespace {
+// True once process `pid` is gone (or a zombie waiting for a reaper that is not us).
+bool process_gone(long pid) {
+    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const size_t paren = stat.rfind(')');
+    return stat.empty() ||
+           (paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'Z');
+}
+// Entries of `dir` whose name holds ".tmp." (temps left behind).
+int temps_in(const std::string& dir) {
+    int n = 0;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(d))
+            n += std::string(e->d_name).find(".tmp.") != std::string::npos;
+        ::closedir(d);
+    }
+    return n;
+}
+const char* kSleepyStub =
+    "import os, sys, time\n"
+    "open(os.environ['STUB_PID'], 'w').write(str(os.getpid()))\n"
+    "time.sleep(60)\n";
+}  // namespace
+
+TEST_CASE(
+    "hostile: SIGTERM during report render removes its temp and the figures script; "
+    "the script has a timeout",
+    "[cli][hostile]") {
+    Dir d;
+    const std::string rep = neumann_report(d), pidfile = d / "stub.pid";
+    write_file(d / "stub.py", kSleepyStub);
+    const std::vector<std::string> env = {"ATTNSPEC_RENDER_SCRIPT=" + d / "stub.py",
+                                          std::string("ATTNSPEC_PYTHON=") + ATTNSPEC_PYTHON,
+                                          "STUB_PID=" + pidfile};
+    // the timeout: the script killed after 1 s, exit 70, no temp left
+    const Outcome t = run({"report", "render", rep, "--out", d / "page"}, 30,
+                          {env[0], env[1], env[2], "ATTNSPEC_RENDER_TIMEOUT=1"});
+    INFO(t.err);
+    CHECK(t.code == 70);  // stderr: the "figures: ..." log line, then the one error line
+    CHECK(has(t.err, "attnspec: error: the figures script ran longer than 1 s"));
+    CHECK(line_count(t.err) == 2);
+    CHECK(t.seconds < 8);
+    CHECK(process_gone(std::stol(read_file(pidfile))));
+    CHECK(temps_in(d.path) == 0);
+    std::remove(pidfile.c_str());
+    // SIGTERM while the script runs
+#ifdef ATTNSPEC_CLI_PATH
+    const char* relocated = std::getenv("ATTNSPEC_TEST_CLI");
+    const std::string cli = relocated && *relocated ? relocated : ATTNSPEC_CLI_PATH;
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+        const int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
+        ::execl(cli.c_str(), cli.c_str(), "report", "render", rep.c_str(), "--out",
+                (d / "page").c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    for (int i = 0; i < 500 && read_file(pidfile).empty(); ++i) ::usleep(20000);
+    const std::string stub = read_file(pidfile);
+    REQUIRE(!stub.empty());
+    ::usleep(100000);  // the stub's pid is written; give it the moment to be in its sleep
+    CHECK(temps_in(d.path) == 1);
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGTERM);
+    for (int i = 0; i < 100 && !process_gone(std::stol(stub)); ++i) ::usleep(20000);
+    CHECK(process_gone(std::stol(stub)));
+    CHECK(temps_in(d.path) == 0);
+    struct stat st {};
+    CHECK(::stat((d / "page").c_str(), &st) != 0);  // no page from the killed render
+#endif
 }
