@@ -71,6 +71,11 @@ int run_script(const std::string& report, const std::string& out) {
         throw Error(ExitCode::NoInput, "figures script '" + script +
                                            "' not found (set ATTNSPEC_RENDER_SCRIPT, or pass "
                                            "--no-figures for the Markdown only)");
+    if (::access(py.c_str(), X_OK) != 0)
+        throw Error(ExitCode::NoInput, "figures interpreter '" + py +
+                                           "' cannot be run: " + std::strerror(errno) +
+                                           " (set ATTNSPEC_PYTHON, or pass --no-figures for the "
+                                           "Markdown only)");
     log("figures: " + py + " " + script + " --report " + report + " --out " + out);
     std::fflush(nullptr);
     const pid_t pid = ::fork();

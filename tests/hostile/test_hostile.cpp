@@ -380,3 +380,24 @@ TEST_CASE(
     CHECK(::stat((d / "page").c_str(), &st) != 0);  // no page from the killed render
 #endif
 }
+
+TEST_CASE("hostile: misleading messages say what was wrong", "[cli][hostile]") {
+    Dir d;
+    write_file(d / "fake.npz", "not a zip archive at all");
+    expect_refusal(run({"import", d / "fake.npz", "--heads", "1", "--out", d / "o.h5"}), 65,
+                   "is not a zip archive");  // was "not a valid safetensors file"
+    write_file(d / "plain-file", "x");
+    expect_refusal(run({"dataset", "list"}, 10, {"ATTNSPEC_DATASETS=" + d / "plain-file"}), 66,
+                   "is not a directory");  // was "does not exist"
+    expect_refusal(run({"import", d / "fake.npz", "--out", d / "o.h5", "--max-memory",
+                        "18446744073709551616"}),
+                   64, "at most 1 EiB");  // was accepted
+    // a missing interpreter is a missing input (66) like a missing script, not an internal error
+    const std::string rep = neumann_report(d);
+    write_file(d / "stub.py", "import sys\n");
+    expect_refusal(
+        run({"report", "render", rep, "--out", d / "page"}, 10,
+            {"ATTNSPEC_RENDER_SCRIPT=" + d / "stub.py", "ATTNSPEC_PYTHON=" + d / "no-such-python"}),
+        66, "figures interpreter");
+    CHECK(temps_in(d.path) == 0);
+}
