@@ -117,7 +117,9 @@ void add_common_options(po::options_description& desc, CommonOptions& o,
                                .c_str());
     if (which & kOut)
         desc.add_options()(
-            "out", po::value(&o.out),
+            "out", po::value(&o.out)->notifier([](const std::string& v) {
+                if (v.empty()) fail_usage("--out expects a path, got an empty string");
+            }),
             ("report path (default reports/out/" + default_report + ", directory created)")
                 .c_str());
     if (which & kNoReport)

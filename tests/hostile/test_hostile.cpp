@@ -401,3 +401,26 @@ TEST_CASE("hostile: misleading messages say what was wrong", "[cli][hostile]") {
         66, "figures interpreter");
     CHECK(temps_in(d.path) == 0);
 }
+
+TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a report",
+          "[cli][hostile]") {
+    Dir d;
+    expect_refusal(run({"fidelity", "--tokens", "1,,2", "--draws", "1", "--no-report"}), 64,
+                   "--tokens has an empty item in '1,,2'");  // was accepted as 1,2
+    expect_refusal(run({"neumann", "--tokens", "16", "--dh", "4", "--out", ""}), 64,
+                   "--out expects a path");  // was the default path
+    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--out", d / "v.h5"}, 60);
+    REQUIRE(v.code == 1);
+    REQUIRE(python(d.path,
+                   "import sys, h5py\n"
+                   "with h5py.File(sys.argv[1], 'r+') as f:\n"
+                   "    r = f['checks/thm3.8-above-sigma1/regimes/regime']\n"
+                   "    r[0] = '\\x1b]0;owned\\x07\\x1b[31mred'\n",
+                   d / "v.h5"));
+    const Outcome s = run({"report", "show", d / "v.h5"});
+    INFO(s.err);
+    CHECK(s.code == 0);
+    CHECK(has(s.out, "\\x1b]0;owned\\x07\\x1b[31mred"));
+    CHECK_FALSE(has(s.out, "\x1b"));
+    CHECK_FALSE(has(s.out, "\x07"));
+}
