@@ -329,7 +329,7 @@ const char* kSleepyStub =
 }  // namespace
 
 TEST_CASE(
-    "hostile: SIGTERM during report render removes its temp and the figures script; "
+    "hostile: SIGTERM during report render removes its temp and the figures script, "
     "the script has a timeout",
     "[cli][hostile]") {
     Dir d;
