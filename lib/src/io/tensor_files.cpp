@@ -163,7 +163,8 @@ std::unique_ptr<TensorFile> open_tensor_file(const std::string& path) {
     if (head == std::string("PK\x03\x04", 4) || head == std::string("PK\x05\x06", 4))
         return open_npz(path);
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npz") == 0)
-        fail_data("'" + path + "' is not a zip archive (an .npz file is one; its first bytes are "
+        fail_data("'" + path +
+                  "' is not a zip archive (an .npz file is one; its first bytes are "
                   "not 'PK')");
     return open_safetensors(path);
 }
