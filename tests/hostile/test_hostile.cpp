@@ -424,3 +424,23 @@ TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a r
     CHECK_FALSE(has(s.out, "\x1b"));
     CHECK_FALSE(has(s.out, "\x07"));
 }
+
+TEST_CASE("hostile: --instance reads the schema versions report show reads", "[cli][hostile]") {
+    Dir d;
+    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--out", d / "v.h5"}, 60);
+    REQUIRE(v.code == 1);
+    REQUIRE(python(d.path,
+                   "import glob, shutil, sys, h5py\n"
+                   "src = sorted(glob.glob(sys.argv[1] + '/v.counterexamples/*.h5'))[0]\n"
+                   "for name, version in (('v2.h5', '2.0'), ('none.h5', None)):\n"
+                   "    shutil.copy(src, sys.argv[1] + '/' + name)\n"
+                   "    with h5py.File(sys.argv[1] + '/' + name, 'a') as f:\n"
+                   "        if version: f.attrs['schema_version'] = version\n"
+                   "        else: del f.attrs['schema_version']\n",
+                   d.path));
+    expect_refusal(run({"verify", "thm3.8-above-sigma1", "--instance", d / "v2.h5"}), 65,
+                   "schema_version '2.0'; this attnspec reads schema 1.x");
+    expect_refusal(run({"report", "show", d / "v2.h5"}), 65, "schema_version '2.0'");
+    expect_refusal(run({"verify", "thm3.8-above-sigma1", "--instance", d / "none.h5"}), 65,
+                   "no schema_version");
+}
