@@ -192,6 +192,9 @@ int replay(const VerifyOptions& o) {
                   "'; this attnspec reads schema " + major(kSchemaVersion) + ".x (" +
                   kSchemaVersion + ")");
     const std::string group = find_replay_record(r, c->name, o.record);
+    // the estimate from the declared shapes, before any read (replay_record checks it again)
+    if (const std::string estimate = check_replay_size(r, group); !o.quiet && !estimate.empty())
+        log(estimate);
     const CheckResult res = proofs::replay_record(*c, r, group);
     if (c->kind == "experiment") {  // a curve, no verdict: exit 0
         if (o.common.json)

@@ -293,11 +293,18 @@ TEST_CASE("hostile: a replayed instance is estimated from its declared shapes be
                    "import glob, shutil, sys, h5py, numpy as np\n"
                    "src = sorted(glob.glob(sys.argv[1] + '/v.counterexamples/*.h5'))[0]\n"
                    "shutil.copy(src, sys.argv[1] + '/big.h5')\n"
+                   "shutil.copy(src, sys.argv[1] + '/small.h5')\n"
                    "with h5py.File(sys.argv[1] + '/big.h5', 'a') as f:\n"
                    "    del f['record/instance/W']\n"
                    "    f['record/instance/W'] = np.random.default_rng(1).standard_normal("
                    "(1500, 1500))\n",
                    d.path));
+    // a replay says its estimate before the work (the README's promise)
+    const Outcome small = run({"verify", "thm3.8-above-sigma1", "--instance", d / "small.h5"});
+    INFO(small.err);
+    CHECK(small.code == 1);
+    CHECK(has(small.err, "attnspec: replaying '/record' (W "));
+    CHECK(has(small.err, "): estimate "));
     // refused from the shapes alone: W is never read (its 18 MB would show in the peak)
     expect_refusal(
         run({"verify", "thm3.8-above-sigma1", "--instance", d / "big.h5", "--max-memory", "100M"}),

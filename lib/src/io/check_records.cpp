@@ -332,9 +332,9 @@ Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group,
     return r.matrix(under(group, "instance/" + name));
 }
 
-void check_replay_size(const H5Reader& r, const std::string& group) {
+std::string check_replay_size(const H5Reader& r, const std::string& group) {
     const std::string inst = under(group, "instance");
-    if (!r.exists(inst) || !r.is_group(inst)) return;  // the replay names what is missing
+    if (!r.exists(inst) || !r.is_group(inst)) return "";  // the replay names what is missing
     double bytes = 0;
     std::string shapes;
     for (const std::string& name : r.children(inst)) {
@@ -349,6 +349,8 @@ void check_replay_size(const H5Reader& r, const std::string& group) {
         if (shapes.size() < 200) shapes += (shapes.empty() ? "" : ", ") + name + " " + t;
     }
     r.check_fits(bytes, "replaying '" + group + "' (" + shapes + ")");
+    return "replaying '" + group + "' (" + shapes + "): estimate " + human_bytes(bytes) +
+           " of memory";
 }
 
 bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name) {

@@ -109,7 +109,8 @@ bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::s
 // Before a replay reads anything: the memory a replay of the instance in `group` needs,
 // estimated from the declared shapes of its stored arrays (each matrix held in some 8 copies by
 // a dense factorization; hidden states X of N tokens making N x N attention matrices), refused
-// (DataError, parameter "max_bytes") above memory_limit_bytes(), naming the shapes.
-void check_replay_size(const H5Reader& r, const std::string& group);
+// (DataError, parameter "max_bytes") above memory_limit_bytes(), naming the shapes. Returns
+// the estimate as a line ("replaying '<group>' (W 40 x 40): estimate 100 KiB of memory").
+std::string check_replay_size(const H5Reader& r, const std::string& group);
 
 }  // namespace attnspec
