@@ -451,3 +451,26 @@ TEST_CASE("hostile: --instance reads the schema versions report show reads", "[c
     expect_refusal(run({"verify", "thm3.8-above-sigma1", "--instance", d / "none.h5"}), 65,
                    "no schema_version");
 }
+
+TEST_CASE("hostile: an .npz array declaring 1.5 GB is refused on its header's shape",
+          "[cli][hostile]") {
+    Dir d;
+    write_file(d / "model.safetensors", bert_checkpoint(4));
+    // X.npy: a header for (187500000, 8) float64, a few bytes of data, deflated; the zip
+    // records then claim 1.5e9 bytes uncompressed
+    REQUIRE(python(d.path,
+                   "import io, struct, sys, zipfile, numpy as np\n"
+                   "p = sys.argv[1]; buf = io.BytesIO()\n"
+                   "np.lib.format.write_array_header_1_0(buf, {'descr': '<f8', "
+                   "'fortran_order': False, 'shape': (187500000, 8)})\n"
+                   "with zipfile.ZipFile(p, 'w', zipfile.ZIP_DEFLATED) as z:\n"
+                   "    z.writestr('X.npy', buf.getvalue() + bytes(64))\n"
+                   "b = bytearray(open(p, 'rb').read())\n"
+                   "struct.pack_into('<I', b, 22, 1500000000)\n"
+                   "struct.pack_into('<I', b, b.rfind(b'PK\\x01\\x02') + 24, 1500000000)\n"
+                   "open(p, 'wb').write(b)\n",
+                   d / "big.npz"));
+    expect_refusal(run({"import", d / "model.safetensors", "--heads", "1", "--inputs",
+                        d / "big.npz", "--out", d / "o.h5"}),
+                   65, "array 'X' has shape (187500000, 8), expected (N, 4)");
+}

@@ -42,13 +42,18 @@ bool file_exists(const std::string& path) {
 using Inputs = std::map<int, std::map<int, Eigen::MatrixXd>>;
 
 // One (N, D) array of hidden states, N >= 1 tokens.
+// Checked on the declared shape (the header) before the data are read, and again after.
 Eigen::MatrixXd hidden_states(const TensorFile& f, const std::string& name, Eigen::Index D) {
-    const Tensor t = f.read(name);
     const std::string what = f.path() + ": array '" + name + "'";
-    if (t.shape.size() != 2 || t.shape[0] < 1 || t.shape[1] != D)
-        fail_data(what + " has shape " + detail::shape_text(t.shape) + ", expected (N, " +
-                  std::to_string(D) + ") with N >= 1 tokens (D = " + std::to_string(D) +
-                  " from the checkpoint)");
+    const auto check = [&](const std::vector<std::int64_t>& shape) {
+        if (shape.size() != 2 || shape[0] < 1 || shape[1] != D)
+            fail_data(what + " has shape " + detail::shape_text(shape) + ", expected (N, " +
+                      std::to_string(D) + ") with N >= 1 tokens (D = " + std::to_string(D) +
+                      " from the checkpoint)");
+    };
+    check(f.declared_shape(name));
+    const Tensor t = f.read(name);
+    check(t.shape);
     return t.matrix(what);
 }
 

@@ -313,6 +313,9 @@ CheckpointMap map_checkpoint(const TensorFile& file, int heads, const std::vecto
             const std::string& wn = names.name[0][src];
             if (wn.empty())
                 fail_data(where + " lacks its " + (fused ? "qkv" : kRole[src]) + " weight");
+            if (const auto shape = file.declared_shape(wn); shape.size() != 2)
+                fail_data("tensor '" + wn + "' has shape " + detail::shape_text(shape) +
+                          ", expected a weight matrix");  // before its data are read
             const Tensor t = file.read(wn);
             for (int j = 0; j < split; ++j)
                 W[src + j] = oriented(t, wn, family->torch_layout, j, split);

@@ -157,6 +157,12 @@ Eigen::MatrixXd Tensor::matrix(const std::string& what) const {
     fail_data(what + " has shape " + detail::shape_text(shape) + ", expected a matrix or vector");
 }
 
+std::vector<std::int64_t> TensorFile::declared_shape(const std::string& name) const {
+    for (const TensorEntry& e : entries())
+        if (e.name == name) return e.shape;
+    fail_data(path_ + ": no tensor '" + name + "'");
+}
+
 std::unique_ptr<TensorFile> open_tensor_file(const std::string& path) {
     const detail::ByteFile f(path);
     const std::string head = f.read(0, std::min<std::uint64_t>(4, f.size()));
