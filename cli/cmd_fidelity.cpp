@@ -61,12 +61,18 @@ void declare(po::options_description& desc, FidelityCli& o) {
     add_common_options(desc, o.common, "fidelity.h5", kOut | kNoReport | kJson);
 }
 
-std::vector<std::string> split(const std::string& s) {
+// A comma list; an empty item ("1,,2", a trailing comma) is a usage error naming `option`.
+std::vector<std::string> split(const std::string& s, const std::string& option) {
     std::vector<std::string> out;
     std::stringstream ss(s);
     std::string p;
-    while (std::getline(ss, p, ','))
-        if (!p.empty()) out.push_back(p);
+    while (std::getline(ss, p, ',')) {
+        if (p.empty())
+            fail_usage(option + " has an empty item in '" + s + "' (give a comma list like 1,2)");
+        out.push_back(p);
+    }
+    if (!s.empty() && s.back() == ',')
+        fail_usage(option + " has an empty item in '" + s + "' (give a comma list like 1,2)");
     return out;
 }
 
@@ -81,8 +87,9 @@ void check_options(FidelityCli& o, const po::variables_map& vm) {
     FidelitySpec& s = o.spec;
     if (!(s.gamma < 1)) fail_usage("fidelity: --gamma must lie in (0, 1)");
     s.Ns.clear();
-    for (const auto& t : split(o.tokens)) s.Ns.push_back(parse_dims(t, 1, "--tokens")[0]);
-    s.families = split(o.families);
+    for (const auto& t : split(o.tokens, "--tokens"))
+        s.Ns.push_back(parse_dims(t, 1, "--tokens")[0]);
+    s.families = split(o.families, "--family");
     if (s.Ns.empty() || s.families.empty())
         fail_usage("fidelity: --tokens and --family must not be empty");
     for (const auto& f : s.families)

@@ -1,6 +1,7 @@
 // attnspec report show|render FILE: summarise an attnspec HDF5 report of any kind (verify,
 // jacobian, cond, neumann, fidelity) or render it as a page: Markdown alone, or a directory with
 // report.md and the figures.
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -38,6 +39,23 @@ void declare(po::options_description& desc, ReportOptions& o) {
         ("no-figures", po::bool_switch(&o.no_figures), "render --out DIR: the Markdown only");
     // clang-format on
     add_common_options(desc, o.common, "", kJson);
+}
+
+// Text read from a report as printed: control characters other than line breaks and tabs
+// (a regime name holding a terminal escape) shown as \xNN.
+std::string without_controls(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char c : text) {
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
 }
 
 bool ends_with_md(const std::string& s) { return s.size() > 3 && s.substr(s.size() - 3) == ".md"; }
@@ -139,8 +157,9 @@ int run_report(const Invocation& inv) {
         j.end_array().end_object();
         j.finish();
     } else {
-        std::cout << render_show_text(o.file, s, kind == "verify" ? "" : page_text(page));
-        if (o.tree) std::cout << "\ntree:\n" << render_tree(r);
+        std::cout << without_controls(
+            render_show_text(o.file, s, kind == "verify" ? "" : page_text(page)));
+        if (o.tree) std::cout << "\ntree:\n" << without_controls(render_tree(r));
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 // documented exit code (README "Exit codes") with a one-line message on stderr, naming the option
 // that sets a parameter the library refused (flag_for_parameter).
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <new>
 
@@ -11,6 +12,31 @@
 #include "attnspec/version.hpp"
 #include "cli.hpp"
 #include "git_info.hpp"
+
+namespace {
+// An error message as printed: control characters (but the line breaks of a multi-line hint)
+// escaped as \xNN, so that a hostile name cannot drive the terminal; at most 2000 bytes, the
+// middle of a longer one (an echoed 100k-character argument) replaced by an ellipsis.
+std::string printable(const std::string& m) {
+    std::string s;
+    for (unsigned char c : m) {
+        if ((c < 0x20 && c != '\n') || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            s += buf;
+        } else {
+            s += static_cast<char>(c);
+        }
+    }
+    constexpr std::size_t kMax = 2000, kHead = 1400, kTail = 400;
+    if (s.size() <= kMax) return s;
+    std::size_t head = kHead, tail = s.size() - kTail;
+    while (head > 0 && (static_cast<unsigned char>(s[head]) & 0xC0) == 0x80) --head;  // UTF-8
+    while (tail < s.size() && (static_cast<unsigned char>(s[tail]) & 0xC0) == 0x80) ++tail;
+    return s.substr(0, head) + " ... (" + std::to_string(tail - head) + " bytes left out) ... " +
+           s.substr(tail);
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace attnspec;
@@ -29,7 +55,7 @@ int main(int argc, char** argv) {
     const auto& table = cli::command_table();
     auto it = std::find_if(table.begin(), table.end(), [&](auto& c) { return c.name == all[0]; });
     if (it == table.end()) {
-        std::cerr << "attnspec: error: unknown command '" << all[0]
+        std::cerr << "attnspec: error: unknown command '" << printable(all[0])
                   << "' (see 'attnspec --help' for the list)\n";
         return static_cast<int>(ExitCode::Usage);
     }
@@ -41,7 +67,7 @@ int main(int argc, char** argv) {
         return it->run(inv);
     } catch (const Error& e) {
         const std::string flag = cli::flag_for_parameter(e.parameter());
-        std::cerr << "attnspec: error: " << e.what()
+        std::cerr << "attnspec: error: " << printable(e.what())
                   << (flag.empty() ? "" : " (option " + flag + ")") << "\n";
         return static_cast<int>(e.code());
     } catch (const std::bad_alloc&) {
@@ -54,7 +80,7 @@ int main(int argc, char** argv) {
                      "problem size)\n";
         return static_cast<int>(ExitCode::OutOfMemory);
     } catch (const std::exception& e) {
-        std::cerr << "attnspec: internal error: " << e.what() << "\n";
+        std::cerr << "attnspec: internal error: " << printable(e.what()) << "\n";
         return static_cast<int>(ExitCode::Internal);
     }
 }

@@ -25,6 +25,9 @@ double parse_size(const std::string& s, const std::string& option, bool allow_ze
     if (end == s.c_str() || mult == 0 || !(allow_zero ? v >= 0 : v > 0) || !std::isfinite(v * mult))
         fail_usage(option + " expects " + (allow_zero ? "a size" : "a positive size") +
                    " like 512MiB, 4GiB or a byte count, got '" + s + "'");
+    constexpr double kMaxSize = 1125899906842624.0 * 1024;  // 1 EiB (2^60 bytes)
+    if (v * mult > kMaxSize)
+        fail_usage(option + " expects a size of at most 1 EiB (2^60 bytes), got '" + s + "'");
     return v * mult;
 }
 

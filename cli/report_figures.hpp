@@ -13,6 +13,9 @@ namespace attnspec::cli {
 // $ATTNSPEC_RENDER_SCRIPT or <source dir>/scripts/render_figures.py.
 std::string figures_python();
 std::string figures_script();
+// $ATTNSPEC_RENDER_TIMEOUT seconds (default 600): the figures script is killed (its process
+// group) past it and the render exits 70. Usage (64) when it is not a positive number.
+double figures_timeout_seconds();
 
 // figures.tsv: header `id<TAB>section<TAB>svg<TAB>png<TAB>caption`, one row per figure, paths
 // relative to the figures directory `dir` (each must exist there; no "..", no absolute path).

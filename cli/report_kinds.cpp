@@ -14,12 +14,22 @@
 namespace attnspec::cli {
 
 namespace {
-// A 1-D numeric dataset of exactly n values (DataError naming it otherwise).
-std::vector<double> column(const H5Reader& r, const std::string& d, std::size_t n) {
-    const auto dims = r.shape(d);
-    if (dims.size() != 1 || dims[0] != n)
-        fail_data(r.path() + ": dataset '" + d + "' is not 1-D of length " + std::to_string(n));
-    return r.vector(d);
+// The columns of one page table: 1-D numeric datasets of exactly n values each (DataError
+// naming the first that is not), every shape checked and the whole table (each value read and
+// printed as a cell of some 64 bytes) held against the memory budget before any is read.
+std::vector<std::vector<double>> columns(const H5Reader& r, const std::vector<std::string>& ds,
+                                         std::size_t n) {
+    for (const std::string& d : ds) {
+        const auto dims = r.shape(d);
+        if (dims.size() != 1 || dims[0] != n)
+            fail_data(r.path() + ": dataset '" + d + "' is not 1-D of length " + std::to_string(n));
+    }
+    r.check_fits(double(n) * double(ds.size()) * (8 + 64),
+                 "reading and printing " + std::to_string(ds.size()) + " columns of " +
+                     std::to_string(n) + " values");
+    std::vector<std::vector<double>> out;
+    for (const std::string& d : ds) out.push_back(r.vector(d));
+    return out;
 }
 double attr_or(const H5Reader& r, const std::string& o, const std::string& a, double dflt) {
     return r.has_attr(o, a) ? r.attr_double(o, a) : dflt;
@@ -243,8 +253,8 @@ Page cond_page(const H5Reader& r, const std::string& g) {
     PageSection sec{"cond", "Condition number", {}};
     sec.table(kappa_table(r, g));
     const std::size_t n = r.shape(g + "/sigma").empty() ? 0 : r.shape(g + "/sigma")[0];
-    const auto sig = column(r, g + "/sigma", n), lo = column(r, g + "/sigma_lo", n),
-               hi = column(r, g + "/sigma_hi", n);
+    const auto cols = columns(r, {g + "/sigma", g + "/sigma_lo", g + "/sigma_hi"}, n);
+    const auto &sig = cols[0], &lo = cols[1], &hi = cols[2];
     const auto basis = r.strings(g + "/basis");
     std::vector<std::size_t> rows;
     for (std::size_t i = 0; i < n; ++i)
@@ -271,8 +281,9 @@ Page neumann_page(const H5Reader& r, const std::string& g) {
     const double gamma = r.attr_double(g, "gamma"), rlo = r.attr_double(g, "rho_lo"),
                  rhi = r.attr_double(g, "rho_hi");
     const std::size_t k = r.shape(g + "/truncation/K").at(0);
-    const auto K = column(r, g + "/truncation/K", k), err = column(r, g + "/truncation/error", k),
-               bound = column(r, g + "/truncation/bound", k);
+    const auto cols =
+        columns(r, {g + "/truncation/K", g + "/truncation/error", g + "/truncation/bound"}, k);
+    const auto &K = cols[0], &err = cols[1], &bound = cols[2];
     std::vector<std::string> ok;
     std::string broken;
     for (std::size_t i = 0; i < k; ++i) {
@@ -328,8 +339,8 @@ Page fidelity_page(const H5Reader& r) {
     const auto fam = r.strings(g + "/family");
     if (fam.size() != n)
         fail_data(r.path() + ": '" + g + "/family' is not of length " + std::to_string(n));
-    const auto N = column(r, g + "/N", n), cl = column(r, g + "/cos_left", n),
-               cr = column(r, g + "/cos_right", n);
+    const auto cols = columns(r, {g + "/N", g + "/cos_left", g + "/cos_right"}, n);
+    const auto &N = cols[0], &cl = cols[1], &cr = cols[2];
     // One row per (family, N): records, min / median / max of cos_left, min cos_right.
     std::map<std::pair<std::string, double>, std::vector<std::size_t>> cells;
     for (std::size_t i = 0; i < n; ++i) cells[{fam[i], N[i]}].push_back(i);

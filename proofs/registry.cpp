@@ -186,6 +186,7 @@ std::uint64_t stored_seed(const std::string& text, const std::string& group) {
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group) {
     if (!c.replay)
         throw Error(ExitCode::Usage, "check '" + c.name + "' cannot replay stored instances");
+    check_replay_size(r, group);  // estimated from the declared shapes, before any read
     CheckResult res = c.replay(r, group);
     const StoredRecord id = read_check_record(r, group);
     if (!id.seed.empty()) res.seed = stored_seed(id.seed, group);

@@ -106,12 +106,18 @@ TEST_CASE("report render --out DIR writes report.md with the figures in their se
     // The temp of a killed render (a pid above any pid_max: gone) is removed by the next one.
     ::mkdir((f.d + "/.page.tmp.99999999.abcdef").c_str(), 0755);
     std::ofstream(f.d + "/.page.tmp.99999999.abcdef/report.md") << "half";
-    // A second render replaces the directory as a whole.
+    // A second render replaces the directory as a whole, but only while it holds nothing but
+    // the page it wrote (its manifest): a file of the user's keeps it (73, the file named).
     std::ofstream(out + "/report.md") << "old";
     std::ofstream(out + "/stale.txt") << "from before";
+    const auto kept = f.render(out, "ok");
+    CHECK(kept.code == 73);
+    CHECK(kept.err.find("stale.txt") != std::string::npos);
+    CHECK(slurp(out + "/stale.txt") == "from before");
+    std::remove((out + "/stale.txt").c_str());
     REQUIRE(f.render(out, "ok").code == 0);
     CHECK(slurp(out + "/report.md") == md);
-    CHECK(!exists(out + "/stale.txt"));
+    CHECK(exists(out + "/.attnspec-page"));
     CHECK(temps_in(f.d) == 0);
 }
 

@@ -332,6 +332,27 @@ Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group,
     return r.matrix(under(group, "instance/" + name));
 }
 
+std::string check_replay_size(const H5Reader& r, const std::string& group) {
+    const std::string inst = under(group, "instance");
+    if (!r.exists(inst) || !r.is_group(inst)) return "";  // the replay names what is missing
+    double bytes = 0;
+    std::string shapes;
+    for (const std::string& name : r.children(inst)) {
+        const std::string path = inst + "/" + name;
+        if (r.is_group(path)) continue;
+        const auto dims = r.shape(path);
+        double n = 1;
+        std::string t;
+        for (auto k : dims) n *= double(k), t += (t.empty() ? "" : " x ") + std::to_string(k);
+        bytes += 8.0 * 8.0 * n;
+        if (name == "X" && !dims.empty()) bytes += 8.0 * 8.0 * double(dims[0]) * double(dims[0]);
+        if (shapes.size() < 200) shapes += (shapes.empty() ? "" : ", ") + name + " " + t;
+    }
+    r.check_fits(bytes, "replaying '" + group + "' (" + shapes + ")");
+    return "replaying '" + group + "' (" + shapes + "): estimate " + human_bytes(bytes) +
+           " of memory";
+}
+
 bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name) {
     return r.exists(under(group, "instance/" + name));
 }

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/sha256.hpp"
@@ -43,30 +42,53 @@ bool file_exists(const std::string& path) {
 using Inputs = std::map<int, std::map<int, Eigen::MatrixXd>>;
 
 // One (N, D) array of hidden states, N >= 1 tokens.
+// Checked on the declared shape (the header) before the data are read, and again after.
 Eigen::MatrixXd hidden_states(const TensorFile& f, const std::string& name, Eigen::Index D) {
-    const Tensor t = f.read(name);
     const std::string what = f.path() + ": array '" + name + "'";
-    if (t.shape.size() != 2 || t.shape[0] < 1 || t.shape[1] != D)
-        fail_data(what + " has shape " + detail::shape_text(t.shape) + ", expected (N, " +
-                  std::to_string(D) + ") with N >= 1 tokens (D = " + std::to_string(D) +
-                  " from the checkpoint)");
+    const auto check = [&](const std::vector<std::int64_t>& shape) {
+        if (shape.size() != 2 || shape[0] < 1 || shape[1] != D)
+            fail_data(what + " has shape " + detail::shape_text(shape) + ", expected (N, " +
+                      std::to_string(D) + ") with N >= 1 tokens (D = " + std::to_string(D) +
+                      " from the checkpoint)");
+    };
+    check(f.declared_shape(name));
+    const Tensor t = f.read(name);
+    check(t.shape);
     return t.matrix(what);
+}
+
+// layer<l>_sentence<s>, each number of 1 to 6 digits.
+bool per_layer_name(const std::string& name, int& layer, int& sentence) {
+    const auto number = [&name](size_t from, size_t to, int& out) {
+        if (to <= from || to - from > 6) return false;
+        for (size_t i = from; i < to; ++i)
+            if (name[i] < '0' || name[i] > '9') return false;
+        out = std::stoi(name.substr(from, to - from));
+        return true;
+    };
+    const std::string mid = "_sentence";
+    if (name.compare(0, 5, "layer") != 0) return false;
+    const size_t at = name.find(mid, 5);
+    return at != std::string::npos && number(5, at, layer) &&
+           number(at + mid.size(), name.size(), sentence);
 }
 
 Inputs read_inputs(const std::string& path, const CheckpointMap& m) {
     Inputs in;
     const auto f = open_tensor_file(path);
-    static const std::regex per_layer(R"(^layer(\d{1,6})_sentence(\d{1,6})$)");
     std::vector<std::pair<std::pair<int, int>, std::string>> wanted;
     bool shared = false;
     for (const TensorEntry& e : f->entries()) {
-        std::smatch g;
+        int layer = 0, sentence = 0;
         if (e.name == "X")
             shared = true;
-        else if (std::regex_match(e.name, g, per_layer))
-            wanted.push_back({{std::stoi(g[1]), std::stoi(g[2])}, e.name});
+        else if (per_layer_name(e.name, layer, sentence))
+            wanted.push_back({{layer, sentence}, e.name});
         else
-            fail_data(path + ": array '" + e.name +
+            fail_data(path + ": array '" +
+                      (e.name.size() > 120 ? e.name.substr(0, 60) + "... (" +
+                                                 std::to_string(e.name.size()) + " characters)"
+                                           : e.name) +
                       "' is neither X nor layer<l>_sentence<s> (hidden states entering layer l)");
     }
     if (shared && !wanted.empty())
@@ -78,6 +100,17 @@ Inputs read_inputs(const std::string& path, const CheckpointMap& m) {
         for (const ImportedLayer& l : m.layers) imported = imported || l.source == key.first;
         if (!imported) continue;  // a layer not selected by --layers
         in[key.first][key.second] = hidden_states(*f, name, m.D);
+    }
+    if (in.empty()) {
+        std::string layers;
+        for (const ImportedLayer& l : m.layers)
+            layers += (layers.empty() ? "" : ",") + std::to_string(l.source);
+        fail_data(path + ": no hidden states for the imported layers " + layers + " (" +
+                  (f->entries().empty() ? std::string("it holds no arrays")
+                                        : std::to_string(f->entries().size()) +
+                                              " array(s), none X or layer<l>_sentence<s> for "
+                                              "these layers") +
+                  ")");
     }
     return in;
 }

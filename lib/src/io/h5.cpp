@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -15,6 +16,7 @@
 #include "attnspec/base/format.hpp"
 #include "attnspec/base/memory.hpp"
 #include "h5_internal.hpp"
+#include "tensor_files_internal.hpp"
 
 namespace attnspec {
 
@@ -200,8 +202,9 @@ bool is_external(H5L_type_t t) { return t == H5L_TYPE_EXTERNAL || t >= H5L_TYPE_
 
 H5Reader::H5Reader(const std::string& path) : path_(path) {
     silence_hdf5();
-    if (::access(path.c_str(), R_OK) != 0)
-        throw Error(ExitCode::NoInput, "cannot read '" + path + "': " + std::strerror(errno));
+    // Opened first without blocking: missing or unreadable -> 66, a FIFO, device or directory ->
+    // 65, before HDF5 opens the path (its blocking open() waited forever on a FIFO).
+    { const detail::ByteFile check(path); }
     htri_t is = H5Fis_hdf5(path.c_str());
     if (is <= 0) throw Error(ExitCode::DataError, "'" + path + "' is not an HDF5 file");
     hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -445,9 +448,27 @@ void H5Reader::check_fits(double bytes, const std::string& what) const {
     check_allocation(bytes, memory_limit_bytes(), path_ + ": " + what, "max_bytes");
 }
 
-Eigen::MatrixXd H5Reader::read_numeric(const std::string& dataset, bool allow_nonfinite,
-                                       bool float_only) const {
-    const std::vector<hsize_t> dims = shape(dataset);
+// Refuses a dataset whose declared size the file cannot hold: `raw` bytes declared (elements x
+// stored element size) against the bytes HDF5 allocated for it. Unwritten storage reads as the
+// fill value, so a file of a few KB could declare 10^9 values and have them all allocated; the
+// deflate filter attnspec writes compresses at most ~1000:1, so a ratio above 4096 is not data.
+void H5Reader::check_stored(hid_t d, double raw, const std::string& dataset,
+                            const std::string& dims) const {
+    const double stored = static_cast<double>(H5Dget_storage_size(d));
+    if (raw > double(1 << 20) && raw > 4096.0 * stored)
+        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' declares " + dims +
+                                             " values (" + human_bytes(raw) +
+                                             ") but the file stores " + human_bytes(stored) +
+                                             " of it: a truncated or tampered file, not read");
+}
+
+// The one reader of numeric datasets: shape, type, stored size and the memory budget are
+// checked before anything is allocated; the data are read once, straight into `out` (row-major:
+// `cols` values per row).
+void H5Reader::read_doubles(const std::string& dataset, bool float_only, std::vector<hsize_t>& dims,
+                            const std::function<double*(std::size_t rows, std::size_t cols)>& out,
+                            double copies) const {
+    dims = shape(dataset);
     if (dims.empty() || dims.size() > 2)
         throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' has rank " +
                                              std::to_string(dims.size()) + ", expected 1 or 2");
@@ -464,15 +485,41 @@ Eigen::MatrixXd H5Reader::read_numeric(const std::string& dataset, bool allow_no
     const double elems = static_cast<double>(dims[0]) * (dims.size() == 2 ? dims[1] : 1);
     if (elems == 0)
         throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is empty");
-    check_fits(8.0 * elems, "reading '" + dataset + "' (" + dims_text(dims) + ")");
-    const Eigen::Index rows = static_cast<Eigen::Index>(dims[0]);
-    const Eigen::Index cols = dims.size() == 2 ? static_cast<Eigen::Index>(dims[1]) : 1;
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm(rows, cols);
-    if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm.data()) < 0)
+    check_fits(copies * 8.0 * elems, "reading '" + dataset + "' (" + dims_text(dims) + ")");
+    check_stored(d.get(), elems * static_cast<double>(size), dataset, dims_text(dims));
+    const auto rows = static_cast<std::size_t>(dims[0]);
+    const auto cols = dims.size() == 2 ? static_cast<std::size_t>(dims[1]) : std::size_t(1);
+    if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out(rows, cols)) < 0)
         throw Error(ExitCode::DataError, path_ + ": cannot read dataset '" + dataset + "'");
-    if (!allow_nonfinite && !rm.allFinite())
+}
+
+Eigen::MatrixXd H5Reader::read_numeric(const std::string& dataset, bool allow_nonfinite,
+                                       bool float_only) const {
+    // A column (rank 1 or one column) is read straight into the result; a matrix goes through
+    // a row-major buffer (HDF5's order) and is copied once: two copies at the peak.
+    const std::vector<hsize_t> declared = shape(dataset);
+    const bool column = declared.size() == 1 || (declared.size() == 2 && declared[1] == 1);
+    Eigen::MatrixXd out;
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm;
+    std::vector<hsize_t> dims;
+    read_doubles(
+        dataset, float_only, dims,
+        [&](std::size_t rows, std::size_t cols) {
+            if (column) {
+                out.resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+                return out.data();
+            }
+            rm.resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+            return rm.data();
+        },
+        column ? 1.0 : 2.0);
+    if (!column) {
+        out = rm;
+        rm.resize(0, 0);
+    }
+    if (!allow_nonfinite && !out.allFinite())
         throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' contains NaN or Inf");
-    return rm;
+    return out;
 }
 
 Eigen::MatrixXd H5Reader::matrix(const std::string& dataset, bool allow_nonfinite) const {
@@ -484,8 +531,16 @@ Eigen::MatrixXd H5Reader::input_matrix(const std::string& dataset) const {
 }
 
 std::vector<double> H5Reader::vector(const std::string& dataset) const {
-    Eigen::MatrixXd m = matrix(dataset, true);
-    return std::vector<double>(m.data(), m.data() + m.size());
+    std::vector<double> out;
+    std::vector<hsize_t> dims;
+    read_doubles(
+        dataset, false, dims,
+        [&](std::size_t rows, std::size_t cols) {
+            out.resize(rows * cols);
+            return out.data();
+        },
+        1.0);
+    return out;
 }
 
 std::vector<std::string> H5Reader::strings(const std::string& dataset) const {
@@ -499,6 +554,7 @@ std::vector<std::string> H5Reader::strings(const std::string& dataset) const {
                     path_ + ": '" + dataset + "' is not a variable-length string dataset");
     check_fits(64.0 * static_cast<double>(dims[0]),
                "reading '" + dataset + "' (" + dims_text(dims) + " strings)");
+    check_stored(d.get(), 16.0 * static_cast<double>(dims[0]), dataset, dims_text(dims));
     std::vector<char*> ptrs(dims[0], nullptr);
     H5Id mtype = utf8_vlen_type();
     if (dims[0] > 0 &&

@@ -1,6 +1,10 @@
 // Recursive descent over the RFC 8259 grammar; numbers are validated and kept as written.
 #include "attnspec/io/json_read.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
 #include "attnspec/base/errors.hpp"
 
 namespace attnspec {
@@ -20,6 +24,13 @@ class Parser {
     }
 
   private:
+    // A key as echoed in a message: at most 80 characters, then "...".
+    static std::string shortened(const std::string& key) {
+        if (key.size() <= 80) return key;
+        size_t n = 80;
+        while (n > 0 && (static_cast<unsigned char>(key[n]) & 0xC0) == 0x80) --n;  // UTF-8
+        return key.substr(0, n) + "...";
+    }
     [[noreturn]] void fail(const std::string& why) const {
         fail_data(what_ + ": malformed JSON at byte " + std::to_string(pos_) + ": " + why);
     }
@@ -53,15 +64,32 @@ class Parser {
             ++pos_;
             v.kind = JsonValue::Object;
             if (eat('}')) return v;
+            // Keys seen so far, as indices into v.members hashed by the key: linear in the
+            // number of keys (a scan per key made 200,000 keys take minutes).
+            auto& mem = v.members;
+            const auto hash = [&mem](std::uint32_t i) {
+                return std::hash<std::string>()(mem[i].first);
+            };
+            const auto same = [&mem](std::uint32_t a, std::uint32_t b) {
+                return mem[a].first == mem[b].first;
+            };
+            std::unordered_set<std::uint32_t, decltype(hash), decltype(same)> seen(16, hash, same);
             do {
                 skip_space();
                 if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
-                std::string key = string();
-                if (v.find(key)) fail("duplicate key \"" + key + "\"");
+                if (mem.size() >= UINT32_MAX) fail("too many keys in one object");
+                mem.emplace_back(string(), JsonValue());
+                if (!seen.insert(static_cast<std::uint32_t>(mem.size() - 1)).second)
+                    fail("duplicate key \"" + shortened(mem.back().first) + "\"");
                 expect(':');
-                v.members.emplace_back(std::move(key), value(depth + 1));
+                mem.back().second = value(depth + 1);
             } while (eat(','));
             expect('}');
+            v.key_order.resize(mem.size());
+            for (std::uint32_t i = 0; i < v.key_order.size(); ++i) v.key_order[i] = i;
+            std::sort(
+                v.key_order.begin(), v.key_order.end(),
+                [&mem](std::uint32_t a, std::uint32_t b) { return mem[a].first < mem[b].first; });
         } else if (c == '[') {
             ++pos_;
             v.kind = JsonValue::Array;
@@ -185,6 +213,14 @@ class Parser {
 }  // namespace
 
 const JsonValue* JsonValue::find(const std::string& key) const {
+    if (key_order.size() == members.size() && !members.empty()) {
+        const auto it = std::lower_bound(
+            key_order.begin(), key_order.end(), key,
+            [this](std::uint32_t i, const std::string& k) { return members[i].first < k; });
+        if (it != key_order.end() && *it < members.size() && members[*it].first == key)
+            return &members[*it].second;
+        return nullptr;
+    }
     for (const auto& [k, v] : members)
         if (k == key) return &v;
     return nullptr;

@@ -133,6 +133,10 @@ void heads_info(const H5Reader& r, DatasetInfo& info) {
 std::vector<fs::path> dataset_files() {
     const std::string dir = dataset_directory();
     std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw Error(ExitCode::NoInput, "dataset directory '" + dir +
+                                           "' is not a directory (set ATTNSPEC_DATASETS to a "
+                                           "directory of .h5 files)");
     if (!fs::is_directory(dir, ec))
         throw Error(ExitCode::NoInput, "dataset directory '" + dir +
                                            "' does not exist (set ATTNSPEC_DATASETS to a " +

@@ -25,6 +25,8 @@ struct NpyHeader {
     std::vector<std::int64_t> shape;
 };
 
+NpyHeader npy_header(const std::string& bytes, const std::string& what, std::uint64_t* data_at);
+
 class DictParser {
   public:
     DictParser(const std::string& s, const std::string& what) : s_(s), what_(what) {}
@@ -148,6 +150,7 @@ class NpzFile : public TensorFile {
     const std::vector<TensorEntry>& entries() const override { return entries_; }
     std::string format() const override { return "npz"; }
     Tensor read(const std::string& name) const override;
+    std::vector<std::int64_t> declared_shape(const std::string& name) const override;
 
   private:
     [[noreturn]] void bad(const std::string& why) const {
@@ -155,6 +158,7 @@ class NpzFile : public TensorFile {
     }
     void index();
     std::string member_bytes(const Member& m) const;
+    std::uint64_t member_data(const Member& m) const;
     detail::ByteFile file_;
     std::vector<TensorEntry> entries_;
     std::map<std::string, Member> members_;
@@ -244,10 +248,8 @@ void NpzFile::index() {
                   "as .npz");
 }
 
-std::string NpzFile::member_bytes(const Member& m) const {
-    const std::string what = path_ + ":" + m.file_name;
-    check_allocation(double(m.size) + double(m.compressed), memory_limit_bytes(), "reading " + what,
-                     "max_bytes");
+// Where the data of member `m` start (after its local header), checked to lie in the archive.
+std::uint64_t NpzFile::member_data(const Member& m) const {
     if (m.local_offset > cd_offset_ || cd_offset_ - m.local_offset < 30) bad("bad local header");
     const std::string local = file_.read(m.local_offset, 30);
     if (local.compare(0, 4, "PK\x03\x04") != 0) bad("bad local header for " + m.file_name);
@@ -255,6 +257,42 @@ std::string NpzFile::member_bytes(const Member& m) const {
         m.local_offset + 30 + le_uint(&local[26], 2) + le_uint(&local[28], 2);
     if (data > cd_offset_ || m.compressed > cd_offset_ - data)
         bad("member '" + m.file_name + "' data overrun the archive");
+    return data;
+}
+
+std::vector<std::int64_t> NpzFile::declared_shape(const std::string& name) const {
+    const auto it = members_.find(name);
+    if (it == members_.end()) fail_data(path_ + ": no array '" + name + "'");
+    const Member& m = it->second;
+    const std::string what = path_ + ":" + m.file_name;
+    constexpr std::uint64_t kHead = 1 << 16;  // a .npy header is far shorter
+    const std::uint64_t data = member_data(m);
+    std::string head;
+    if (m.method == 0) {
+        head = file_.read(data, std::min(m.compressed, kHead));
+    } else {
+        std::string raw = file_.read(data, std::min(m.compressed, kHead));
+        head.assign(static_cast<size_t>(std::min(m.size, kHead)), '\0');
+        z_stream z{};
+        if (inflateInit2(&z, -MAX_WBITS) != Z_OK) bad("zlib could not start");
+        z.next_in = reinterpret_cast<Bytef*>(raw.data());
+        z.avail_in = static_cast<uInt>(raw.size());
+        z.next_out = reinterpret_cast<Bytef*>(head.data());
+        z.avail_out = static_cast<uInt>(head.size());
+        const int rc = inflate(&z, Z_SYNC_FLUSH);
+        head.resize(head.size() - z.avail_out);
+        inflateEnd(&z);
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+            bad("member '" + m.file_name + "' does not inflate");
+    }
+    return npy_header(head, what, nullptr).shape;
+}
+
+std::string NpzFile::member_bytes(const Member& m) const {
+    const std::string what = path_ + ":" + m.file_name;
+    check_allocation(double(m.size) + double(m.compressed), memory_limit_bytes(), "reading " + what,
+                     "max_bytes");
+    const std::uint64_t data = member_data(m);
     std::string raw = file_.read(data, m.compressed);
     std::string out;
     if (m.method == 0) {
@@ -292,7 +330,10 @@ Tensor NpzFile::read(const std::string& name) const {
 
 }  // namespace
 
-Tensor parse_npy(const std::string& bytes, const std::string& what) {
+namespace {
+// The header at the start of .npy `bytes` (which may stop after it); `data` gets the offset of
+// the array data.
+NpyHeader npy_header(const std::string& bytes, const std::string& what, std::uint64_t* data_at) {
     if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
         fail_data(what + ": not a .npy array (no \\x93NUMPY magic)");
     const int major = static_cast<unsigned char>(bytes[6]);
@@ -303,7 +344,15 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
     const std::uint64_t header_len = le_uint(&bytes[8], static_cast<int>(len_bytes));
     const std::uint64_t data = 8 + len_bytes + header_len;
     if (data > bytes.size()) fail_data(what + ": the .npy header runs past the end");
-    const NpyHeader h = DictParser(bytes.substr(8 + len_bytes, header_len), what).parse();
+    if (data_at) *data_at = data;
+    return DictParser(bytes.substr(8 + len_bytes, header_len), what).parse();
+}
+
+}  // namespace
+
+Tensor parse_npy(const std::string& bytes, const std::string& what) {
+    std::uint64_t data = 0;
+    const NpyHeader h = npy_header(bytes, what, &data);
     const detail::FloatKind kind = npy_kind(h.descr, what);
     const std::uint64_t count = detail::element_count(h.shape, what);
     const std::uint64_t need = count * detail::float_bytes(kind);

@@ -7,12 +7,14 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +50,44 @@ int register_temp(const std::string& path, bool is_dir = false) {
 void unregister_temp(int slot) {
     if (slot >= 0) g_used[slot] = false;
 }
+// Directory trees (a page being rendered) removed whole on a signal, and a child process group
+// (the figures script) killed first so that it writes nothing more into them.
+constexpr int kMaxTrees = 4;
+char g_trees[kMaxTrees][4096];
+std::atomic<int> g_tree_state[kMaxTrees];  // 0 free, 1 being set, 2 removed on a signal
+std::atomic<pid_t> g_child_group{0};
+
+// Removes `name` below the open directory `parent` and, for a directory, everything in it
+// (async-signal-safe: getdents64, unlinkat, fixed buffers; links are removed, never followed).
+void remove_tree_at(int parent, const char* name, int depth) {
+    if (::unlinkat(parent, name, 0) == 0 || errno == ENOENT || depth > 16) return;
+    const int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    struct Head {  // struct linux_dirent64 without its name
+        std::uint64_t ino;
+        std::int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+    };
+    constexpr long kNameAt = 19;  // offsetof(linux_dirent64, d_name)
+    alignas(8) char buf[2048];
+    for (long n; (n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+        for (long at = 0; at < n;) {
+            Head h;
+            std::memcpy(&h, buf + at, sizeof h);
+            const char* entry = buf + at + kNameAt;
+            at += h.reclen;
+            if (std::strcmp(entry, ".") != 0 && std::strcmp(entry, "..") != 0)
+                remove_tree_at(fd, entry, depth + 1);
+        }
+    ::close(fd);
+    ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
 extern "C" void cleanup_and_reraise(int sig) {
+    if (const pid_t g = g_child_group.load(); g > 0) ::kill(-g, SIGKILL);
+    for (int i = 0; i < kMaxTrees; ++i)
+        if (g_tree_state[i] == 2) remove_tree_at(AT_FDCWD, g_trees[i], 0);
     for (int i = 0; i < kMaxTemps; ++i) {
         if (!g_used[i]) continue;
         if (g_is_dir[i])
@@ -61,6 +100,42 @@ extern "C" void cleanup_and_reraise(int sig) {
 }
 
 // ---- paths and names ----
+}  // namespace
+
+int register_temp_tree(const std::string& dir) {
+    for (int i = 0; i < kMaxTrees; ++i) {
+        int expected = 0;
+        if (g_tree_state[i].compare_exchange_strong(expected, 1)) {
+            std::snprintf(g_trees[i], sizeof g_trees[i], "%s", dir.c_str());
+            g_tree_state[i] = 2;
+            return i;
+        }
+    }
+    return -1;
+}
+
+void unregister_temp_tree(int slot) {
+    if (slot >= 0 && slot < kMaxTrees) g_tree_state[slot] = 0;
+}
+
+void set_signal_cleanup_child(pid_t group) { g_child_group = group; }
+
+std::string temp_name_prefix(const std::string& name) {
+    // ".<name>.tmp.<pid>.<16 hex>" within NAME_MAX (255 bytes): a pid of up to 10 digits leaves
+    // 222 bytes for the name. A longer name is cut (at a UTF-8 boundary) and followed by "~" and
+    // 16 hex digits of its FNV-1a hash: the same prefix for every run on one target.
+    constexpr std::size_t kRoom = 255 - 1 - 5 - 10 - 1 - 16;
+    if (name.size() <= kRoom) return "." + name + ".tmp.";
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    std::size_t keep = kRoom - 17;
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+    return "." + name.substr(0, keep) + "~" + hex + ".tmp.";
+}
+
+namespace {
 std::pair<std::string, std::string> split_dir(const std::string& path) {
     auto pos = path.find_last_of('/');
     if (pos == std::string::npos) return {".", path};
@@ -81,7 +156,7 @@ std::string random_suffix() {
     return s;
 }
 // ".<name>.tmp." and ".<stem>.counterexamples.tmp.": the prefixes of a target's temps.
-std::string temp_prefix(const std::string& base) { return "." + base + ".tmp."; }
+std::string temp_prefix(const std::string& base) { return temp_name_prefix(base); }
 std::string companion_base(const std::string& base) {
     const bool h5 = base.size() > 3 && base.compare(base.size() - 3, 3, ".h5") == 0;
     return (h5 ? base.substr(0, base.size() - 3) : base) + ".counterexamples";

@@ -16,17 +16,36 @@
 namespace attnspec {
 namespace detail {
 
+namespace {
+const char* kind_of(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "a special file";
+}
+}  // namespace
+
 ByteFile::ByteFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO without a writer would block open() forever; the type is checked on the
+    // descriptor before anything is read (no window between a stat and the open).
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd_ < 0)
         throw Error(ExitCode::NoInput,
                     "cannot open '" + path + "': " + std::string(std::strerror(errno)));
     struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool examined = ::fstat(fd_, &st) == 0;
+    if (!examined || !S_ISREG(st.st_mode)) {
+        const std::string why =
+            examined ? std::string("is ") + kind_of(st.st_mode) + ", not a regular file"
+                     : "cannot be examined: " + std::string(std::strerror(errno));
         ::close(fd_);
         fd_ = -1;
-        fail_data("'" + path + "' is not a regular file");
+        fail_data("'" + path + "' " + why);
     }
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
     size_ = static_cast<std::uint64_t>(st.st_size);
 }
 
@@ -138,11 +157,21 @@ Eigen::MatrixXd Tensor::matrix(const std::string& what) const {
     fail_data(what + " has shape " + detail::shape_text(shape) + ", expected a matrix or vector");
 }
 
+std::vector<std::int64_t> TensorFile::declared_shape(const std::string& name) const {
+    for (const TensorEntry& e : entries())
+        if (e.name == name) return e.shape;
+    fail_data(path_ + ": no tensor '" + name + "'");
+}
+
 std::unique_ptr<TensorFile> open_tensor_file(const std::string& path) {
     const detail::ByteFile f(path);
     const std::string head = f.read(0, std::min<std::uint64_t>(4, f.size()));
     if (head == std::string("PK\x03\x04", 4) || head == std::string("PK\x05\x06", 4))
         return open_npz(path);
+    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npz") == 0)
+        fail_data("'" + path +
+                  "' is not a zip archive (an .npz file is one; its first bytes are "
+                  "not 'PK')");
     return open_safetensors(path);
 }
 

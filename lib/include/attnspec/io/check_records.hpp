@@ -106,5 +106,11 @@ Eigen::MatrixXd stored_matrix(const H5Reader& r, const std::string& group, const
 double stored_value(const H5Reader& r, const std::string& group, const std::string& name);
 // Whether the record stores the optional input instance/<name> (e.g. a head's C_Q).
 bool has_stored_matrix(const H5Reader& r, const std::string& group, const std::string& name);
+// Before a replay reads anything: the memory a replay of the instance in `group` needs,
+// estimated from the declared shapes of its stored arrays (each matrix held in some 8 copies by
+// a dense factorization; hidden states X of N tokens making N x N attention matrices), refused
+// (DataError, parameter "max_bytes") above memory_limit_bytes(), naming the shapes. Returns
+// the estimate as a line ("replaying '<group>' (W 40 x 40): estimate 100 KiB of memory").
+std::string check_replay_size(const H5Reader& r, const std::string& group);
 
 }  // namespace attnspec

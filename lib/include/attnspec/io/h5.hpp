@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,7 +73,9 @@ struct H5TreeEntry {
 // refused with DataError naming the file and object, before anything is allocated: attributes
 // that hold more than one value where one is read, links to other files (external links, objects
 // reached in another file), datasets stored outside the file (external raw storage, virtual
-// datasets), and datasets whose declared size exceeds memory_limit_bytes() (base/memory.hpp).
+// datasets), datasets whose declared size exceeds memory_limit_bytes() (base/memory.hpp), counted
+// with every copy a read makes, and datasets that declare far more data than the file stores
+// for them (unwritten storage, which HDF5 would hand back as fill values).
 class H5Reader {
   public:
     explicit H5Reader(const std::string& path);
@@ -116,6 +119,11 @@ class H5Reader {
     H5Id open_dataset(const std::string& dataset) const;
     Eigen::MatrixXd read_numeric(const std::string& dataset, bool allow_nonfinite,
                                  bool float_only) const;
+    void read_doubles(const std::string& dataset, bool float_only, std::vector<hsize_t>& dims,
+                      const std::function<double*(std::size_t, std::size_t)>& out,
+                      double copies) const;
+    void check_stored(hid_t d, double raw, const std::string& dataset,
+                      const std::string& dims) const;
     void check_local(hid_t obj, const std::string& what) const;
     void check_links(const std::string& path) const;
     std::string path_;

@@ -17,6 +17,9 @@ struct JsonValue {
     std::string text;              // String: the decoded value; Number: the literal as written
     std::vector<JsonValue> items;  // Array
     std::vector<std::pair<std::string, JsonValue>> members;  // Object, file order, unique keys
+    // Object (set by parse_json): the indices of `members` sorted by key, so that find() is a
+    // binary search; find() falls back to a linear scan when it does not cover `members`.
+    std::vector<std::uint32_t> key_order;
 
     const JsonValue* find(const std::string& key) const;  // Object member or nullptr
     // A Number written as a plain non-negative integer ("0", "384") that fits in 64 bits.

@@ -6,6 +6,8 @@
 // target survives. Temps of the same target left by dead processes (SIGKILL) are removed when a
 // writer opens; a live run's temps are never touched. CPU only.
 #pragma once
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +65,18 @@ void write_text_file_atomically(const std::string& path, const std::string& text
 // Removes "<dir>/.<name>.tmp.<pid>[.<random>]" files (and companion staging directories of
 // `target`) whose pid is not a running process. Returns how many were removed.
 int remove_stale_temps(const std::string& target);
+
+// ".<name>.tmp.": the prefix of the temps made beside a file or directory named `name` (then
+// "<pid>.<random>", at most 27 bytes). A name too long for the whole to fit in NAME_MAX is cut
+// and followed by "~<16 hex digits of its hash>", the same for every run on that name.
+std::string temp_name_prefix(const std::string& name);
+
+// Signal cleanup beyond single files: a directory tree being built (removed whole on SIGINT,
+// SIGTERM, SIGHUP; returns a slot, -1 when all are taken) and a child process group (killed
+// with SIGKILL first; 0: none).
+int register_temp_tree(const std::string& dir);
+void unregister_temp_tree(int slot);
+void set_signal_cleanup_child(pid_t group);
 
 // Remove any registered temp files and re-raise (installed by the CLI for SIGINT/SIGTERM/SIGHUP).
 void install_cleanup_signal_handlers();

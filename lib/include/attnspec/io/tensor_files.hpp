@@ -39,6 +39,10 @@ class TensorFile {
     // dtypes, non-finite values, and a size above memory_limit_bytes() before reading.
     virtual Tensor read(const std::string& name) const = 0;
     virtual std::string format() const = 0;  // "safetensors" or "npz"
+    // The shape an entry declares, read from its header alone (safetensors: the index; npz: the
+    // .npy header at the start of the member, at most 64 KiB read or inflated), so that a
+    // caller can refuse a wrong shape before the data are read. Errors as read().
+    virtual std::vector<std::int64_t> declared_shape(const std::string& name) const;
     const std::string& path() const { return path_; }
 
   protected:

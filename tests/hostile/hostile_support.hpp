@@ -1,0 +1,48 @@
+// The hostile suite's runner and input makers (tests/hostile/). Every input is generated at test
+// time (no committed blobs): safetensors files written here byte by byte, .npz and HDF5 edits
+// made by python3 (numpy, h5py: the interpreter the CLI tests use). Each case runs the attnspec
+// executable under a small python3 launcher with a wall-clock limit (killed past it) and reports
+// its exit status, stderr, wall time and peak resident memory (the launcher's RUSAGE_CHILDREN
+// ru_maxrss: attnspec's own, not the forking test's pages).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace attnspec::hostile {
+
+struct Outcome {
+    int code = -1;           // exit status; 128 + signal when killed by one
+    bool timed_out = false;  // killed at the limit
+    double seconds = 0;      // wall time
+    double peak_mb = 0;      // peak resident set of the child (MiB)
+    std::string out, err;
+};
+
+// Runs attnspec with `args` (each one argv entry), stdin /dev/null, killed after `limit_s`.
+// `env` entries "NAME=value" are added to the child's environment.
+Outcome run(const std::vector<std::string>& args, double limit_s = 20,
+            const std::vector<std::string>& env = {});
+
+// Writes `bytes` to `path`.
+void write_file(const std::string& path, const std::string& bytes);
+std::string read_file(const std::string& path);
+
+// A safetensors file: `header` (a JSON object text) and `data` bytes.
+std::string safetensors(const std::string& header, const std::string& data = "");
+
+// Runs python3 `script` with `args`; true when it exits 0 (its output in `out`).
+bool python(const std::string& dir, const std::string& script, const std::string& args,
+            std::string* out = nullptr);
+
+// A fresh temporary directory (removed by Dir's destructor).
+struct Dir {
+    std::string path;
+    Dir();
+    ~Dir();
+    std::string operator/(const std::string& name) const { return path + "/" + name; }
+};
+
+// The number of lines of `text` that are not empty.
+int line_count(const std::string& text);
+
+}  // namespace attnspec::hostile
