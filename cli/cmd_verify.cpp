@@ -36,11 +36,16 @@ const char* kExamples =
     "regimes (shapes, scales, spectra), evaluates hypotheses and claims with enclosures, and\n"
     "returns holds / violated / inconclusive / not_applicable per instance. Every statement is\n"
     "reconstructed from a summary of its paper; --list names the source (docs/SOURCES.md).\n"
-    "Experiments (marked in --list) print a table instead and never change the exit status.\n\n"
-    "exit status: 0 every instance holds (or is not applicable); 1 a check proved a claim false\n"
-    "(a finding, not a crash: the violating instances are in the report and replay from their\n"
-    "seeds); 2 some instance is inconclusive, or a check ran no instance or none applicable.\n"
+    "--list also gives each check's kind: theorem (a reconstructed statement of a paper),\n"
+    "reading (an alternative reading of an informal claim, probed to map where it holds) or\n"
+    "experiment (a table, no verdict, never changes the exit status).\n\n"
+    "exit status, decided by the theorems only: 0 every instance holds (or is not applicable);\n"
+    "1 a theorem was proved false (a finding, not a crash: the violating instances are in the\n"
+    "report and replay from their seeds); 2 some instance of a theorem is inconclusive, or a\n"
+    "theorem ran no instance or none applicable. A violated reading exits 0 by default.\n"
     "--fail-on violated makes inconclusive exit 0;\n"
+    "--fail-on readings (or violated,readings / inconclusive,readings) lets the readings decide\n"
+    "too, as the theorems do;\n"
     "--fail-on never exits 0 whenever the run completed.\n\n"
     "examples:\n"
     "  attnspec verify --all                       every check, default regimes (< 2 min)\n"
@@ -111,7 +116,9 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),
-         "exit non-zero on: violated | inconclusive | never")
+         "exit non-zero on: violated | inconclusive | never, of a theorem; add ',readings' "
+         "(e.g. violated,readings; readings alone = inconclusive,readings) to count the "
+         "readings' verdicts too")
         ("instance", po::value(&o.instance),
          "replay one stored instance (an instance file, or a report: its first violated record)")
         ("record", po::value(&o.record),
@@ -182,18 +189,20 @@ int replay(const VerifyOptions& o) {
     H5Reader r(o.instance);
     const std::string group = find_replay_record(r, c->name, o.record);
     const CheckResult res = proofs::replay_record(*c, r, group);
-    if (c->kind == "experiment") {  // a curve, no verdict: exit 0
+    const std::string kind = proofs::to_string(c->kind);
+    if (c->kind == proofs::CheckKind::experiment) {  // a curve, no verdict: exit 0
         if (o.common.json)
-            print_replay_json(std::cout, res, o.instance, group);
+            print_replay_json(std::cout, res, o.instance, group, kind, c->source);
         else
             print_experiment_record(std::cout, res);
         return 0;
     }
     if (o.common.json)
-        print_replay_json(std::cout, res, o.instance, group);
+        print_replay_json(std::cout, res, o.instance, group, kind, c->source);
     else
-        print_record_human(std::cout, res);
+        print_record_human(std::cout, res, kind, c->source);
     CheckRun one;
+    one.kind = kind;  // a replayed reading decides the exit code only with --fail-on ...,readings
     one.results.push_back(res);
     one.summarize();
     return verify_exit_code({one}, o.fail_on);
@@ -393,12 +402,11 @@ int run_verify(const Invocation& inv) {
     if (o.list) {
         for (const auto& c : proofs::registry())
             std::cout << c.name << "\treconstructed (" << c.source << ")\t"
-                      << (c.kind == "experiment" ? "(experiment) " : "") << c.summary << "  ["
-                      << c.statement_file << "]\n";
+                      << proofs::to_string(c.kind) << "\t" << c.summary << "  [" << c.statement_file
+                      << "]\n";
         return 0;
     }
-    if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
-        fail_usage("--fail-on must be violated, inconclusive or never, got '" + o.fail_on + "'");
+    parse_fail_on(o.fail_on);  // Usage on a value it does not know
     if (!o.instance.empty() && (!o.shard.empty() || o.mpi))
         fail_usage("--instance replays one record: not with --shard or --mpi");
     if (!o.instance.empty()) return replay(o);
