@@ -69,7 +69,9 @@ void declare(po::options_description& desc, VerifyOptions& o) {
         ("thorough", po::bool_switch(&o.run.thorough), "more instances and larger shapes")
         ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr")
         ("fail-on", po::value(&o.fail_on)->default_value(o.fail_on),
-         "exit non-zero on: violated | inconclusive | never")
+         "exit non-zero on: violated | inconclusive | never, of a theorem; add ',readings' "
+         "(e.g. violated,readings; readings alone = inconclusive,readings) to count the "
+         "readings' verdicts too")
         ("instance", po::value(&o.instance),
          "replay one stored instance (instance file or report)")
         ("record", po::value(&o.record),
@@ -136,18 +138,20 @@ int replay(const VerifyOptions& o) {
     if (const std::string estimate = check_replay_size(r, group); !o.quiet && !estimate.empty())
         log(estimate);
     const CheckResult res = proofs::replay_record(*c, r, group);
-    if (c->kind == "experiment") {  // a curve, no verdict: exit 0
+    const std::string kind = proofs::to_string(c->kind);
+    if (c->kind == proofs::CheckKind::experiment) {  // a curve, no verdict: exit 0
         if (o.common.json)
-            print_replay_json(std::cout, res, o.instance, group);
+            print_replay_json(std::cout, res, o.instance, group, kind, c->source);
         else
             print_experiment_record(std::cout, res);
         return 0;
     }
     if (o.common.json)
-        print_replay_json(std::cout, res, o.instance, group);
+        print_replay_json(std::cout, res, o.instance, group, kind, c->source);
     else
-        print_record_human(std::cout, res);
+        print_record_human(std::cout, res, kind, c->source);
     CheckRun one;
+    one.kind = kind;  // a replayed reading decides the exit code only with --fail-on ...,readings
     one.results.push_back(res);
     one.summarize();
     return verify_exit_code({one}, o.fail_on);
@@ -347,12 +351,11 @@ int run_verify(const Invocation& inv) {
     if (o.list) {
         for (const auto& c : proofs::registry())
             std::cout << c.name << "\treconstructed (" << c.source << ")\t"
-                      << (c.kind == "experiment" ? "(experiment) " : "") << c.summary << "  ["
-                      << c.statement_file << "]\n";
+                      << proofs::to_string(c.kind) << "\t" << c.summary << "  [" << c.statement_file
+                      << "]\n";
         return 0;
     }
-    if (o.fail_on != "violated" && o.fail_on != "inconclusive" && o.fail_on != "never")
-        fail_usage("--fail-on must be violated, inconclusive or never, got '" + o.fail_on + "'");
+    parse_fail_on(o.fail_on);  // Usage on a value it does not know
     if (!o.instance.empty() && (!o.shard.empty() || o.mpi))
         fail_usage("--instance replays one record: not with --shard or --mpi");
     if (!o.instance.empty()) return replay(o);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "attnspec/base/format.hpp"
@@ -99,15 +100,44 @@ std::string finding(const ExperimentTable& t) {
                      "/" + num(t.values[size_t(n)][i]) + ")";
         }
     }
-    return "lambda = 10 lowers kappa(J) (proved by enclosures) in " + num(lowered) + " of " +
-           num(total) + " curves" + (where.empty() ? "" : ": " + where) +
+    return "On these random, untrained heads, lambda = 10 lowers kappa(J) (proved by enclosures) "
+           "in " +
+           num(lowered) + " of " + num(total) + " curves" + (where.empty() ? "" : ": " + where) +
            "; the softmax is saturated (max probability > 1 - 1e-6) in " + num(saturated) + " of " +
-           num(total);
+           num(total) +
+           ". The sweep does not test trained weights nor training (the real-model analysis measures "
+           "trained heads)";
+}
+
+std::string attribute(const ExperimentTable& t, const std::string& name) {
+    for (const auto& [n, text] : t.attributes)
+        if (n == name) return text;
+    return "";
 }
 }  // namespace
 
+std::string experiment_measures(const ExperimentTable& t) {
+    const std::string weights = attribute(t, "weights");
+    if (weights.empty()) return "";  // the real-model experiments state it in their question
+    std::string out = "What it measures: kappa(J) on " + weights;
+    const std::string correction = attribute(t, "correction"), tokens = attribute(t, "tokens");
+    if (!correction.empty()) out += "; " + correction;
+    const int l = axis(t, "lambda");
+    if (l >= 0 && t.rows() > 0) {
+        std::vector<double> lambdas;
+        for (const auto& x : t.axes[size_t(l)]) lambdas.push_back(std::atof(x.c_str()));
+        const auto [lo, hi] = std::minmax_element(lambdas.begin(), lambdas.end());
+        out += ", lambda from " + num(*lo) + " to " + num(*hi);
+    }
+    if (!tokens.empty()) out += "; token scales " + tokens;
+    return out + ".";
+}
+
 void print_experiment_human(std::ostream& os, const CheckRun& run) {
     os << run.check << ": experiment, no verdict  (" << run.claim << ")\n";
+    if (!run.source.empty()) os << "  source: " << run.source << "\n";
+    const std::string measures = experiment_measures(run.table);
+    if (!measures.empty()) os << "  " << measures << "\n";
     const auto rows = rows_at_10(run.table);
     if (rows.size() <= kMaxRowsShown) os << text_table(run.table, rows);
     os << "  " << finding(run.table) << "\n";
@@ -119,6 +149,7 @@ void json_experiment_run(JsonWriter& j, const CheckRun& run) {
     const ExperimentTable& t = run.table;
     j.begin_object();
     j.kv("name", run.check).kv("kind", run.kind).kv("claim", run.claim);
+    if (!run.source.empty()) j.kv("source", run.source);
     j.kv("instances", static_cast<int>(run.results.size()));
     j.kv("seed", run.seed).kv("seconds", run.seconds);
     j.key("axes").begin_array();
@@ -159,6 +190,9 @@ std::string render_experiment_text(const StoredExperiment& e) {
     std::ostringstream os;
     os << e.name << ": experiment over " << e.instances << " curves in "
        << format_duration(e.seconds) << ", no verdict\n  question: " << e.claim << "\n";
+    if (!e.source.empty()) os << "  source: " << e.source << "\n";
+    const std::string measures = experiment_measures(e.table);
+    if (!measures.empty()) os << "  " << measures << "\n";
     const auto rows = rows_at_10(e.table);
     if (rows.size() <= kMaxRowsShown) os << text_table(e.table, rows);
     os << "  " << finding(e.table) << "\n";

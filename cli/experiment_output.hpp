@@ -11,8 +11,8 @@
 
 namespace attnspec::cli {
 
-// `verify`: the claim (the question), the rows of the table at lambda = 10 (all rows when the
-// table has no lambda axis), the finding line, instances and time.
+// `verify`: the claim (the question), its source, what it measures, the rows of the table at lambda
+// = 10 (all rows when the table has no lambda axis), the finding line, instances and time.
 void print_experiment_human(std::ostream& os, const CheckRun& run);
 // `verify --json`: one object of the "checks" array (kind, table as columns + rows).
 void json_experiment_run(JsonWriter& j, const CheckRun& run);
@@ -24,5 +24,8 @@ std::string render_experiment_text(const StoredExperiment& e);
 // curves ..."); empty when the table lacks the columns it counts. `report render` prints it above
 // the whole table (report_verify.cpp).
 std::string experiment_finding(const ExperimentTable& t);
+// "What it measures: ..." from the table's attributes weights, correction, tokens and its lambda
+// axis (specA-sweep); empty when the table has no weights attribute. Printed before the finding.
+std::string experiment_measures(const ExperimentTable& t);
 
 }  // namespace attnspec::cli

@@ -5,6 +5,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/format.hpp"
 #include "experiment_output.hpp"
+#include "verify_output.hpp"
 
 namespace attnspec::cli {
 
@@ -12,11 +13,35 @@ namespace {
 std::string num(double x) { return format_number(x, 6); }
 }  // namespace
 
+bool replays_from_seed(const StoredRecord& rec) {
+    return rec.regime.rfind("search/", 0) != 0 && !rec.seed.empty() && rec.seed != "0";
+}
+
+std::string stored_records_heading(const CheckRunSummary& c) {
+    long seeded = 0;
+    for (const auto& rec : c.records) seeded += replays_from_seed(rec) ? 1 : 0;
+    const long files = static_cast<long>(c.records.size()) - seeded;
+    const std::string replay = "`attnspec verify " + c.name +
+                               " --instance <report> --record instance_<i>` replays each from its "
+                               "stored inputs";
+    if (files == 0) return "Stored records (replayable from their seeds; " + replay + "):";
+    if (seeded == 0)
+        return "Stored records (" + replay +
+               "; none is drawn by a seed: search results or heads read from an input):";
+    return "Stored records (" + replay + "; " + std::to_string(seeded) +
+           " also replay from their seeds, " + std::to_string(files) +
+           " marked 'from its file only' do not: search results or heads read from an input):";
+}
+
 std::string stored_record_lines(const CheckRunSummary& c) {
     std::ostringstream os;
     for (const auto& rec : c.records) {
+        const std::string label = rec.verdict == "violated"
+                                      ? robustness_label(rec.violation_robust, rec.sigma_ratio)
+                                      : "";
         os << "[" << rec.verdict << "] regime " << rec.regime << ", seed " << rec.seed
-           << (rec.is_worst ? " (tightest)" : "") << "\n";
+           << (rec.is_worst ? " (tightest)" : "") << (label.empty() ? "" : ", " + label)
+           << (replays_from_seed(rec) ? "" : ", from its file only") << "\n";
         for (const auto& cm : rec.comparisons)
             os << "    " << cm.name << ": " << cm.lhs_name << " = " << num(cm.lhs) << " "
                << cm.relation << " " << cm.rhs_name << " = " << num(cm.rhs) << " -> " << cm.verdict
@@ -160,7 +185,9 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
     j.end_object();
     j.key("checks").begin_array();
     for (const auto& c : s.checks) {
-        j.begin_object().kv("name", c.name).kv("verdict", c.verdict).kv("claim", c.claim);
+        j.begin_object().kv("name", c.name).kv("kind", c.kind).kv("verdict", c.verdict);
+        j.kv("claim", c.claim);
+        if (!c.source.empty()) j.kv("source", c.source);
         j.kv("instances", c.instances).kv("n_holds", c.counts[0]).kv("n_violated", c.counts[1]);
         j.kv("n_inconclusive", c.counts[2]).kv("n_not_applicable", c.counts[3]).end_object();
     }
@@ -169,6 +196,8 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
     for (const auto& e : s.experiments)
         j.begin_object()
             .kv("name", e.name)
+            .kv("kind", "experiment")
+            .kv("source", e.source)
             .kv("claim", e.claim)
             .kv("instances", e.instances)
             .kv("rows", static_cast<std::int64_t>(e.table.rows()))

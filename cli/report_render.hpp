@@ -33,8 +33,15 @@ std::string render_checks_text(const ReportSummary& s);
 // `report show` text: "report FILE", the provenance, then `body` (render_checks_text when empty).
 std::string render_show_text(const std::string& file, const ReportSummary& s,
                              const std::string& body = "");
-// The stored records of a check run, one line each, then one per comparison of it.
+// The stored records of a check run, one line each (with "robust violation" / "fragile
+// violation (...)" where the record classifies its violation, and "replays from its file only"
+// where no seed draws it), then one per comparison of it.
 std::string stored_record_lines(const CheckRunSummary& c);
+// Whether a stored record is drawn again by its seed: not a search result (regime search/...) nor
+// a dataset head (seed 0); such records replay from their stored inputs only.
+bool replays_from_seed(const StoredRecord& rec);
+// The heading of the record list: how many replay from a seed and how many from their file.
+std::string stored_records_heading(const CheckRunSummary& c);
 // `report show --tree`: the HDF5 tree with dataset shapes, two spaces per level; each object once
 // (a repeated hard link, e.g. a cycle, is shown as "-> first path"), at most kMaxTreeDepth levels.
 constexpr int kMaxTreeDepth = 64;

@@ -27,7 +27,22 @@ const CheckResult* worst_record(const CheckRun& run) {
     }
     return w;
 }
+// The kind and source line of a check on the console: what it is, and that it is reconstructed.
+std::string kind_words(const std::string& kind) {
+    if (kind == "reading")
+        return "reading: an alternative reading, probed to map where it holds; decides the exit "
+               "code only with --fail-on ...,readings";
+    return kind;
+}
 }  // namespace
+
+std::string robustness_label(double violation_robust, double sigma_ratio) {
+    if (violation_robust == 1.0) return "robust violation";
+    if (violation_robust == 0.0)
+        return "fragile violation (sigma_min/sigma_max(J) = " + fmt("%.2g", sigma_ratio) +
+               ": not violated at some rank tolerance up to 1e-8)";
+    return "";
+}
 
 void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
                       const std::string& report) {
@@ -37,7 +52,10 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
             print_experiment_human(os, run);
             continue;
         }
-        os << run.check << ": " << to_string(run.verdict) << "  (" << run.claim << ")\n";
+        os << run.check << ": " << to_string(run.verdict) << " (" << run.kind << ")  (" << run.claim
+           << ")\n";
+        os << "  " << kind_words(run.kind) << "; reconstructed statement"
+           << (run.source.empty() ? std::string() : ", source: " + run.source) << "\n";
         std::snprintf(line, sizeof line, "  %-32s %6s %6s %6s %6s %6s %12s %12s\n", "regime", "n",
                       "holds", "viol", "incon", "n/a", "worst ratio", "median ratio");
         os << line;
@@ -55,7 +73,12 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
         if (const CheckResult* w = worst_record(run)) {
             os << "  "
                << (w->verdict == Verdict::violated ? "first violation" : "tightest instance")
-               << ": regime " << w->regime << ", seed " << w->seed << "\n";
+               << ": regime " << w->regime << ", seed " << w->seed;
+            const std::string label = w->verdict == Verdict::violated
+                                          ? robustness_label(w->value("violation_robust"),
+                                                             w->value("sigma_min/sigma_max(J)"))
+                                          : "";
+            os << (label.empty() ? "" : ", " + label) << "\n";
             for (const auto& c : w->comparisons)
                 os << "    " << c.name << ": " << c.lhs_name << " = " << format_exact(c.lhs) << " "
                    << to_string(c.rel) << " " << c.rhs_name << " = " << format_exact(c.rhs)
@@ -67,8 +90,16 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
     if (!report.empty()) os << "report: " << report << "\n";
 }
 
-void print_record_human(std::ostream& os, const CheckResult& r) {
-    os << r.check << ": " << to_string(r.verdict) << "  (" << r.claim << ")\n";
+void print_record_human(std::ostream& os, const CheckResult& r, const std::string& kind,
+                        const std::string& source) {
+    os << r.check << ": " << to_string(r.verdict) << " (" << kind << ")  (" << r.claim << ")\n";
+    os << "  " << kind_words(kind) << "; reconstructed statement"
+       << (source.empty() ? std::string() : ", source: " + source) << "\n";
+    if (r.verdict == Verdict::violated) {
+        const std::string label =
+            robustness_label(r.value("violation_robust"), r.value("sigma_min/sigma_max(J)"));
+        if (!label.empty()) os << "  " << label << "\n";
+    }
     if (!r.regime.empty()) os << "  regime " << r.regime << ", seed " << r.seed << "\n";
     for (const auto& h : r.hypotheses)
         os << "  hypothesis " << h.name << ": " << (h.met ? "met" : "NOT met") << " (" << h.detail
@@ -171,28 +202,65 @@ void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
 }
 
 void print_replay_json(std::ostream& os, const CheckResult& r, const std::string& file,
-                       const std::string& group) {
+                       const std::string& group, const std::string& kind,
+                       const std::string& source) {
     JsonWriter j(os);
     j.begin_object();
     json_header(j, "verify --instance");
-    j.kv("file", file).kv("group", group);
+    j.kv("file", file).kv("group", group).kv("kind", kind);
+    if (!source.empty()) j.kv("source", source);
+    if (r.verdict == Verdict::violated) {
+        const double robust = r.value("violation_robust");
+        if (robust == 0.0 || robust == 1.0) j.kv("robust", robust == 1.0);
+    }
     j.key("record");
     json_check_result(j, r);
     j.end_object();
     j.finish();
 }
 
+FailOn parse_fail_on(const std::string& text) {
+    FailOn f;
+    bool threshold = false;
+    std::string rest = text;
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = rest.find(',', start);
+        const std::string word = rest.substr(start, comma - start);
+        if (word == "readings" && !f.readings) {
+            f.readings = true;
+        } else if ((word == "violated" || word == "inconclusive" || word == "never") &&
+                   !threshold) {
+            f.threshold = word;
+            threshold = true;
+        } else {
+            fail_usage(
+                "--fail-on must be violated, inconclusive or never, optionally with "
+                "',readings' (or readings alone), got '" +
+                text + "'");
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    if (f.readings && f.threshold == "never")
+        fail_usage("--fail-on '" + text +
+                   "': never exits 0 whatever was violated, readings or not");
+    return f;
+}
+
 int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_on) {
-    if (fail_on == "never") return 0;
+    const FailOn f = parse_fail_on(fail_on);
+    if (f.threshold == "never") return 0;
     bool violated = false, inconclusive = false;
     for (const auto& r : runs) {
-        if (r.kind == "experiment") continue;  // experiments have no verdict
+        if (r.kind == "experiment") continue;              // experiments have no verdict
+        if (r.kind == "reading" && !f.readings) continue;  // readings map, they do not decide
         violated |= r.verdict == Verdict::violated;
         // a run with no applicable instance decided nothing: it fails CI like an inconclusive one
         inconclusive |= r.verdict == Verdict::inconclusive || r.verdict == Verdict::not_applicable;
     }
     if (violated) return static_cast<int>(ExitCode::Violated);
-    if (inconclusive && fail_on == "inconclusive") return static_cast<int>(ExitCode::Inconclusive);
+    if (inconclusive && f.threshold == "inconclusive")
+        return static_cast<int>(ExitCode::Inconclusive);
     return 0;
 }
 

@@ -14,12 +14,30 @@ void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
                       const std::string& report);
 void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
                      const std::string& report);
-void print_record_human(std::ostream& os, const CheckResult& r);  // every factor
-void json_check_result(JsonWriter& j, const CheckResult& r);      // one full record
-// `verify CHECK --instance F --json`: the replayed record with the file and group it came from.
+// A replayed record, every factor; `kind` and `source` are its check's (proofs/registry.hpp).
+void print_record_human(std::ostream& os, const CheckResult& r, const std::string& kind,
+                        const std::string& source);
+void json_check_result(JsonWriter& j, const CheckResult& r);  // one full record
+// `verify CHECK --instance F --json`: the replayed record with the file and group it came from,
+// its check's kind and source.
 void print_replay_json(std::ostream& os, const CheckResult& r, const std::string& file,
-                       const std::string& group);
-// fail_on: "violated" | "inconclusive" | "never" (README exit codes).
+                       const std::string& group, const std::string& kind,
+                       const std::string& source);
+// "robust violation", "fragile violation (sigma_min/sigma_max(J) = ...)" for a violated record
+// that carries values/violation_robust (thm3.4, thm3.4-model; reports/SCHEMA.md), else "".
+std::string robustness_label(double violation_robust, double sigma_ratio);
+
+// --fail-on: one threshold, violated | inconclusive | never (default inconclusive), optionally
+// with "readings" after a comma (or alone: the default threshold with readings): by default only
+// theorem checks decide the exit code; with readings, reading checks do too. Experiments never.
+struct FailOn {
+    std::string threshold = "inconclusive";
+    bool readings = false;
+};
+// Errors: Usage naming the value (an unknown word, two thresholds, never with readings).
+FailOn parse_fail_on(const std::string& text);
+// 1 when a deciding check (above) is violated; 2 when one is inconclusive or decided nothing and
+// the threshold is inconclusive; else 0 (README exit codes).
 int verify_exit_code(const std::vector<CheckRun>& runs, const std::string& fail_on);
 
 }  // namespace attnspec::cli

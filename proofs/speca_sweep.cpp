@@ -141,6 +141,14 @@ ExperimentTable speca_table(const std::vector<CheckResult>& results) {
                      "n_saturated", "n_rank_deficient", "median_kappa_ratio", "median_max_prob"};
     t.axes.resize(4);
     t.values.resize(t.value_names.size());
+    // What the sweep measures, stated beside its table (the page gives it before the finding).
+    t.attributes = {
+        {"weights", "random, untrained heads: W_Q, W_K, W_V i.i.d. N(0, 1/D), no correction"},
+        {"correction",
+         "lambda I_{D x d} added, frozen, to W_Q, W_K and W_V (QKV) or to W_Q only (Q)"},
+        {"tokens",
+         "layernorm (||x|| = sqrt(D)), unit-norm (||x|| = 1), raw (i.i.d. N(0, 1), ||x|| ~ "
+         "sqrt(D))"}};
     for (const auto& cell : cells) {
         // cell = tokens/placement/scale, where scale may itself hold a '/' ("s=1/sqrt(d)")
         const auto a = cell.find('/'), b = cell.find('/', a + 1);

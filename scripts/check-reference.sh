@@ -8,18 +8,27 @@
 #     figures/figures.tsv to be that rendering, and the figures' data (figures/figures.json) to
 #     equal the committed ones (numbers to a relative 1e-9; pixels are not compared);
 #  3. requires the same counterexample files, and replays every committed one: each must come back
-#     `violated` (exit 1) from its file alone.
-# Fix a failure with scripts/make-reference.sh and commit the result.
+#     `violated` (exit 1, with --fail-on readings so that a reading's files count too) from its
+#     file alone;
+#  0. first of all, requires the committed report to come from a clean tree: root attribute
+#     git_dirty = "false" in verify.h5 (a report made from uncommitted code cannot be reproduced
+#     from any commit).
+# Fix a failure with scripts/make-reference.sh (from a clean tree: commit first) and commit the
+# result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/reference-args.sh
 bin=${ATTNSPEC_BIN:-build/cli/attnspec}
 script=${ATTNSPEC_RENDER_SCRIPT:-scripts/render_figures.py}
 py=/usr/bin/python3
-ref=reports/reference
+ref=${ATTNSPEC_REFERENCE_DIR:-reports/reference}  # tests point it at a copy
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnspec-ref.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "check-reference: $*" >&2; echo "check-reference: regenerate with scripts/make-reference.sh" >&2; exit 1; }
+
+dirty=$("$py" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs.get('git_dirty', 'missing'))" "$ref/verify.h5")
+[ "$dirty" = "false" ] ||
+  fail "reports/reference/verify.h5 has git_dirty = $dirty: it was made from a tree with uncommitted changes (commit, then run scripts/make-reference.sh)"
 
 mkdir "$tmp/run"
 "$bin" verify --all "${REFERENCE_ARGS[@]}" --out "$tmp/run/verify.h5" > /dev/null
@@ -52,7 +61,7 @@ n=0
 while read -r f; do
   check=$("$py" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['check'])" "$ref/$f")
   set +e
-  "$bin" verify "$check" --instance "$ref/$f" --quiet > "$tmp/replay.txt" 2>&1
+  "$bin" verify "$check" --instance "$ref/$f" --quiet --fail-on readings > "$tmp/replay.txt" 2>&1
   rc=$?
   set -e
   [ $rc -eq 1 ] || { cat "$tmp/replay.txt"; fail "$ref/$f ($check) replayed with exit $rc, not 1 (violated)"; }

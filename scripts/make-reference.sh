@@ -5,7 +5,8 @@
 # scripts/render_figures.py with matplotlib).
 #   scripts/make-reference.sh            (after scripts/build.sh)
 # scripts/check-reference.sh (run by CI) fails when the committed reference is not what this
-# produces; run this script and commit the result after a change that moves a number.
+# produces, or was made from a dirty tree (git_dirty = true); commit the code first, run this
+# script from the clean tree, and commit the result after a change that moves a number.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/reference-args.sh
@@ -15,6 +16,13 @@ ref=reports/reference
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnspec-ref.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 "$bin" verify --all "${REFERENCE_ARGS[@]}" --out "$tmp/verify.h5"
+# A reference made by a binary built from uncommitted code reproduces no commit: refuse it (the
+# binary records the tree it was built from; rebuild after committing).
+dirty=$(/usr/bin/python3 -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs.get('git_dirty', 'missing'))" "$tmp/verify.h5")
+if [ "$dirty" != "false" ]; then
+  echo "make-reference: the binary was built from a tree with git_dirty = $dirty: commit, rebuild, then run this again" >&2
+  exit 1
+fi
 rm -rf "$ref"
 mkdir -p "$ref"
 cp -r "$tmp"/. "$ref"/

@@ -110,20 +110,25 @@ TEST_CASE("killing verify mid-run never touches the target", "[cli]") {
 
 TEST_CASE("violations are written as instance files that replay to the same verdict", "[cli]") {
     const std::string dir = attnspec::test::temp_dir();
-    auto r = run_cli("verify thm3.8-above-sigma1 -q --json --out " + dir + "/v.h5");
-    REQUIRE(r.code ==
-            1);  // the false reading "lambda > sigma_1 alone" is refuted on the anti-aligned family
+    // the false reading "lambda > sigma_1 alone" is refuted on the anti-aligned family; a reading
+    // decides the exit code only with --fail-on readings
+    auto r =
+        run_cli("verify thm3.8-above-sigma1 -q --json --fail-on readings --out " + dir + "/v.h5");
+    REQUIRE(r.code == 1);
     const std::string list = dir + "/list";
     std::system(("ls " + dir + "/v.counterexamples/*.h5 > " + list).c_str());
     std::ifstream lf(list);
     std::string first;
     std::getline(lf, first);
     REQUIRE(!first.empty());
-    auto rep = run_cli("verify thm3.8-above-sigma1 --instance " + first + " --json");
+    auto rep =
+        run_cli("verify thm3.8-above-sigma1 --instance " + first + " --json --fail-on readings");
     CHECK(rep.code == 1);
     CHECK(rep.out.find("\"verdict\": \"violated\"") != std::string::npos);
     // the report's own first violated record replays too, and the wrong check is refused
-    CHECK(run_cli("verify thm3.8-above-sigma1 --instance " + dir + "/v.h5").code == 1);
+    CHECK(
+        run_cli("verify thm3.8-above-sigma1 --fail-on readings --instance " + dir + "/v.h5").code ==
+        1);
     CHECK(run_cli("verify thm3.5 --instance " + first).code == 65);
     CHECK(run_cli("verify thm3.8-above-sigma1 --instance " + dir + "/none.h5").code == 66);
     std::system(("rm -rf " + dir).c_str());

@@ -16,8 +16,11 @@ TEST_CASE("verify prints an experiment as a table and exits on the theorems alon
     CHECK(r.code == 0);
     CHECK(r.out.find("specA-sweep: experiment, no verdict") != std::string::npos);
     CHECK(r.out.find("lambda = 10 lowers kappa(J)") != std::string::npos);
-    // with a refuted theorem beside it the exit code is that theorem's
-    CHECK(run_cli("verify thm3.8-above-sigma1 specA-sweep --trials 48 -q --no-report").code == 1);
+    // with a refuted reading beside it, counted (--fail-on readings), the exit code is that
+    // reading's
+    CHECK(run_cli("verify thm3.8-above-sigma1 specA-sweep --trials 48 -q --no-report --fail-on "
+                  "readings")
+              .code == 1);
     auto j = run_cli("verify specA-sweep --trials 48 -q --no-report --json");
     CHECK(j.code == 0);
     CHECK(j.out.find("\"kind\": \"experiment\"") != std::string::npos);

@@ -85,7 +85,9 @@ TEST_CASE("an output equal to an input is refused with 64 and the input is untou
           "[cli][outputs]") {
     const std::string dir = attnspec::test::temp_dir();
     make_inputs(dir);
-    REQUIRE(run_cli("verify thm3.8-above-sigma1 -q --out " + dir + "/v.h5").code == 1);
+    REQUIRE(
+        run_cli("verify thm3.8-above-sigma1 -q --fail-on readings --out " + dir + "/v.h5").code ==
+        1);
     REQUIRE(sh("cp " + dir + "/v.counterexamples/$(ls " + dir + "/v.counterexamples | head -1) " +
                dir + "/inst.h5") == 0);
     REQUIRE(::symlink((dir + "/qk.h5").c_str(), (dir + "/qk_link.h5").c_str()) == 0);
@@ -150,7 +152,9 @@ TEST_CASE(
     "report and leaves no temp",
     "[cli][outputs]") {
     const std::string dir = attnspec::test::temp_dir();
-    REQUIRE(run_cli("verify thm3.8-above-sigma1 -q --out " + dir + "/v.h5").code == 1);
+    REQUIRE(
+        run_cli("verify thm3.8-above-sigma1 -q --fail-on readings --out " + dir + "/v.h5").code ==
+        1);
     const std::string before = slurp(dir + "/v.h5");
     const int files_before = count_entries(dir + "/v.counterexamples");
     REQUIRE(files_before > 0);
@@ -248,7 +252,7 @@ TEST_CASE("every violated record is written (capped at 64) and replays from its 
           "[cli][outputs]") {
     const std::string dir = attnspec::test::temp_dir(), alone = dir + "/alone";
     ::mkdir(alone.c_str(), 0755);
-    auto r = run_cli("verify thm3.8-above-sigma1 --out " + dir + "/v.h5");
+    auto r = run_cli("verify thm3.8-above-sigma1 --fail-on readings --out " + dir + "/v.h5");
     REQUIRE(r.code == 1);
     CHECK(r.err.find("written (cap 64)") != std::string::npos);
     REQUIRE(py(dir + "/v.h5 " + dir + "/v.counterexamples",
@@ -265,7 +269,8 @@ TEST_CASE("every violated record is written (capped at 64) and replays from its 
     int replayed = 0;
     for (std::string n; std::getline(names, n);) {
         sh("cp " + dir + "/v.counterexamples/" + n + " " + alone + "/x.h5");
-        const auto rep = run_cli("verify thm3.8-above-sigma1 --json --instance " + alone + "/x.h5");
+        const auto rep = run_cli(
+            "verify thm3.8-above-sigma1 --json --fail-on readings --instance " + alone + "/x.h5");
         INFO(n << ": " << rep.err);
         CHECK(rep.code == 1);
         CHECK(rep.out.find("\"verdict\": \"violated\"") != std::string::npos);
@@ -277,7 +282,9 @@ TEST_CASE("every violated record is written (capped at 64) and replays from its 
 
 TEST_CASE("an instance file's seed is parsed strictly: 65 naming the attribute", "[cli][outputs]") {
     const std::string dir = attnspec::test::temp_dir();
-    REQUIRE(run_cli("verify thm3.8-above-sigma1 -q --out " + dir + "/v.h5").code == 1);
+    REQUIRE(
+        run_cli("verify thm3.8-above-sigma1 -q --fail-on readings --out " + dir + "/v.h5").code ==
+        1);
     REQUIRE(sh("cp " + dir + "/v.counterexamples/$(ls " + dir + "/v.counterexamples | head -1) " +
                dir + "/i.h5") == 0);
     for (const std::string& seed :

@@ -149,7 +149,8 @@ TEST_CASE(
                            "convention:kappa");
         CHECK(md.find("; kappa: " + conv) != std::string::npos);
         if (h.attr_double("/checks/thm3.8-trained", "n_violated") > 0) {
-            CHECK(md.find("- Strongest violation: thm3.8-trained") != std::string::npos);
+            CHECK(md.find("- Strongest violation of a reading (not a finding against a paper): "
+                          "thm3.8-trained") != std::string::npos);
             CHECK(md.find("- Look first at thm3.8-trained") != std::string::npos);
         }
     }

@@ -231,6 +231,13 @@ StoredRecord read_check_record(const H5Reader& r, const std::string& group) {
     }
     s.verdict = r.attr_string(group, "verdict");
     s.is_worst = r.has_attr(group, "is_worst");
+    const std::string values = under(group, "values");
+    if (r.exists(values)) {
+        if (r.has_attr(values, "violation_robust"))
+            s.violation_robust = r.attr_double(values, "violation_robust");
+        if (r.has_attr(values, "sigma_min/sigma_max(J)"))
+            s.sigma_ratio = r.attr_double(values, "sigma_min/sigma_max(J)");
+    }
     const std::string comparisons = under(group, "comparisons");
     if (!r.exists(comparisons)) return s;
     for (const auto& name : r.children(comparisons)) {
@@ -267,6 +274,7 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
         c.seconds = r.attr_double(p, "seconds");
         if (r.has_attr(p, "search_effort")) c.search_effort = r.attr_string(p, "search_effort");
         if (r.has_attr(p, "source")) c.source = r.attr_string(p, "source");
+        if (r.has_attr(p, "kind")) c.kind = r.attr_string(p, "kind");
         for (int v = 0; v < 4; ++v) c.counts[v] = r.attr_count(p, verdict_count_name(v));
         const auto names = r.strings(p + "/regimes/regime");
         std::vector<std::vector<double>> cnt(4);

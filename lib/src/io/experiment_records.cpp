@@ -32,6 +32,7 @@ void write_experiment_run(H5Group& parent, const CheckRun& run) {
     g.attr("seed", std::to_string(run.seed));
     g.attr("instances", static_cast<std::int64_t>(run.results.size()));
     g.attr("seconds", run.seconds);
+    if (!run.source.empty()) g.attr("source", run.source);
     const ExperimentTable& t = run.table;
     g.attr("axes", joined(t.axis_names));
     g.attr("columns", joined(t.value_names));
@@ -71,6 +72,7 @@ std::vector<StoredExperiment> read_experiment_runs(const H5Reader& r) {
         e.seed = r.attr_string(p, "seed");
         e.instances = r.attr_count(p, "instances");
         e.seconds = r.attr_double(p, "seconds");
+        if (r.has_attr(p, "source")) e.source = r.attr_string(p, "source");
         const auto rows = static_cast<size_t>(r.attr_count(p, "rows"));
         ExperimentTable& t = e.table;
         t.axis_names = split(r.attr_string(p, "axes"));

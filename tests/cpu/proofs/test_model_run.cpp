@@ -75,7 +75,8 @@ TEST_CASE("the registry lists the real-model analysis and --all skips it without
         const CheckInfo* c = find_check(name);
         REQUIRE(c);
         CHECK(c->needs_dataset);
-        CHECK(c->kind == (std::string(name) == "thm3.4-model" ? "theorem" : "experiment"));
+        CHECK(c->kind ==
+              (std::string(name) == "thm3.4-model" ? CheckKind::theorem : CheckKind::experiment));
     }
 }
 

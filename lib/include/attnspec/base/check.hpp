@@ -118,7 +118,9 @@ struct CheckRun {
     std::vector<RegimeSummary> regimes;
     double seconds = 0;
     std::string search_effort;  // how hard a counterexample search looked, if any
-    // "theorem" (verdicts, exit code) or "experiment" (a table, no verdict; reports/SCHEMA.md)
+    // "theorem" (verdicts that decide verify's exit code), "reading" (verdicts that map where an
+    // alternative reading holds; the exit code only with --fail-on ...,readings) or "experiment"
+    // (a table, no verdict; reports/SCHEMA.md). Set from the registry (proofs/registry.hpp).
     std::string kind = "theorem";
     ExperimentTable table;  // kind "experiment" only
     std::string source;     // where the statement comes from (docs/SOURCES.md), if known

@@ -5,6 +5,7 @@
 // HDF5 through io/h5.hpp; CPU only.
 #pragma once
 #include <Eigen/Dense>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,11 @@ struct StoredRecord {
     std::string check, regime, seed, verdict;
     bool is_worst = false;  // the run's tightest instance
     std::vector<StoredComparison> comparisons;
+    // values/violation_robust of a violated thm3.4 / thm3.4-model record: 1 robust, 0 fragile
+    // (reports/SCHEMA.md, "A record"); NaN when the record does not classify its violation.
+    double violation_robust = std::numeric_limits<double>::quiet_NaN();
+    // values/sigma_min/sigma_max(J) of an attention record; NaN when absent.
+    double sigma_ratio = std::numeric_limits<double>::quiet_NaN();
 };
 // Errors: DataError naming a missing attribute.
 StoredRecord read_check_record(const H5Reader& r, const std::string& group);
@@ -82,6 +88,7 @@ struct StoredRegime {
 struct CheckRunSummary {
     std::string name, claim, verdict, headline, search_effort;
     std::string source;  // where the statement comes from; empty in reports written before it
+    std::string kind = "theorem";  // "theorem" or "reading" (attribute kind; theorem when absent)
     long instances = 0;
     long counts[4] = {0, 0, 0, 0};  // indexed by Verdict
     double seconds = 0;

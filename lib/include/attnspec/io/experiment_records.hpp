@@ -23,6 +23,7 @@ bool is_experiment_group(const H5Reader& r, const std::string& path);
 
 struct StoredExperiment {
     std::string name, claim, seed;
+    std::string source;  // attribute source (docs/SOURCES.md); empty in reports written before it
     long instances = 0;
     double seconds = 0;
     ExperimentTable table;

@@ -88,6 +88,17 @@ std::string default_embedded_heads();
 // The model dataset of the default run: "minilm-l6" when find_dataset finds it, else "".
 std::string default_model_dataset();
 
+// What a check is (docs/SOURCES.md, "Per check"). Written as the `kind` attribute of its report
+// group (reports/SCHEMA.md) and given by `verify --list`, the console, --json and the page.
+//   theorem     a reconstructed statement of a paper (or one it rests on): its violations are
+//               findings, and only theorems decide verify's exit code by default
+//   reading     an alternative reading of an informal claim, tested to map where it holds (a
+//               violation is a map of where the reading fails, not a finding against the paper);
+//               it decides the exit code only with --fail-on ...,readings
+//   experiment  a table, no verdict; never decides the exit code
+enum class CheckKind { theorem, reading, experiment };
+const char* to_string(CheckKind k);  // "theorem", "reading", "experiment"
+
 struct CheckInfo {
     std::string name;            // "thm3.5"
     std::string summary;         // one line
@@ -99,8 +110,8 @@ struct CheckInfo {
     // Where the statement comes from (docs/SOURCES.md), e.g. "SC summary, Thm 3.5". Every
     // statement is reconstructed from a summary of its paper, not quoted from the paper.
     std::string source;
-    std::string kind = "theorem";  // "theorem" or "experiment" (a table, no verdict)
-    bool needs_dataset = false;    // runs on RunOptions::dataset; --all skips it when that is ""
+    CheckKind kind = CheckKind::theorem;
+    bool needs_dataset = false;  // runs on RunOptions::dataset; --all skips it when that is ""
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
