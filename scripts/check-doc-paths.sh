@@ -5,7 +5,8 @@
 # formulas are skipped) and has a '/' or ends in a source or data extension; it exists when a
 # file or folder has that path from the repository root, or ends with it ("io/h5.hpp" is
 # lib/include/attnspec/io/h5.hpp; a bare "rounding.hpp" is any file of that name). Skipped:
-# templates (<stem>, *, {cu,cpp}, ..., $VAR), bare extensions (.cu), options, URLs, absolute
+# templates (<stem>, *, {cu,cpp}, ..., $VAR), metavariables (an upper-case first part no name in
+# the tree starts with: F.h5, DIR/report.md; i/n), bare extensions (.cu), options, URLs, absolute
 # paths, and run outputs (build*/, reports/out/).
 # Usage: bash scripts/check-doc-paths.sh [repository root, default: this script's repository]
 #        bash scripts/check-doc-paths.sh --self-test   (plants a missing path in copies of
@@ -29,6 +30,7 @@ for dirpath, dirnames, files in os.walk(root):
     for f in files:
         paths.add(f if rel == "." else f"{rel}/{f}")
         names.add(f)
+stems = {n.split(".")[0] for n in names}
 suffixes = set()
 for p in paths:
     parts = p.split("/")
@@ -62,6 +64,12 @@ for doc in docs:
                         continue
                     if w.startswith(("build", "reports/out/")):
                         continue
+                    # A metavariable (F.h5, DIR/report.md, SHARD.h5): an upper-case first part
+                    # that no file or folder in the tree is named after (README.md is checked).
+                    head = re.split(r"[./]", w, maxsplit=1)[0]
+                    if (re.fullmatch(r"[A-Z][A-Z0-9_]{0,11}", head) and head not in stems) or \
+                            re.fullmatch(r"[a-z]/[a-z]", w):  # --shard i/n
+                        continue
                     p = w.rstrip("/")
                     ok = p in paths or p in suffixes if "/" in p else p in names
                     if not ok:
@@ -91,8 +99,11 @@ self_test() {
   for f in CONTRIBUTING.md docs/planted.md; do
     mkdir -p "$tmp/$(dirname "$f")" && touch "$tmp/$f"
     n="$(($(wc -l <"$tmp/$f") + 1))"
-    echo 'See `gpu/src/attention/softmax_logic.hpp` for the arithmetic.' >>"$tmp/$f"
+    echo 'See `gpu/src/attention/softmax_logic.hpp` for the arithmetic, `F.h5` for yours.' >>"$tmp/$f"
     expect+=("check-doc-paths: $f:$n: \`gpu/src/attention/softmax_logic.hpp\`")
+    # an upper-case name the tree has (README.md) is a path, not a metavariable
+    echo 'And `docs/README.md` too.' >>"$tmp/$f"
+    expect+=("check-doc-paths: $f:$((n + 1)): \`docs/README.md\`")
   done
   if out="$(check "$tmp")"; then
     echo "check-doc-paths self-test: FAILED: the planted copy passes"
