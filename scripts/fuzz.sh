@@ -44,13 +44,12 @@ fi
 CXX_FUZZ=${CXX_FUZZ:-/usr/bin/clang++}
 CC_FUZZ=${CC_FUZZ:-/usr/bin/clang}
 jobs=$(nproc 2>/dev/null || echo 2)
-launcher=()
-if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+source scripts/ccache-env.sh  # CCACHE_CMAKE_ARGS: the compiler launchers, when ccache is installed
 t0=$SECONDS
 # -O1 with line tables: the usual fuzzing trade-off (instrumented code stays fast, the build
 # stays short); asserts stay on (no NDEBUG), so an Eigen assertion is a finding too.
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DCMAKE_C_COMPILER="$CC_FUZZ" "${launcher[@]}" \
+cmake -S . -B build-fuzz --no-warn-unused-cli -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DCMAKE_C_COMPILER="$CC_FUZZ" "${CCACHE_CMAKE_ARGS[@]}" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
   "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
   -DATTNSPEC_FUZZ=ON -DATTNSPEC_CUDA=OFF -DATTNSPEC_BUILD_TESTS=OFF -DATTNSPEC_BUILD_BENCH=OFF \
