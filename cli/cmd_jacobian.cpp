@@ -236,6 +236,8 @@ JacobianOptions jacobian_options(const Options& o, const po::variables_map& vm) 
     jo.svd.full_upto = o.full_upto;
     if (given(vm, "full-upto") && (!jo.spectrum || jo.svd.mode != LargeSvdMode::auto_select))
         fail_usage("--full-upto applies to --svd auto only");
+    if (given(vm, "certify") && !jo.spectrum)
+        fail_usage("--certify certifies the SVD of --svd: give --svd (auto, full or extremal)");
     return jo;
 }
 

@@ -20,6 +20,16 @@ TEST_CASE("jacobian --certify: always certifies a small head, bad values are usa
     CHECK(r.code == 64);
     CHECK(r.err.find("sometimes") != std::string::npos);
     CHECK(run_cli("jacobian --help").out.find("--certify") != std::string::npos);
+    // without --svd there is no SVD to certify: a usage error, not a silent no-op
+    for (const char* mode : {"always", "auto", "never"}) {
+        INFO(mode);
+        r = run_cli(std::string("jacobian --random 8,10,3 --seed 2 --certify ") + mode +
+                    " --no-report");
+        CHECK(r.code == 64);
+        CHECK(r.err.find("--certify") != std::string::npos);
+        CHECK(r.err.find("--svd") != std::string::npos);
+        CHECK(r.out.find("kappa") == std::string::npos);  // refused before any work
+    }
 }
 
 namespace {
