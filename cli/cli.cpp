@@ -145,10 +145,9 @@ void add_common_options(po::options_description& desc, CommonOptions& o,
             ("master seed, recorded in the report (default " + std::to_string(o.seed) + ")")
                 .c_str());
     if (which & kOut)
-        desc.add_options()("out",
-                           po::value(&o.out)->notifier([](const std::string& v) {
-                               if (v.empty()) fail_usage("--out expects a path, got an empty string");
-                           }),
+        desc.add_options()("out", po::value(&o.out)->notifier([](const std::string& v) {
+            if (v.empty()) fail_usage("--out expects a path, got an empty string");
+        }),
                            ("report path (default reports/out/" + default_report + ")").c_str());
     if (which & kNoReport)
         desc.add_options()("no-report", po::bool_switch(&o.no_report),

@@ -105,7 +105,8 @@ std::string finding(const ExperimentTable& t) {
            num(lowered) + " of " + num(total) + " curves" + (where.empty() ? "" : ": " + where) +
            "; the softmax is saturated (max probability > 1 - 1e-6) in " + num(saturated) + " of " +
            num(total) +
-           ". The sweep does not test trained weights nor training (the real-model analysis measures "
+           ". The sweep does not test trained weights nor training (the real-model analysis "
+           "measures "
            "trained heads)";
 }
 

@@ -48,7 +48,7 @@ const char* kHeadsFrom =
     "        g.attrs['s'] = r['values'].attrs['s']\n";
 }  // namespace
 
-TEST_CASE("verify --list gives each check's kind; the readings are Thm 3.8's three readings",
+TEST_CASE("verify --list gives each check's kind, and the readings are Thm 3.8's three readings",
           "[cli][kinds]") {
     const auto r = run_cli("verify --list");
     REQUIRE(r.code == 0);
@@ -200,8 +200,9 @@ TEST_CASE("the page's headline is the strongest robust violation, the fragile on
     std::system(("rm -rf " + d).c_str());
 }
 
-TEST_CASE("experiments carry their source; specA-sweep says what it measures before its finding",
-          "[cli][kinds]") {
+TEST_CASE(
+    "experiments carry their source, and specA-sweep says what it measures before its finding",
+    "[cli][kinds]") {
     const std::string d = attnspec::test::temp_dir();
     const auto r = run_cli("verify specA-sweep --trials 48 -q --out " + d + "/v.h5");
     REQUIRE(r.code == 0);
