@@ -307,16 +307,20 @@ def fig_summary(rep, theorem_checks):
         ax.barh(y, counts[k], left=left, color=colour, label=label, hatch=hatches.get(k),
                 edgecolor="white", linewidth=0.5)
         left += np.array(counts[k])
-    ax.set_yticks(y, theorem_checks)
+    kinds = [rep.attr("/checks/" + c, "kind", str, "theorem") for c in theorem_checks]
+    ax.set_yticks(y, [c if k == "theorem" else "%s (%s)" % (c, k)
+                      for c, k in zip(theorem_checks, kinds)])
     ax.invert_yaxis()
     ax.set_xlabel("instances (count)")
     ax.set_title("Verdicts per check")
     ax.grid(axis="y", visible=False)
     legend_below(fig, ax.get_legend_handles_labels()[0], 4)
     n_viol = sum(1 for v in counts["violated"] if v > 0)
-    caption = ("Instances per verdict for each of the %d checks; %d check(s) with a violated "
-               "instance." % (len(theorem_checks), n_viol))
-    data = {"checks": theorem_checks}
+    n_read = sum(1 for k in kinds if k != "theorem")
+    caption = ("Instances per verdict for each of the %d theorem checks and %d reading(s) of a "
+               "theorem (marked); %d check(s) with a violated instance. Experiments are drawn "
+               "apart." % (len(theorem_checks) - n_read, n_read, n_viol))
+    data = {"checks": theorem_checks, "kinds": kinds}
     data.update({"n_" + k: v for k, v in counts.items()})
     return Figure("summary-verdicts", "summary", caption, data, fig)
 

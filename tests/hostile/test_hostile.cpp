@@ -285,8 +285,9 @@ TEST_CASE("hostile: error lines are capped and control characters escaped", "[cl
 TEST_CASE("hostile: a replayed instance is estimated from its declared shapes before any read",
           "[cli][hostile]") {
     Dir d;
-    const Outcome v =
-        run({"verify", "thm3.8-above-sigma1", "-q", "--out", d / "v.h5"}, 60);  // exit 1: found
+    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--fail-on", "violated,readings",
+                           "--out", d / "v.h5"},
+                          60);  // exit 1: found (a reading: --fail-on)
     REQUIRE(v.code == 1);
     // a counterexample file whose W is swapped for a 1500 x 1500 matrix (18 MB of data)
     REQUIRE(python(d.path,
@@ -300,7 +301,8 @@ TEST_CASE("hostile: a replayed instance is estimated from its declared shapes be
                    "(1500, 1500))\n",
                    d.path));
     // a replay says its estimate before the work (the README's promise)
-    const Outcome small = run({"verify", "thm3.8-above-sigma1", "--instance", d / "small.h5"});
+    const Outcome small = run({"verify", "thm3.8-above-sigma1", "--fail-on", "violated,readings",
+                               "--instance", d / "small.h5"});
     INFO(small.err);
     CHECK(small.code == 1);
     CHECK(has(small.err, "attnspec: replaying '/record' (W "));
@@ -416,7 +418,9 @@ TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a r
                    "--tokens has an empty item in '1,,2'");  // was accepted as 1,2
     expect_refusal(run({"neumann", "--tokens", "16", "--dh", "4", "--out", ""}), 64,
                    "--out expects a path");  // was the default path
-    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--out", d / "v.h5"}, 60);
+    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--fail-on", "violated,readings",
+                           "--out", d / "v.h5"},
+                          60);
     REQUIRE(v.code == 1);
     REQUIRE(python(d.path,
                    "import sys, h5py\n"
@@ -434,7 +438,9 @@ TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a r
 
 TEST_CASE("hostile: --instance reads the schema versions report show reads", "[cli][hostile]") {
     Dir d;
-    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--out", d / "v.h5"}, 60);
+    const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--fail-on", "violated,readings",
+                           "--out", d / "v.h5"},
+                          60);
     REQUIRE(v.code == 1);
     REQUIRE(python(d.path,
                    "import glob, shutil, sys, h5py\n"

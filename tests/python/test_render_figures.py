@@ -308,8 +308,12 @@ class ReferenceVerifyReport(Fixture):
         self.assertEqual(self.ref_rc, 0, self.ref_err)
         data = self.manifest(self.ref_out)["figures"]["summary-verdicts"]["data"]
         with h5py.File(REFERENCE, "r") as f:
-            theorems = [c for c in f["checks"] if f["checks"][c].attrs["kind"] == "theorem"]
-            self.assertEqual(sorted(data["checks"]), sorted(theorems))
+            # theorems and readings of a theorem, each with its kind; experiments stay apart
+            kinds = {c: f["checks"][c].attrs["kind"] for c in f["checks"]}
+            self.assertIn("reading", kinds.values())
+            self.assertEqual(sorted(data["checks"]),
+                             sorted(c for c, k in kinds.items() if k != "experiment"))
+            self.assertEqual(data["kinds"], [kinds[c] for c in data["checks"]])
             for i, c in enumerate(data["checks"]):
                 for k in ("n_holds", "n_violated", "n_inconclusive", "n_not_applicable"):
                     self.assertEqual(data[k][i], int(f["checks"][c].attrs[k]), (c, k))

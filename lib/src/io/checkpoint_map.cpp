@@ -23,6 +23,12 @@ struct LayerNames {
 // the matching below is linear, the cap keeps error lines short).
 constexpr std::size_t kMaxNameLength = 1024;
 
+// The names understood, in one line for error messages (docs/cli/import.md has the table).
+constexpr const char kUnderstood[] =
+    "[<prefix>.]encoder.layer.<l>.attention.{self,attention}.{query,key,value}.{weight,bias} "
+    "(BERT, ViT), blocks.<l>.attn.qkv.{weight,bias} (timm), "
+    "[layer<l>/]{W_Q,W_K,W_V,b_Q,b_K,b_V} (plain npz)";
+
 // One naming family, matched without regular expressions (std::regex recurses once per
 // character and overflowed the stack on names of some 10^4 characters): a torch-style name is
 // split at '.' and its last components compared with `tail`; the plain layout is matched by hand
@@ -256,8 +262,8 @@ CheckpointMap map_checkpoint(const TensorFile& file, int heads, const std::vecto
             if (attention_like(e.name))
                 fail_data(file.path() + ": tensor '" + e.name +
                           "' looks like an attention projection but fits none of the naming "
-                          "patterns attnspec import understands (listed by 'attnspec import "
-                          "--help')");
+                          "patterns attnspec import understands: " +
+                          kUnderstood);
             ++m.ignored;
             continue;
         }
@@ -285,8 +291,7 @@ CheckpointMap map_checkpoint(const TensorFile& file, int heads, const std::vecto
         fail_data(file.path() + ": no attention weights found among its " +
                   std::to_string(file.entries().size()) +
                   " tensors (first: " + first_names(file, 5) +
-                  "); the naming patterns attnspec import understands are listed by 'attnspec "
-                  "import --help'");
+                  "); the naming patterns attnspec import understands: " + kUnderstood);
     for (int l : layers)
         if (!found.count(l))
             fail_data(file.path() + ": layer " + std::to_string(l) +
