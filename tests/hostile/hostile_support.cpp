@@ -58,7 +58,7 @@ Outcome run(const std::vector<std::string>& args, double limit_s,
     for (char** e = environ; *e; ++e) envs.emplace_back(*e);
     envs.insert(envs.end(), env.begin(), env.end());
     const std::string py = ATTNSPEC_PYTHON, script = dir + "/launch.py",
-                      limit = std::to_string(limit_s);
+                      limit = std::to_string(time_limit(limit_s));
     std::vector<char*> argv{const_cast<char*>(py.c_str()), const_cast<char*>(script.c_str()),
                             const_cast<char*>(limit.c_str()), const_cast<char*>(result.c_str()),
                             const_cast<char*>(cli.c_str())},

@@ -39,8 +39,8 @@ void expect_refusal(const Outcome& r, int code, const std::string& says,
     CHECK(r.code == code);
     CHECK(line_count(r.err) == 1);
     CHECK(has(r.err, says));
-    CHECK(r.seconds < seconds);
-    CHECK(r.peak_mb < mb);
+    CHECK(r.seconds < time_limit(seconds));
+    CHECK(r.peak_mb < memory_limit(mb));
 }
 
 void expect_success(const Outcome& r, double seconds = kFastSeconds, double mb = kSmallMb) {
@@ -48,8 +48,8 @@ void expect_success(const Outcome& r, double seconds = kFastSeconds, double mb =
                  << " MiB; stderr: " << r.err.substr(0, 600));
     CHECK_FALSE(r.timed_out);
     CHECK(r.code == 0);
-    CHECK(r.seconds < seconds);
-    CHECK(r.peak_mb < mb);
+    CHECK(r.seconds < time_limit(seconds));
+    CHECK(r.peak_mb < memory_limit(mb));
 }
 
 std::string f32_zeros(std::size_t n) { return std::string(4 * n, '\0'); }
@@ -354,7 +354,7 @@ TEST_CASE(
     CHECK(t.code == 70);  // stderr: the "figures: ..." log line, then the one error line
     CHECK(has(t.err, "attnspec: error: the figures script ran longer than 1 s"));
     CHECK(line_count(t.err) == 2);
-    CHECK(t.seconds < 8);
+    CHECK(t.seconds < time_limit(8));
     CHECK(process_gone(std::stol(read_file(pidfile))));
     CHECK(temps_in(d.path) == 0);
     std::remove(pidfile.c_str());
