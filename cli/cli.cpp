@@ -66,8 +66,8 @@ void print_help(std::ostream& os) {
            << c.summary << "\n";
     os << "\nEvery command takes --json (one JSON document on stdout); logs and progress go to\n"
           "stderr. Exit codes: 0 ok/holds, 1 violated, 2 inconclusive, 64 usage, 65 bad data,\n"
-          "66 input missing, 69 no CUDA device, 70 internal error, 71 out of memory, 73 cannot\n"
-          "create output, 74 I/O error.\n\n"
+          "66 input missing, 69 no CUDA device, 70 internal error, 71 out of memory, 72 GPU\n"
+          "backend failed to load, 73 cannot create output, 74 I/O error.\n\n"
           "start with:  attnspec verify --all        (every check, report in reports/out/)\n";
 }
 

@@ -69,7 +69,7 @@ int run_gpu_check(const Invocation& inv) {
     const gpu::PlantedFault planted = gpu::planted_fault_from_string(fault);
     const std::string target = report_target(common, "gpu_check.h5");  // 64 / 73, nothing loaded
 
-    const gpu::Backend& backend = gpu::load_backend();  // 69: not built / not loadable
+    const gpu::Backend& backend = gpu::load_backend();  // 69 not built or missing, 72 unusable
     std::string error;
     gpu::DeviceInfo dev;
     gpu::check_backend_call(backend.device_info(&dev, &error), error);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "attnspec/gpu/base/backend.hpp"
 #include "attnspec/gpu/base/driver_probe.hpp"
@@ -49,6 +51,26 @@ TEST_CASE("gpu-check names a backend library it cannot load", "[cli][gpu]") {
         CHECK(r.err.find("cannot load /nonexistent/libattnspec_gpu.so: ") != std::string::npos);
     else  // a CPU-only build never looks for a library
         CHECK(r.err.find("GPU backend not built") != std::string::npos);
+}
+
+TEST_CASE("gpu-check: a backend library that is there but does not load exits 72", "[cli][gpu]") {
+    const std::string dir = attnspec::test::temp_dir();
+    const std::string lib = dir + "/libattnspec_gpu.so";
+    std::ofstream(lib) << "not an ELF file\n";  // dlopen refuses it, as a missing libcublas would
+    ::setenv("ATTNSPEC_GPU_BACKEND", lib.c_str(), 1);
+    const auto r = run_cli("gpu-check --no-report");
+    ::unsetenv("ATTNSPEC_GPU_BACKEND");
+    INFO(r.err);
+    if (attnspec::gpu::backend_built()) {
+        CHECK(r.code == 72);  // a broken install, never "no device" (69)
+        CHECK(r.err.find("GPU backend failed to load: " + lib + " is there, but dlopen fails: ") !=
+              std::string::npos);
+    } else {  // a CPU-only build never looks for a library
+        CHECK(r.code == 69);
+        CHECK(r.err.find("GPU backend not built") != std::string::npos);
+    }
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("gpu-check refuses bad options with 64 before loading anything", "[cli][gpu]") {

@@ -1,6 +1,7 @@
 // gpu/base/backend.hpp, host side: dlopen of libattnspec_gpu.so, entry and ABI checks. Host-only
 // (no CUDA header), linked into the CLI in every build.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -19,19 +20,34 @@ bool backend_built() {
 #endif
 }
 
+namespace {
+
+// Whether the library itself is absent (not a library it needs): a path is looked up in the
+// file system; a bare name is searched by dlopen, whose message then starts with that name
+// ("libattnspec_gpu.so: cannot open shared object file"; a missing dependency names itself).
+bool library_absent(const std::string& path, const std::string& dl_error) {
+    if (path.find('/') != std::string::npos) return ::access(path.c_str(), F_OK) != 0;
+    return dl_error.rfind(path + ": cannot open shared object file", 0) == 0;
+}
+
+}  // namespace
+
 const Backend& load_backend_from(const std::string& path) {
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char* e = dlerror();
-        throw Error(ExitCode::NoDevice,
-                    "cannot load " + path + ": " + (e ? e : "unknown dlopen error"));
+        const std::string why = e ? e : "unknown dlopen error";
+        if (library_absent(path, why))
+            throw Error(ExitCode::NoDevice, "cannot load " + path + ": " + why);
+        throw Error(ExitCode::BackendLoad,
+                    "GPU backend failed to load: " + path + " is there, but dlopen fails: " + why);
     }
     using Entry = const Backend* (*)(int);
     const auto entry = reinterpret_cast<Entry>(dlsym(lib, kBackendEntry));
     if (!entry) {
         dlclose(lib);
-        throw Error(ExitCode::NoDevice, path + ": no " + std::string(kBackendEntry) +
-                                            " entry (not an attnspec GPU backend)");
+        throw Error(ExitCode::BackendLoad, path + ": no " + std::string(kBackendEntry) +
+                                               " entry (not an attnspec GPU backend)");
     }
     const Backend* b = entry(kBackendAbi);
     if (!b || b->abi != kBackendAbi || std::string(b->version) != ATTNSPEC_VERSION ||
@@ -39,10 +55,10 @@ const Backend& load_backend_from(const std::string& path) {
         const std::string theirs =
             b ? "ABI " + std::to_string(b->abi) + ", attnspec " + b->version : "another ABI";
         dlclose(lib);
-        throw Error(ExitCode::NoDevice, path + ": backend " + theirs +
-                                            ", this attnspec needs ABI " +
-                                            std::to_string(kBackendAbi) + ", attnspec " +
-                                            ATTNSPEC_VERSION + " (a library from another build)");
+        throw Error(ExitCode::BackendLoad,
+                    path + ": backend " + theirs + ", this attnspec needs ABI " +
+                        std::to_string(kBackendAbi) + ", attnspec " + ATTNSPEC_VERSION +
+                        " (a library from another build)");
     }
     return *b;  // the library stays loaded for the life of the process
 }

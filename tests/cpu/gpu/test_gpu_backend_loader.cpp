@@ -1,6 +1,10 @@
-// The lazy GPU backend's loader (gpu/base/backend.hpp): every failure is exit 69 with one line
-// saying what is missing; a CUDA build's backend answers its own ABI and no other.
+// The lazy GPU backend's loader (gpu/base/backend.hpp): no backend (not built, no library) is
+// exit 69, a library that is there but does not load or is not this build's backend is exit 72,
+// each with one line saying what; a CUDA build's backend answers its own ABI and no other.
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/base/backend.hpp"
@@ -18,10 +22,26 @@ TEST_CASE("loading a missing backend library is exit 69 naming the file and dler
     CHECK(m.find("No such file") != std::string::npos);
 }
 
+TEST_CASE("a backend library that is there but does not load is exit 72, not 69", "[gpu-backend]") {
+    // A file where the library should be that dlopen refuses (as one whose libcublas is missing
+    // would be): a broken install, never "no device".
+    const std::string dir = test::temp_dir();
+    const std::string path = dir + "/libattnspec_gpu.so";
+    std::ofstream(path) << "not an ELF file\n";
+    const Error e = test::error_of([&] { gpu::load_backend_from(path); });
+    CHECK(e.code() == ExitCode::BackendLoad);
+    CHECK(static_cast<int>(e.code()) == 72);
+    const std::string m = e.what();
+    INFO(m);
+    CHECK(m.rfind("GPU backend failed to load: " + path + " is there, but dlopen fails: ", 0) == 0);
+    std::remove(path.c_str());
+    std::remove(dir.c_str());
+}
+
 TEST_CASE("a shared library without the backend entry is refused", "[gpu-backend]") {
     // libdl / libc are in every process: a real library that is not an attnspec backend.
     const Error e = test::error_of([] { gpu::load_backend_from("libc.so.6"); });
-    CHECK(e.code() == ExitCode::NoDevice);
+    CHECK(e.code() == ExitCode::BackendLoad);
     CHECK(std::string(e.what()) ==
           "libc.so.6: no attnspec_gpu_backend entry (not an attnspec GPU backend)");
 }

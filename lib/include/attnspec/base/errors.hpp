@@ -19,6 +19,7 @@ enum class ExitCode : int {
     NoDevice = 69,     // GPU command without CUDA support or device (EX_UNAVAILABLE)
     Internal = 70,     // internal error: a bug (EX_SOFTWARE)
     OutOfMemory = 71,  // the system could not provide memory the run needed (EX_OSERR)
+    BackendLoad = 72,  // the GPU backend library is there but does not load (EX_OSFILE)
     CantCreate = 73,   // output cannot be created (EX_CANTCREAT)
     IoError = 74,      // I/O error while reading or writing (EX_IOERR)
 };

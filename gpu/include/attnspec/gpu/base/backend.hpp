@@ -31,10 +31,14 @@ struct Backend {
                          GpuCheckRun* out, std::string* error) = nullptr;
 };
 
-// The backend of this build, loaded once (thread-safe). Throws Error(NoDevice, exit 69):
+// The backend of this build, loaded once (thread-safe). Throws Error(NoDevice, exit 69) when no
+// GPU run is possible because there is no backend:
 //   "GPU backend not built (ATTNSPEC_CUDA=OFF)"                       (CPU-only build)
-//   "cannot load libattnspec_gpu.so: <dlerror>"                       (missing, a dependency
-//                                                                       such as libcublas missing)
+//   "cannot load libattnspec_gpu.so: <dlerror>"                       (the library is missing)
+// and Error(BackendLoad, exit 72) when the library is there but unusable (a broken install,
+// never "no device"):
+//   "GPU backend failed to load: <path> is there, but dlopen fails: <dlerror>"  (a library it
+//                                        needs, such as libcublas, missing; not an ELF file)
 //   "libattnspec_gpu.so: no attnspec_gpu_backend entry (...)"         (not an attnspec backend)
 //   "libattnspec_gpu.so: backend ABI/version ... (from another build)"
 // The library is looked up by its name through the executable's RUNPATH ($ORIGIN/../lib once
