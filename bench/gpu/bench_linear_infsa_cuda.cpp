@@ -4,7 +4,10 @@
 // cudaMemcpy of 4 GiB, read + write, measured in the same run) and to the PyTorch peer
 // bench/gpu/peer_linear_infsa.py (run in the same invocation with the same shapes; its ratio is
 // "unavailable" when it cannot run, never a win). Targets: >= 70 % of copy bandwidth for float32
-// (about 1.4 ms at N = 331,776, H = 16, d = 64), <= 0.8 ms for bf16 inputs.
+// (about 1.4 ms at N = 331,776, H = 16, d = 64), <= 0.8 ms for bf16 inputs (at those sizes); each
+// judged on a line "target met: ..." or "target missed: ..." (scripts/gpu-check.sh reads them and
+// "peer unavailable"). The peer: --peer PATH, else $ATTNSPEC_PEER_DIR/peer_linear_infsa.py (a
+// bundle), else the one beside the sources; run by $PYTHON (default python3).
 // usage: bench_linear_infsa_cuda [--tokens N] [--heads H] [--dim D] [--reps R] [--peer PATH]
 // Exit 69 without a device or without CUDA compiled.
 #include <algorithm>
@@ -29,11 +32,13 @@ namespace {
 struct Args {
     long N = 331776, H = 16, d = 64;
     int reps = 20;
-    std::string peer = "bench/gpu/peer_linear_infsa.py";
+    std::string peer;
 };
 
 Args parse(int argc, char** argv) {
     Args a;
+    const char* dir = std::getenv("ATTNSPEC_PEER_DIR");  // a bundle run elsewhere
+    a.peer = std::string(dir && *dir ? dir : ATTNSPEC_BENCH_GPU_DIR) + "/peer_linear_infsa.py";
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
         if (i + 1 >= argc) throw Error(ExitCode::Usage, "option " + k + " needs a value");
@@ -139,6 +144,12 @@ int run(const Args& a) {
             std::printf(", PyTorch peer %.3f ms (twin %.2fx faster)\n", peer * 1e3, peer / s);
         else
             std::printf(", PyTorch peer unavailable\n");
+        if (f32)
+            std::printf("target %s: fp32 at %.1f %% of copy bandwidth (target >= 70 %%)\n",
+                        gbs >= 0.7 * copy_gbs ? "met" : "missed", 100.0 * gbs / copy_gbs);
+        else if (a.N == 331776 && a.H == 16 && a.d == 64)
+            std::printf("target %s: bf16 inputs in %.3f ms (target <= 0.8 ms)\n",
+                        s <= 0.8e-3 ? "met" : "missed", s * 1e3);
     }
     return 0;
 }

@@ -2,7 +2,10 @@
 // the same device and the same inputs (bench/gpu/peer_spec_attention.py, run by this program):
 // scaled_dot_product_attention and the eager softmax path, projections included in all three.
 // Prints each time (median) and the ratios peer / twin (> 1: the twin is faster). Issue 10's
-// target at N = 4096, D = 768, 12 heads x 64: <= 2.7 ms and faster than both peers.
+// target at N = 4096, D = 768, 12 heads x 64: <= 2.7 ms and faster than both peers, each judged
+// on a line "target met: ..." or "target missed: ..." (scripts/gpu-check.sh reads them and "peer
+// unavailable"). The peer: --peer PATH, else $ATTNSPEC_PEER_DIR/peer_spec_attention.py (a
+// bundle), else the one beside the sources; run by --python, else $PYTHON, else python3.
 // Usage: bench_spec_attention_cuda [--N 4096] [--D 768] [--d 64] [--H 12] [--runs 20]
 //        [--seed 1] [--peer PATH] [--python PYTHON]. Exit 69 without a device, 64 on bad usage.
 #include <cmath>
@@ -24,11 +27,15 @@ namespace {
 struct Args {
     long N = 4096, D = 768, d = 64, H = 12, runs = 20;
     std::uint64_t seed = 1;
-    std::string peer = ATTNSPEC_BENCH_GPU_DIR "/peer_spec_attention.py", python = "python3";
+    std::string peer, python;
 };
 
 Args parse(int argc, char** argv) {
     Args a;
+    const char* dir = std::getenv("ATTNSPEC_PEER_DIR");  // a bundle run elsewhere
+    a.peer = std::string(dir && *dir ? dir : ATTNSPEC_BENCH_GPU_DIR) + "/peer_spec_attention.py";
+    const char* py = std::getenv("PYTHON");
+    a.python = py && *py ? py : "python3";
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
         if (i + 1 >= argc) fail_usage("option " + k + " needs a value");
@@ -107,12 +114,20 @@ int run(const Args& a) {
     }
     if (p) pclose(p);
     std::remove(in.c_str());
+    const bool sizes = a.N == 4096 && a.D == 768 && a.d == 64 && a.H == 12;  // the target's
+    if (sizes)
+        std::printf("target %s: twin %.3f ms (target <= 2.7 ms)\n",
+                    twin_ms <= 2.7 ? "met" : "missed", twin_ms);
     if (std::isnan(sdpa_ms)) {
         std::printf("peer unavailable (no PyTorch with CUDA?): no ratio\n");
         return 0;
     }
     std::printf("ratio sdpa/twin %.2f, eager/twin %.2f (> 1: twin faster); target twin <= 2.7 ms\n",
                 sdpa_ms / twin_ms, eager_ms / twin_ms);
+    if (sizes)
+        std::printf("target %s: twin faster than both peers (sdpa/twin %.2f, eager/twin %.2f)\n",
+                    sdpa_ms > twin_ms && eager_ms > twin_ms ? "met" : "missed", sdpa_ms / twin_ms,
+                    eager_ms / twin_ms);
     return 0;
 }
 
