@@ -1,9 +1,13 @@
 // gpu-check entry of the kappa(J) twin: gpu::jacobian_spectrum against the CPU's
 // jacobian_spectrum on SVD-corrected heads, N straddling the warp and the Gram tile (31/32/33),
 // wide (D > N, the R^T factor) and tall (N > 3D: J taller than wide), with and without biases.
-// Compared: sigma_max and sigma_min; tolerance (absolute) the sum of the two enclosures'
-// half-widths (GPU: Weyl on G; CPU: the engine's refined enclosure). Agreement also needs the
-// enclosures of sigma_max, sigma_min and kappa_strict to intersect (both contain the exact value).
+// Compared: sigma_max and sigma_min; tolerance (absolute) known before the device answers
+// (jacobian_spectrum_tolerance.hpp): Weyl on an a priori bound of ||fl(G) - J J^T||_2 for the
+// twin's assembly route, computed on the host from the head, plus the CPU enclosure's half-width.
+// No device quantity (the GPU's enclosure, its gram_error estimate) enters it: a wrong G cannot
+// widen its own tolerance (issue 32). Agreement also needs the enclosures of sigma_max, sigma_min
+// and kappa_strict to intersect (an extra condition: it can only turn agreement into
+// disagreement).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -14,6 +18,7 @@
 #include "attnspec/gpu/attention/attention_cuda.hpp"
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
+#include "jacobian_spectrum_tolerance.hpp"
 
 namespace attnspec::gpu {
 
@@ -56,11 +61,10 @@ std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOption
         }
         const double cpu_v[2] = {cpu.max.sigma, cpu.min.sigma};
         const double gpu_v[2] = {gpu.max.sigma, gpu.min.sigma};
-        const double tol = std::max(gpu.max.enclosure.radius() + cpu.max.enclosure.radius(),
-                                    gpu.min.enclosure.radius() + cpu.min.enclosure.radius());
-        compare_into(c, cpu_v, gpu_v, 2, tol, true,
-                     "bound: GPU Weyl-on-G radius (gram_error " + std::to_string(gpu.gram_error) +
-                         ") + CPU enclosure half-width, the larger end");
+        const JacobianCheckTolerance tol = jacobian_check_tolerance(h, cpu);
+        compare_into(c, cpu_v, gpu_v, 2, tol.abs, true, tol.reason);
+        c.agrees = c.agrees &&
+                   tol.ends_within(std::abs(gpu_v[0] - cpu_v[0]), std::abs(gpu_v[1] - cpu_v[1]));
         const bool max_ok = intersect(cpu.max.enclosure, gpu.max.enclosure);
         const bool min_ok = intersect(cpu.min.enclosure, gpu.min.enclosure);
         const bool kappa_ok = intersect(cpu.strict.enclosure, gpu.strict.enclosure);
@@ -70,7 +74,8 @@ std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOption
                  std::to_string(cpu.strict.enclosure.lo) + ", " +
                  std::to_string(cpu.strict.enclosure.hi) + "]; enclosures intersect: sigma_max " +
                  (max_ok ? "yes" : "NO") + ", sigma_min " + (min_ok ? "yes" : "NO") + ", kappa " +
-                 (kappa_ok ? "yes" : "NO") + "; " + ctx.math_mode_description();
+                 (kappa_ok ? "yes" : "NO") + "; GPU gram_error (its own, not the tolerance) " +
+                 std::to_string(gpu.gram_error) + "; " + ctx.math_mode_description();
         out.push_back(std::move(c));
     }
     return out;

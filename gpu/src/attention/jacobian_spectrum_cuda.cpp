@@ -16,6 +16,7 @@
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/spectral/svd.hpp"
 #include "jacobian_spectrum_launch.hpp"
+#include "jacobian_spectrum_tolerance.hpp"
 
 namespace attnspec::gpu {
 
@@ -53,13 +54,6 @@ double estimate_gram_error(Context& ctx, const DeviceMatrix<double>& G, const He
     return e;
 }
 
-// Fx with Fx Fx^T = X X^T and m = min(N, D) columns: X itself, or R^T from X^T = Q R.
-MatrixXd x_factor(const MatrixXd& X) {
-    if (X.cols() <= X.rows()) return X;
-    Eigen::HouseholderQR<MatrixXd> qr(X.transpose());
-    return qr.matrixQR().topRows(X.rows()).triangularView<Eigen::Upper>().transpose();
-}
-
 }  // namespace
 
 OperatorSpectrum jacobian_spectrum(Context& ctx, const Head& h, const LargeSvdOptions& opt) {
@@ -71,7 +65,7 @@ OperatorSpectrum jacobian_spectrum(Context& ctx, const Head& h, const LargeSvdOp
                              std::to_string(n) + "^2 on the device)";
     check_allocation(jacobian_spectrum_device_bytes(N, D, d), opt.max_bytes, what, "max_bytes");
     const Forward<double> f = attention_forward<double>(h);  // at W + C, with the biases
-    const MatrixXd Fx = x_factor(h.X);
+    const MatrixXd Fx = jacobian_x_factor(h.X);
     const long m = Fx.cols();
     const bool skip_last_tile = planted_fault() == PlantedFault::off_by_one_tile;
     const bool drop_v_term = planted_fault() == PlantedFault::dropped_term;
