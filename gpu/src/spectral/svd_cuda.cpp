@@ -19,6 +19,8 @@ namespace {
 
 constexpr const char* kMethod = "cusolver-gesvdj";
 
+bool dropped_term() { return planted_fault() == PlantedFault::dropped_term; }
+
 int dim(long v) {
     if (v > 2147483647L)
         throw Error(ExitCode::DataError, "SVD dimension " + std::to_string(v) +
@@ -38,7 +40,14 @@ void gesvdj_one(Context& ctx, const Eigen::MatrixXd& A, bool values_only, SvdRes
     const int m = dim(A.rows()), n = dim(A.cols()), r = std::min(m, n);
     const bool vectors = !values_only;
     DeviceMatrix<double> dA(m, n), dS(r, 1), dU(m, r), dV(n, r);
-    dA.upload_sync(ctx, A.data());
+    const long drop = svd_logic::dropped_row(m, dropped_term());
+    if (drop < 0) {
+        dA.upload_sync(ctx, A.data());
+    } else {  // planted fault: the device decomposes A without its last row
+        Eigen::MatrixXd B = A;
+        svd_logic::drop_row(B.data(), m, n, 1, drop);
+        dA.upload_sync(ctx, B.data());
+    }
     const std::size_t lw = solver::gesvdj_buffer_doubles(ctx, vectors, m, n);
     DeviceMatrix<double> work(static_cast<long>(std::max<std::size_t>(lw, 1)), 1);
     DeviceMatrix<int> info(1, 1);
@@ -70,7 +79,9 @@ std::vector<Decomposed> decompose_batch(Context& ctx, const std::vector<Eigen::M
     // Work on tall matrices (p >= q): a wide one is transposed (sigma(M^T) = sigma(M), U <-> V).
     const int p = dim(std::max(Ms[0].rows(), Ms[0].cols())),
               q = dim(std::min(Ms[0].rows(), Ms[0].cols()));
-    const std::vector<double> host = pack_tall(Ms);
+    std::vector<double> host = pack_tall(Ms);
+    const long drop = svd_logic::dropped_row(p, dropped_term());
+    if (drop >= 0) svd_logic::drop_row(host.data(), p, q, batch, drop);
     DeviceMatrix<double> dA(static_cast<long>(p) * q, batch);
     dA.upload_sync(ctx, host.data());
     const long done =

@@ -1,7 +1,11 @@
 // CPU-side logic of the SVD twin (gpu/src/spectral/svd_logic.hpp and _common.cpp): the
 // per-element R extraction of the batched QR path emulated over its grid, the batch count with
-// the planted off-by-one, the batched path choice, and the svd_with hook the twin runs through.
+// the planted off-by-one, the row the planted dropped term zeroes, the batched path choice, and
+// the svd_with hook the twin runs through.
 #include <Eigen/QR>
+#include <Eigen/SVD>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "../../../gpu/src/spectral/svd_logic.hpp"
@@ -76,6 +80,29 @@ TEST_CASE("svd_cusolver logic: the planted off-by-one leaves the last R zero, an
     CHECK(last.norm() == 0);
     CHECK(first.norm() > 0);
     CHECK(gpu::svd_logic::batch_processed(0, true) == 0);
+}
+
+TEST_CASE("svd_cusolver logic: the planted dropped term zeroes the last row, and is seen",
+          "[svd_cusolver][gpu_logic]") {
+    CHECK(gpu::svd_logic::dropped_row(31, false) == -1);
+    CHECK(gpu::svd_logic::dropped_row(31, true) == 30);
+    CHECK(gpu::svd_logic::dropped_row(0, true) == -1);
+    // two packed 4 x 3 matrices: only row 3 of each is zeroed
+    std::vector<double> M(24, 1.0);
+    gpu::svd_logic::drop_row(M.data(), 4, 3, 2, 3);
+    for (long t = 0; t < 24; ++t) CHECK(M[std::size_t(t)] == (t % 4 == 3 ? 0.0 : 1.0));
+    // gpu-check's single cases (square, tall and wide): the faulted sigma misses the check's
+    // Weyl tolerance 2 x 32 sqrt(r) u (relative to sigma_max) by orders of magnitude
+    for (const auto& [m, n] : {std::pair{31L, 31L}, std::pair{64L, 31L}, std::pair{31L, 64L}}) {
+        const Eigen::MatrixXd A = Rng(11).gaussian(m, n);
+        Eigen::MatrixXd B = A;
+        gpu::svd_logic::drop_row(B.data(), m, n, 1, gpu::svd_logic::dropped_row(m, true));
+        const Eigen::VectorXd sa = Eigen::JacobiSVD<Eigen::MatrixXd>(A).singularValues();
+        const Eigen::VectorXd sb = Eigen::JacobiSVD<Eigen::MatrixXd>(B).singularValues();
+        const double tol = 2 * 32 * std::sqrt(double(std::min(m, n))) * kU;
+        INFO(m << "x" << n << ": " << (sa - sb).cwiseAbs().maxCoeff() / sa[0] << " vs " << tol);
+        CHECK((sa - sb).cwiseAbs().maxCoeff() / sa[0] > 1e6 * tol);
+    }
 }
 
 TEST_CASE("svd_cusolver logic: batched path by shape and vectors", "[svd_cusolver][gpu_logic]") {
