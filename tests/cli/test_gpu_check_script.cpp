@@ -223,7 +223,7 @@ TEST_CASE("gpu-check.sh never calls a benchmark without its peer or off target p
     std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("gpu-check.sh: the step caps fit the 8-minute budget; --help and --caps exit 0",
+TEST_CASE("gpu-check.sh: the step caps fit the 8-minute budget and --help, --caps exit 0",
           "[cli][gpu-script]") {
     const std::string dir = attnspec::test::temp_dir();
     const Shell caps = shell(dir, kCheck + "--caps");
