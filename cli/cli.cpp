@@ -119,7 +119,19 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
     try {
         auto parser = po::command_line_parser(inv.args).options(desc);
         if (pos) parser.positional(*pos);
-        po::store(parser.run(), vm);
+        const po::parsed_options parsed = parser.run();
+        // Without a positional description Boost keeps a bare word under an empty key and
+        // store() drops it: `attnspec neumann 64` would run with the defaults. Refuse it.
+        for (const po::option& opt : parsed.options)
+            if (opt.string_key.empty() && opt.position_key >= 0)
+                throw Error(ExitCode::Usage,
+                            command + ": unexpected argument '" +
+                                (opt.original_tokens.empty() ? std::string()
+                                                             : opt.original_tokens.front()) +
+                                "': it takes no positional arguments (options start with --; "
+                                "see 'attnspec " +
+                                command + " --help')");
+        po::store(parsed, vm);
         if (vm.count("help")) {  // short: the long form is docs/cli/<command>.md
             std::cout << "usage: attnspec " << command << " " << synopsis << "\n";
             if (const Command* c = find_command(command)) std::cout << c->summary << "\n";

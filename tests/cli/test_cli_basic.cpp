@@ -25,6 +25,16 @@ TEST_CASE("help, version and usage errors", "[cli]") {
     auto h = run_cli("verify --help");
     CHECK(h.code == 0);
     CHECK(h.out.find("example") != std::string::npos);
+    // a bare word where a command takes no positional argument was dropped (ran the defaults)
+    for (const char* c :
+         {"neumann 64 --no-report", "info extra", "cond 3x3 --no-report", "fidelity x --no-report",
+          "jacobian 4 --no-report", "gpu-check now --no-report"}) {
+        INFO(c);
+        const auto p = run_cli(c);
+        CHECK(p.code == 64);
+        CHECK(p.err.find("unexpected argument '") != std::string::npos);
+        CHECK(p.err.find("takes no positional arguments") != std::string::npos);
+    }
     auto i = run_cli("info --json");
     CHECK(i.code == 0);
     CHECK(i.out.find("\"schema_version\"") != std::string::npos);
