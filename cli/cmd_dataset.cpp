@@ -50,7 +50,7 @@ void print_list(const std::vector<DatasetInfo>& all) {
                 "d", "sentences", "dtype", "licence", "size");
     for (const DatasetInfo& d : all) {
         if (!d.problem.empty()) {
-            std::printf("%-20s unreadable: %s\n", d.name.c_str(), d.problem.c_str());
+            std::printf("%-20s not usable: %s\n", d.name.c_str(), d.problem.c_str());
             continue;
         }
         std::printf("%-20s %-6s %-8s %-5ld %-4ld %-9s %-16s %-12s %s\n", d.name.c_str(),

@@ -78,6 +78,24 @@ TEST_CASE("dataset list and show print the catalogue", "[cli][dataset]") {
     CHECK(run_cli("dataset --help").code == 0);
 }
 
+// A file whose name holds ':' cannot be selected (--dataset splits on ':'): the list says so
+// and why, and an unknown-name error does not offer it (it was listed as usable, then refused).
+TEST_CASE("dataset list: a name holding ':' is listed as not usable, with the reason",
+          "[cli][dataset]") {
+    const Dir dd;
+    dd.write("small");
+    dd.write("v1:small");
+    auto r = run_cli("dataset list");
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(has(line_from(r.out, "v1:small "), "not usable: the name holds ':'"));
+    CHECK(has(line_from(r.out, "v1:small "), "rename the file"));
+    CHECK(has(line_from(r.out, "small "), "model  2 x 3"));
+    r = run_cli("cond --dataset v1 --no-report");
+    CHECK(r.code == 66);
+    CHECK(has(r.err, "(known: small;"));
+}
+
 TEST_CASE("jacobian --dataset equals --input on the same head", "[cli][dataset]") {
     const Dir dd;
     dd.write("m");

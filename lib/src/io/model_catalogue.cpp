@@ -211,6 +211,16 @@ DatasetInfo read_dataset_info(const std::string& path) {
 std::vector<DatasetInfo> list_datasets() {
     std::vector<DatasetInfo> out;
     for (const fs::path& p : dataset_files()) {
+        if (p.stem().string().find(':') != std::string::npos) {  // --dataset splits on ':'
+            DatasetInfo info;
+            info.name = p.stem().string();
+            info.path = p.string();
+            info.problem =
+                "the name holds ':', which --dataset reads as NAME:layer:head:sentence;"
+                " rename the file to select it";
+            out.push_back(info);
+            continue;
+        }
         try {
             out.push_back(read_dataset_info(p.string()));
         } catch (const Error& e) {
@@ -228,7 +238,8 @@ DatasetInfo find_dataset(const std::string& name) {
     std::string known;
     for (const fs::path& p : dataset_files()) {
         if (p.stem().string() == name) return read_dataset_info(p.string());
-        known += (known.empty() ? "" : ", ") + p.stem().string();
+        if (p.stem().string().find(':') == std::string::npos)  // unselectable (list says why)
+            known += (known.empty() ? "" : ", ") + p.stem().string();
     }
     throw Error(ExitCode::NoInput, "unknown dataset '" + name + "' in " + dataset_directory() +
                                        " (known: " + (known.empty() ? "none" : known) +
