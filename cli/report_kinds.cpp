@@ -28,6 +28,7 @@ std::vector<std::vector<double>> columns(const H5Reader& r, const std::vector<st
                  "reading and printing " + std::to_string(ds.size()) + " columns of " +
                      std::to_string(n) + " values");
     std::vector<std::vector<double>> out;
+    out.reserve(ds.size());
     for (const std::string& d : ds) out.push_back(r.vector(d));
     return out;
 }

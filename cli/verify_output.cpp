@@ -222,10 +222,9 @@ void print_replay_json(std::ostream& os, const CheckResult& r, const std::string
 FailOn parse_fail_on(const std::string& text) {
     FailOn f;
     bool threshold = false;
-    std::string rest = text;
     for (std::size_t start = 0;;) {
-        const std::size_t comma = rest.find(',', start);
-        const std::string word = rest.substr(start, comma - start);
+        const std::size_t comma = text.find(',', start);
+        const std::string word = text.substr(start, comma - start);
         if (word == "readings" && !f.readings) {
             f.readings = true;
         } else if ((word == "violated" || word == "inconclusive" || word == "never") &&
