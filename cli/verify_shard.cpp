@@ -34,42 +34,11 @@ ShardSpec parse_shard(const std::string& text) {
     return s;
 }
 
-namespace {
-// Seconds and instances of each check in `verify --all --seed 20251 --threads 1` (2 cores, idle,
-// OpenBLAS with the kernels attnspec picks, 2026-12-01): the relative costs order the shards and
-// the side-by-side checks; only their ratios matter.
-struct MeasuredCost {
-    const char* check;
-    double seconds;
-    double instances;
-};
-constexpr MeasuredCost kMeasured[] = {
-    {"thm3.3", 0.20, 164},
-    {"thm3.4", 7.52, 654},
-    {"thm3.5", 0.28, 480},
-    {"lemma3.7", 0.23, 288},
-    {"thm3.8", 0.17, 288},
-    {"thm3.8-sufficient", 0.17, 288},
-    {"thm3.8-trained", 0.19, 288},
-    {"thm3.8-above-sigma1", 0.13, 288},
-    {"specA-sweep", 1.34, 144},
-    {"infsa.neumann", 0.27, 28},
-    {"infsa.perron", 0.01, 28},
-    {"model-weights-kappa", 3.35, 72},
-    {"thm3.4-model", 3.43, 72},
-    {"model-kappa-J", 4.22, 72},
-    {"model-speca-lambda", 9.26, 72},
-    {"model-infsa", 2.44, 576},
-};
-}  // namespace
-
 double shard_cost_estimate(const proofs::CheckInfo& c, const proofs::RunOptions& opt) {
-    for (const auto& m : kMeasured) {
-        if (c.name != m.check) continue;
-        if (opt.trials > 0) return m.seconds * opt.trials / m.instances;
-        return m.seconds * (opt.thorough ? 2.0 : 1.0);
-    }
-    return 1.0;
+    const proofs::RunCost& m = c.cost;  // measured, in the check table (proofs/registry.cpp)
+    if (m.seconds <= 0) return 1.0;
+    if (opt.trials > 0 && m.instances > 0) return m.seconds * opt.trials / m.instances;
+    return m.seconds * (opt.thorough ? 2.0 : 1.0);
 }
 
 std::vector<std::vector<size_t>> plan_shards(const std::vector<const proofs::CheckInfo*>& todo,

@@ -19,8 +19,8 @@ struct ShardSpec {
 ShardSpec parse_shard(const std::string& text);
 
 // The estimated cost (seconds on 2 cores) of running `c` with `opt`: the check's measured time per
-// instance in the reference run (reports/reference/verify.h5) times the instances the options ask
-// for; 1 s for a check without a measurement.
+// instance (CheckInfo::cost, proofs/registry.cpp) times the instances the options ask for; 1 s for
+// a check without a measurement.
 double shard_cost_estimate(const proofs::CheckInfo& c, const proofs::RunOptions& opt);
 
 // Splits `todo` over `count` shards: checks by decreasing cost estimate (ties: selection order),

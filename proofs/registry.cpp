@@ -74,60 +74,60 @@ CheckResult replay_infsa_perron(const H5Reader& r, G g) {
 const std::vector<CheckInfo>& registry() {
     static const std::vector<CheckInfo> table = {
         {"thm3.3", "closed-form Jacobian blocks J_Q, J_K, J_V and J_X = complex-step derivatives",
-         "proofs/thm_3_3.md", run_thm_3_3, replay_thm_3_3, "derived by us; SC Thm 3.3 is not in the SC summary", CheckKind::theorem},
+         "proofs/thm_3_3.md", run_thm_3_3, replay_thm_3_3, "derived by us; SC Thm 3.3 is not in the SC summary", CheckKind::theorem, false, {0.20, 164}},
         {"thm3.4", "J full rank => kappa(J) <= kappa(X)^3 kappa(Lambda) "
                    "kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
-         "proofs/thm_3_4.md", run_thm_3_4, replay_thm_3_4, "SC summary, Thm 3.4; the exact bound from earlier notes", CheckKind::theorem},
+         "proofs/thm_3_4.md", run_thm_3_4, replay_thm_3_4, "SC summary, Thm 3.4; the exact bound from earlier notes", CheckKind::theorem, false, {7.52, 654}},
         {"thm3.5", "SVD correction: sigma_i(W+C) = sigma_i + sigma_1, "
                    "kappa(W+C) = 2s1/(s1+sr) <= 2",
-         "proofs/thm_3_5.md", run_thm_3_5, replay_thm_3_5, "SC summary, Thm 3.5", CheckKind::theorem},
+         "proofs/thm_3_5.md", run_thm_3_5, replay_thm_3_5, "SC summary, Thm 3.5", CheckKind::theorem, false, {0.28, 480}},
         {"lemma3.7", "Weyl: |sigma_i(W+E) - sigma_i(W)| <= ||E||_2 (our reading of Lemma 3.7)",
-         "proofs/lemma_3_7.md", run_lemma_3_7, replay_lemma_3_7, "Weyl's inequality; SC Lemma 3.7 is not in the SC summary", CheckKind::theorem},
+         "proofs/lemma_3_7.md", run_lemma_3_7, replay_lemma_3_7, "Weyl's inequality; SC Lemma 3.7 is not in the SC summary", CheckKind::theorem, false, {0.23, 288}},
         {"thm3.8", "lambda > sigma_1(W) => kappa(W+lambda I) <= (lambda+s1)/(lambda-s1) "
                    "(proved bound)",
-         "proofs/thm_3_8.md", run_thm_3_8, replay_thm_3_8, "SC summary, Thm 3.8", CheckKind::theorem},
+         "proofs/thm_3_8.md", run_thm_3_8, replay_thm_3_8, "SC summary, Thm 3.8", CheckKind::theorem, false, {0.17, 288}},
         {"thm3.8-sufficient", "lambda > s1 and kappa(W) > (lambda+s1)/(lambda-s1) => "
                               "kappa(W+lambda I) < kappa(W) (follows from the bound)",
          "proofs/thm_3_8.md", run_thm_3_8_sufficient, replay_thm_3_8_sufficient,
-         "SC summary, Thm 3.8", CheckKind::reading},
+         "SC summary, Thm 3.8", CheckKind::reading, false, {0.17, 288}},
         {"thm3.8-trained", "||W||_2 <= 1 and lambda >= 2 => kappa(W+lambda I) < kappa(W) "
                            "(reading for trained weights; fails for some kappa(W) < 3, mapped)",
          "proofs/thm_3_8.md", run_thm_3_8_trained, replay_thm_3_8_trained,
          "earlier notes, 'for lambda >= 2 under specific conditions' (not in the SC summary), on "
-         "SC Thm 3.8; the hypothesis sigma_1(W) <= 1 is ours", CheckKind::reading},
+         "SC Thm 3.8; the hypothesis sigma_1(W) <= 1 is ours", CheckKind::reading, false, {0.19, 288}},
         {"thm3.8-above-sigma1", "lambda > sigma_1(W) alone => kappa(W+lambda I) < kappa(W) "
                                 "(a FALSE reading, probed: expected violated)",
          "proofs/thm_3_8.md", run_thm_3_8_above_sigma1, replay_thm_3_8_above_sigma1,
-         "SC summary, Thm 3.8", CheckKind::reading},
+         "SC summary, Thm 3.8", CheckKind::reading, false, {0.13, 288}},
         {"specA-sweep", "kappa(J) of SpecA (C = lambda I) over lambda x token scale "
                         "x placement x logit scale; where lambda = 10 lowers it, where it saturates",
          "proofs/speca_sweep.md", run_speca_sweep, replay_speca_sweep,
-         "SC summary, the SpecA formula (lambda = 10) and its reported fall of kappa(J) in training", CheckKind::experiment},
+         "SC summary, the SpecA formula (lambda = 10) and its reported fall of kappa(J) in training", CheckKind::experiment, false, {1.34, 144}},
         {"infsa.neumann", "IS Neumann kernel: LU residual, N >= I >= 0, AN = NA, truncation bound",
-         "proofs/infsa_neumann.md", run_infsa_neumann, replay_infsa_neumann, "InfSA summary, Neumann kernel", CheckKind::theorem},
+         "proofs/infsa_neumann.md", run_infsa_neumann, replay_infsa_neumann, "InfSA summary, Neumann kernel", CheckKind::theorem, false, {0.27, 28}},
         {"infsa.perron", "IS Perron: Collatz-Wielandt enclosure of rho(A_hat) vs EigenSolver",
-         "proofs/infsa_neumann.md", run_infsa_perron, replay_infsa_perron, "InfSA summary, dominant eigenvector", CheckKind::theorem},
+         "proofs/infsa_neumann.md", run_infsa_perron, replay_infsa_perron, "InfSA summary, dominant eigenvector", CheckKind::theorem, false, {0.01, 28}},
         // The real-model analysis (issue 11): on the heads of --dataset (default minilm-l6).
         {"model-weights-kappa", "kappa(W_Q), kappa(W_K), kappa(W_V) of a real model before/after "
                                 "lambda I (0.5, 1, 2, 10) and the SVD correction, Weyl bound beside",
          "proofs/model_weights_kappa.md", run_model_weights_kappa, nullptr,
-         "SC summary, Thm 3.5 and Thm 3.8 (on real weights)", CheckKind::experiment, true},
+         "SC summary, Thm 3.5 and Thm 3.8 (on real weights)", CheckKind::experiment, true, {3.35, 72}},
         {"thm3.4-model", "thm3.4 on the heads of a real model (bias-free, its own s): kappa(J) <= "
                          "kappa(X)^3 kappa(Lambda) kappa(W_V)(kappa(W_Q)+kappa(W_K)) + kappa(X) kappa(S)",
          "proofs/thm_3_4_model.md", run_thm_3_4_model, replay_thm_3_4_model,
-         "SC summary, Thm 3.4; the exact bound from earlier notes", CheckKind::theorem, true},
+         "SC summary, Thm 3.4; the exact bound from earlier notes", CheckKind::theorem, true, {3.43, 72}},
         {"model-kappa-J", "kappa(J) of a real model's heads beside the thm3.4 bound, its factors "
                           "and verdict per layer, head, sentence",
          "proofs/model_kappa_j.md", run_model_kappa_j, nullptr,
-         "SC summary, Thm 3.4 (on real weights)", CheckKind::experiment, true},
+         "SC summary, Thm 3.4 (on real weights)", CheckKind::experiment, true, {4.22, 72}},
         {"model-speca-lambda", "kappa(J) of SpecA (lambda I, lambda 0 to 10) on a real model's "
                                "heads with their biases",
          "proofs/model_speca_lambda.md", run_model_speca_lambda, nullptr,
-         "SC summary, the SpecA formula (lambda = 10) and its reported fall of kappa(J) in training", CheckKind::experiment, true},
+         "SC summary, the SpecA formula (lambda = 10) and its reported fall of kappa(J) in training", CheckKind::experiment, true, {9.26, 72}},
         {"model-infsa", "InfSA on a real model's Q, K: rho(A_hat), min R, K for 1e-6, "
                         "Linear-InfSA cosine to the Perron vectors (the summary's 0.985)",
          "proofs/model_infsa.md", run_model_infsa, nullptr,
-         "InfSA summary, fidelity (cosine 0.985)", CheckKind::experiment, true},
+         "InfSA summary, fidelity (cosine 0.985)", CheckKind::experiment, true, {2.44, 576}},
     };
     return table;
 }

@@ -97,3 +97,13 @@ TEST_CASE("RunLoop: the time budget ends the evaluation within one instance", "[
             CHECK(run.results[k].seed == loop.seed(k));
     }
 }
+
+// The scheduling costs live in the check table (one home: --shard and --threads read them there):
+// a check added without its measured cost would be scheduled as 1 s, wherever it really falls.
+TEST_CASE("every check in the table carries its measured run cost", "[check]") {
+    for (const auto& c : attnspec::proofs::registry()) {
+        INFO(c.name);
+        CHECK(c.cost.seconds > 0);
+        CHECK(c.cost.instances >= 1);
+    }
+}

@@ -99,6 +99,15 @@ std::string default_model_dataset();
 enum class CheckKind { theorem, reading, experiment };
 const char* to_string(CheckKind k);  // "theorem", "reading", "experiment"
 
+// What one check cost in `verify --all --seed 20251 --threads 1` (2 cores, idle, OpenBLAS with
+// the kernels attnspec picks, 2026-12-01): seconds and instances. Only the ratios between checks
+// matter: they order the shards of --shard and the side-by-side checks of --threads, costliest
+// first (cli/verify_shard.cpp). A check with no measurement (seconds 0) counts 1 s.
+struct RunCost {
+    double seconds = 0;
+    double instances = 0;
+};
+
 struct CheckInfo {
     std::string name;            // "thm3.5"
     std::string summary;         // one line
@@ -112,6 +121,7 @@ struct CheckInfo {
     std::string source;
     CheckKind kind = CheckKind::theorem;
     bool needs_dataset = false;  // runs on RunOptions::dataset; --all skips it when that is ""
+    RunCost cost;                // measured, for scheduling (RunCost)
 };
 
 // The explicit table, in statement order (the order of `verify --all` and of the report).
