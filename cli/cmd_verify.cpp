@@ -55,7 +55,7 @@ void declare(po::options_description& desc, VerifyOptions& o) {
     desc.add_options()
         ("check", po::value(&o.names)->multitoken(), "checks to run (positional), e.g. thm3.5")
         ("all", po::bool_switch(&o.all), "run every registered check")
-        ("list", po::bool_switch(&o.list), "list the registered checks and exit")
+        ("list", po::bool_switch(&o.list), "list the registered checks (or those named) and exit")
         ("trials", count_value(&o.run.trials, "--trials", 1, 2147483647),
          "exactly N instances per check (default: its grid)")
         ("shape", po::value(&o.shape), "fix the shape AxB instead of the grid, e.g. 64x16")
@@ -348,11 +348,16 @@ int run_verify(const Invocation& inv) {
     po::variables_map vm;
     if (!parse(inv, "verify", "CHECK... | --all [options]", kExamples, desc, vm, &pos)) return 0;
     apply_memory_option(o.max_memory);
-    if (o.list) {
+    if (o.list) {  // with CHECK names: those checks only (an unknown name is usage, 64)
+        for (const auto& n : o.names)
+            if (!proofs::find_check(n))
+                fail_usage("unknown check '" + n + "' (see 'attnspec verify --list')");
         for (const auto& c : proofs::registry())
-            std::cout << c.name << "\treconstructed (" << c.source << ")\t"
-                      << proofs::to_string(c.kind) << "\t" << c.summary << "  [" << c.statement_file
-                      << "]\n";
+            if (o.names.empty() ||
+                std::find(o.names.begin(), o.names.end(), c.name) != o.names.end())
+                std::cout << c.name << "\treconstructed (" << c.source << ")\t"
+                          << proofs::to_string(c.kind) << "\t" << c.summary << "  ["
+                          << c.statement_file << "]\n";
         return 0;
     }
     parse_fail_on(o.fail_on);  // Usage on a value it does not know

@@ -5,6 +5,7 @@
 // scripts/check-reference.sh refuses a reference made from a dirty tree.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -62,6 +63,15 @@ TEST_CASE("verify --list gives each check's kind, and the readings are Thm 3.8's
     }
     CHECK(readings ==
           std::set<std::string>{"thm3.8-sufficient", "thm3.8-trained", "thm3.8-above-sigma1"});
+    // named checks: those lines only (the names were taken and dropped: the whole table printed)
+    const auto named = run_cli("verify --list thm3.5 infsa.perron");
+    REQUIRE(named.code == 0);
+    CHECK(named.out.rfind("thm3.5\t", 0) == 0);
+    CHECK(named.out.find("\ninfsa.perron\t") != std::string::npos);
+    CHECK(std::count(named.out.begin(), named.out.end(), '\n') == 2);
+    const auto unknown = run_cli("verify --list thm9.9");
+    CHECK(unknown.code == 64);
+    CHECK(unknown.err.find("unknown check 'thm9.9'") != std::string::npos);
     // true sources (docs/SOURCES.md, checked against the summaries): the phrase "for lambda >= 2
     // under specific conditions" is not the SC summary's, Def 3.6 is not numbered there
     const auto* trained = attnspec::proofs::find_check("thm3.8-trained");
