@@ -35,7 +35,17 @@ std::string figures_python() {
 
 std::string figures_script() {
     const char* s = std::getenv("ATTNSPEC_RENDER_SCRIPT");
-    return s && *s ? s : ATTNSPEC_SOURCE_DIR "/scripts/render_figures.py";
+    if (s && *s) return s;
+    // An installed attnspec (cmake --install) runs the copy installed beside it, in
+    // <prefix>/share/attnspec/, never the source tree it was built from (which may be gone).
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed =
+            exe.parent_path().parent_path() / "share" / "attnspec" / "render_figures.py";
+        if (fs::is_regular_file(installed, ec)) return installed.string();
+    }
+    return ATTNSPEC_SOURCE_DIR "/scripts/render_figures.py";  // the build tree's attnspec
 }
 
 double figures_timeout_seconds() {
