@@ -10,6 +10,7 @@
 // lanes) or AVX2 + FMA (two of four) when the CPU has them, else the same operations in scalar code
 // (std::fma): the results are identical bit for bit.
 #pragma once
+#include <cmath>
 #include <cstddef>
 
 namespace attnspec::dd {
@@ -32,6 +33,33 @@ inline void two_sum(double a, double b, double& s, double& e) {
     s = a + b;
     const double bb = s - a;
     e = (a - (s - bb)) + (b - bb);
+}
+
+// (p, e) with p + e = a b exactly (p = fl(a b), e by one fma), barring underflow.
+inline void two_prod(double a, double b, double& p, double& e) {
+    p = a * b;
+    e = std::fma(a, b, -p);
+}
+
+// (zh, zl) ~ (a.hi + a.lo) / (dh + dl) in double-double: one Newton correction of the double
+// quotient, renormalised (|zl| <= u |zh|). Not error-free: callers that need a bound carry the
+// residual a - z d on their own chain.
+inline void divide(const Acc& a, double dh, double dl, double& zh, double& zl) {
+    const double q1 = (a.hi + a.lo) / dh;
+    double p = 0, e = 0;
+    two_prod(q1, dh, p, e);
+    const double r = ((a.hi - p) - e) + (a.lo - q1 * dl);
+    two_sum(q1, r / dh, zh, zl);
+}
+
+// (zh, zl) ~ sqrt(a.hi + a.lo) in double-double (a.hi + a.lo > 0): one Newton correction of the
+// double square root, renormalised. Not error-free, as divide.
+inline void sqrt(const Acc& a, double& zh, double& zl) {
+    const double h = std::sqrt(a.hi + a.lo);
+    double p = 0, e = 0;
+    two_prod(h, h, p, e);
+    const double r = ((a.hi - p) - e) + a.lo;
+    two_sum(h, r / (2 * h), zh, zl);
 }
 
 // sub_dot over K terms in blocks of block_size(K) (one sub_dot call each): the trees' height drops

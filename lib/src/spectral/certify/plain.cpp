@@ -1,7 +1,7 @@
 // Certified lower bound on sigma_min(J) by verified positive definiteness (Rump 2006, diagonally
 // scaled): error-free split Gram, the scaled rounding bound c, and dpotrf attempts on
 // G - tau I - c W^2 (proofs/spectral_enclosure.md §6).
-#include "attnspec/spectral/certified.hpp"
+#include "attnspec/spectral/certify/plain.hpp"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/rounding.hpp"
@@ -20,10 +19,6 @@
 namespace attnspec {
 
 namespace {
-constexpr EnumName<CertifyMode> kCertifyModeNames[] = {{CertifyMode::auto_select, "auto"},
-                                                       {CertifyMode::always, "always"},
-                                                       {CertifyMode::never, "never"}};
-
 constexpr double kTiny = std::numeric_limits<double>::denorm_min();
 
 // Upper bound on the 2-norm of each row of A (n x m): the computed norm times (1 + gamma_{m+2}).
@@ -42,11 +37,6 @@ void rank_k(const Eigen::MatrixXd& A, const Eigen::MatrixXd* B, double beta, Eig
                     n);
 }
 }  // namespace
-
-const char* to_string(CertifyMode m) { return enum_name(m, kCertifyModeNames); }
-CertifyMode certify_mode_from_string(const std::string& s) {
-    return enum_from_name(s, kCertifyModeNames, "certify mode", "certify");
-}
 
 CompensatedGram compensated_gram(const Eigen::MatrixXd& R) {
     const Eigen::Index n = R.rows(), m = R.cols();

@@ -3,6 +3,8 @@
 // certificate on G~ + s V V^T - beta I (rump_shift_test), a graded Ritz block from matrix-free
 // products enclosed by the plain certificate (compensated_gram + certify_lambda_min), and the
 // Schur-complement bound for the coupling.
+#include "attnspec/spectral/certify/deflated.hpp"
+
 #include <cblas.h>
 #include <lapacke.h>
 
@@ -17,7 +19,7 @@
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
-#include "attnspec/spectral/certified.hpp"
+#include "attnspec/spectral/certify/plain.hpp"
 
 namespace attnspec {
 
@@ -180,9 +182,11 @@ double deflated_bytes(Eigen::Index n, Eigen::Index m, Eigen::Index k) {
     return 8.0 * (2 * nd * nd + 4 * nd * (kd + 1) + 6 * md * kd);
 }
 
-DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
-                             const DeflatedOptions& opt) {
-    const auto t0 = Clock::now();
+namespace {
+// The checks before any work (DataError): sizes, options and memory. Returns the most pairs that
+// may be deflated, min(k_max, n - 1).
+Eigen::Index check_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
+                            const DeflatedOptions& opt) {
     const Eigen::Index n = J.rows(), m = J.cols();
     if (n == 0 || m == 0) fail_data("certify_deflated: empty operator");
     if (n > m) fail_data("certify_deflated: J must be wide (rows <= cols); pass J^T");
@@ -198,28 +202,17 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
                      "deflated certificate (" + std::to_string(n) + " x " + std::to_string(m) +
                          ", up to " + std::to_string(kcap) + " pairs)",
                      "max_bytes");
-    DeflatedMin r;
-    r.method =
-        "deflated Rump: dsyevr pairs of G~ below vu, dpotrf of G~ + s V V^T - beta I, graded "
-        "Ritz block J^T V enclosed by the plain certificate, Schur / quadratic residual bound";
-    r.gram_error = opt.gram_error;
-    r.sigma_hi = std::numeric_limits<double>::infinity();
-    r.lambda_hi = r.sigma_hi;
-    auto finish = [&] {
-        r.seconds = since(t0);
-        return r;
-    };
-    if (kcap < 1) {
-        r.notes.emplace_back("certify (deflated): n = 1, nothing to deflate");
-        return finish();
-    }
-    const double pe = opt.product_rel_error, smax = opt.sigma_max_hi;
-    const double vu = opt.vu_rel * smax * smax;
+    return kcap;
+}
 
-    // 1. the bottom eigenpairs of G~: dsyevr (index range 1 .. kcap + 1), or block inverse
-    // iteration with the caller's solver (Rayleigh-Ritz on G~ in the iterated block)
+// 1. the bottom eigenpairs of G~: dsyevr (index range 1 .. kcap + 1), or block inverse iteration
+// with the caller's solver (Rayleigh-Ritz on G~ in the iterated block); then the k to deflate
+// (choose_k). Returns k (0, with a note: nothing below vu) and V with its k columns.
+Eigen::Index deflated_pairs(const Eigen::MatrixXd& G, const DeflatedOptions& opt, double vu,
+                            Eigen::Index kcap, Clock::time_point t0, Eigen::MatrixXd& V,
+                            DeflatedMin& r) {
+    const Eigen::Index n = G.rows();
     Eigen::VectorXd theta;
-    Eigen::MatrixXd V;
     if (opt.shifted_solve && n > opt.dsyevr_upto)
         bottom_pairs_inverse(G, opt, vu, kcap, theta, V);
     else
@@ -231,52 +224,59 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
     if (k == 0) {
         r.notes.emplace_back("certify (deflated): no eigenvalue of G~ below vu = " +
                              value_text(vu) + "; nothing to deflate");
-        return finish();
+        return 0;
     }
     k = std::min(k, have - 1);  // more below vu than computed: choose among the computed ones
-    k = choose_k(theta, k, pe, smax, static_cast<double>(n));
+    k = choose_k(theta, k, opt.product_rel_error, opt.sigma_max_hi, static_cast<double>(n));
     r.k = k;
     r.theta_1 = theta[0];
     r.theta_k = theta[k - 1];
     r.theta_next = theta[k];
     V.conservativeResize(n, k);
+    return k;
+}
 
-    // 2. grade the block: rotate V by the right singular vectors of J^T V (Rayleigh-Ritz with the
-    // operator), so that column j of J^T V' has norm ~ sigma_j of the block.
-    const auto t_ritz = Clock::now();
+// 2. grade the block: rotate V by the right singular vectors of J^T V (Rayleigh-Ritz with the
+// operator), so that column j of J^T V' has norm ~ sigma_j of the block. Returns Y = J^T V'.
+Eigen::MatrixXd graded_block(const LinearOperator& J, Eigen::MatrixXd& V) {
     {
         const Eigen::MatrixXd Y0 = transpose_products(J, V);
         Eigen::BDCSVD<Eigen::MatrixXd> sv(Y0, Eigen::ComputeThinV);
         V = (V * sv.matrixV()).eval();  // descending: the last column is the smallest
     }
-    const Eigen::MatrixXd Y = transpose_products(J, V);
-    r.seconds_ritz = since(t_ritz);
+    return transpose_products(J, V);
+}
 
-    // 3. inertia: lambda_min(G + s V V^T) >= beta, hence lambda_min(G on range(V)^perp) >= beta
-    const auto t_chol = Clock::now();
-    r.beta = opt.beta_override > 0 ? opt.beta_override : theta[k] / 2;
-    const bool inertia = certify_inertia(G, V, 2 * r.beta, opt, r);
-    r.seconds_chol = since(t_chol);
-    if (!inertia) return finish();
+// What the Ritz block's enclosure hands on to the coupling bound and the Schur complement.
+struct RitzBlock {
+    Eigen::VectorXd vn, yn;           // upper bounds on the column norms of V and of Y
+    Eigen::VectorXd e;                // A2: ||fl(J^T v_j) - J^T v_j|| <= e_j
+    double lam1_lo = 0, lam1_hi = 0;  // lambda_1(H11) in [lam1_lo, lam1_hi]
+};
 
-    // 4. the Ritz block H11 = Q^T G Q, Q = V (V^T V)^-1/2: eta, Y's error, lambda_1(H11)
-    const auto t_ritz2 = Clock::now();
-    const Eigen::VectorXd vn = column_norm_bounds(V);
+// 4. the Ritz block H11 = Q^T G Q, Q = V (V^T V)^-1/2: eta, Y's error, lambda_1(H11), its lower
+// end by the plain certificate on the k x k Gram of the graded block and its upper end by the
+// Rayleigh quotient of the last column. False (with a note) when V is not orthonormal enough or
+// the block is not certified.
+bool ritz_block(const Eigen::MatrixXd& V, const Eigen::MatrixXd& Y, const DeflatedOptions& opt,
+                RitzBlock& b, DeflatedMin& r) {
+    const Eigen::Index n = V.rows(), k = V.cols();
+    b.vn = column_norm_bounds(V);
     {
         Eigen::MatrixXd B = V.transpose() * V;
         B.diagonal().array() -= 1;
         r.eta = kBoundSafety * (B.norm() * (1 + gamma_n(static_cast<double>(k * k) + 3)) +
-                                gamma_n(static_cast<double>(n)) * vn.squaredNorm());
+                                gamma_n(static_cast<double>(n)) * b.vn.squaredNorm());
     }
     if (!(r.eta < 0.5)) {
         r.notes.emplace_back(
             "certify (deflated): V is not orthonormal enough (eta = " + value_text(r.eta) + ")");
-        return finish();
+        return false;
     }
-    Eigen::VectorXd e = pe * smax * vn;  // A2: ||fl(J^T v_j) - J^T v_j|| <= e_j
-    e *= kBoundSafety;
-    r.block_error = iv::up(e.norm() * kBoundSafety);
-    const Eigen::VectorXd yn = column_norm_bounds(Y);
+    b.e = opt.product_rel_error * opt.sigma_max_hi * b.vn;
+    b.e *= kBoundSafety;
+    r.block_error = iv::up(b.e.norm() * kBoundSafety);
+    b.yn = column_norm_bounds(Y);
     // lower end: sigma_min(Y~) by the plain certificate on the k x k Gram of the graded block
     double smin_lo = 0;
     {
@@ -294,51 +294,57 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
                 "certify (deflated): sigma_min of the Ritz block J^T V not "
                 "certified (" +
                 cy.notes.back() + ")");
-            return finish();
+            return false;
         }
         smin_lo = iv::down(std::sqrt(cy.lambda_lo));
     }
     const double y_lo = std::max(0.0, iv::down(smin_lo - r.block_error));
-    const double lam1_lo = iv::down(iv::down(y_lo * y_lo) / iv::up(1 + r.eta));
+    b.lam1_lo = iv::down(iv::down(y_lo * y_lo) / iv::up(1 + r.eta));
     // upper end: the Rayleigh quotient of the last column, sigma_min(J) <= ||J^T v|| / ||v||
-    const double y_hi = iv::up(yn[k - 1] + e[k - 1]);
-    const double lam1_hi = iv::up(iv::up(y_hi * y_hi) / iv::down(1 - r.eta));
-    r.lambda_hi = lam1_hi;
+    const double y_hi = iv::up(b.yn[k - 1] + b.e[k - 1]);
+    b.lam1_hi = iv::up(iv::up(y_hi * y_hi) / iv::down(1 - r.eta));
+    r.lambda_hi = b.lam1_hi;
     r.u = V.col(k - 1).normalized();
     r.sigma_hi = iv::up(y_hi / iv::down(std::sqrt(iv::down(1 - r.eta))));
+    return true;
+}
 
-    // 5. the coupling e >= ||(I - Q Q^T) G Q|| <= ||G V - V C||_2 / sqrt(1 - eta), C =
-    // diag(||y_j||^2)
-    {
-        Eigen::MatrixXd R(n, k);
-        for (Eigen::Index j = 0; j < k; ++j) J.apply(Y.col(j).data(), R.col(j).data());
-        if (!R.allFinite()) fail_data("certify_deflated: products J y are not finite");
-        const Eigen::VectorXd jy = column_norm_bounds(R);
-        double f2 = 0;
-        for (Eigen::Index j = 0; j < k; ++j) {
-            const double cj = Y.col(j).squaredNorm();
-            R.col(j) -= cj * V.col(j);
-            // A2 for J y_j and J (y_j - J^T v_j); the scaling c_j v_j and the subtraction (2u)
-            const double f =
-                pe * smax * yn[j] + smax * e[j] + 3 * kUnitRoundoff * (jy[j] + cj * vn[j]);
-            f2 += f * f;
-        }
-        const double res = R.norm() * (1 + gamma_n(static_cast<double>(n * k) + 2)) + std::sqrt(f2);
-        r.residual =
-            iv::up(opt.residual_scale * kBoundSafety * res / std::sqrt(iv::down(1 - r.eta)));
+// 5. the coupling e >= ||(I - Q Q^T) G Q|| <= ||G V - V C||_2 / sqrt(1 - eta), C =
+// diag(||y_j||^2)
+double coupling_residual(const LinearOperator& J, const Eigen::MatrixXd& V,
+                         const Eigen::MatrixXd& Y, const RitzBlock& b, const DeflatedOptions& opt,
+                         double eta) {
+    const Eigen::Index n = V.rows(), k = V.cols();
+    const double pe = opt.product_rel_error, smax = opt.sigma_max_hi;
+    Eigen::MatrixXd R(n, k);
+    for (Eigen::Index j = 0; j < k; ++j) J.apply(Y.col(j).data(), R.col(j).data());
+    if (!R.allFinite()) fail_data("certify_deflated: products J y are not finite");
+    const Eigen::VectorXd jy = column_norm_bounds(R);
+    double f2 = 0;
+    for (Eigen::Index j = 0; j < k; ++j) {
+        const double cj = Y.col(j).squaredNorm();
+        R.col(j) -= cj * V.col(j);
+        // A2 for J y_j and J (y_j - J^T v_j); the scaling c_j v_j and the subtraction (2u)
+        const double f =
+            pe * smax * b.yn[j] + smax * b.e[j] + 3 * kUnitRoundoff * (jy[j] + cj * b.vn[j]);
+        f2 += f * f;
     }
-    r.seconds_ritz += since(t_ritz2);
+    const double res = R.norm() * (1 + gamma_n(static_cast<double>(n * k) + 2)) + std::sqrt(f2);
+    return iv::up(opt.residual_scale * kBoundSafety * res / std::sqrt(iv::down(1 - eta)));
+}
 
-    // 6. Schur complement: lambda_min(G) >= lambda_1(H11) - 2e^2 / (g + sqrt(g^2 + 4 e^2))
-    r.gap = iv::down(r.beta - lam1_hi);
+// 6. Schur complement: lambda_min(G) >= lambda_1(H11) - 2e^2 / (g + sqrt(g^2 + 4 e^2)), and the
+// certificate's notes (none but why when there is no gap).
+void schur_bound(const RitzBlock& b, double vu, DeflatedMin& r) {
+    r.gap = iv::down(r.beta - b.lam1_hi);
     if (!(r.gap > 0)) {
         r.notes.emplace_back("certify (deflated): no gap, lambda_1 of the block " +
-                             value_text(lam1_hi) + " >= beta " + value_text(r.beta));
-        return finish();
+                             value_text(b.lam1_hi) + " >= beta " + value_text(r.beta));
+        return;
     }
     const double e2 = iv::up(r.residual * r.residual);
     r.shift = iv::up(2 * e2 / iv::down(r.gap + std::sqrt(iv::down(r.gap * r.gap + 4 * e2))));
-    r.lambda_lo = iv::down(lam1_lo - r.shift);
+    r.lambda_lo = iv::down(b.lam1_lo - r.shift);
     r.certified = r.lambda_lo > 0;
     r.sigma_lo = r.certified ? iv::down(std::sqrt(r.lambda_lo)) : 0;
     char buf[600];
@@ -346,7 +352,7 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
                   "certify (deflated): %s; k = %ld below vu = %.3g (theta_1 %.3g, theta_k %.3g, "
                   "theta_k+1 %.3g), beta = %.3g (c = %.3g, %d dpotrf), gap %.3g, residual %.3g, "
                   "quadratic term %.3g, block error %.3g (A2), eta %.2g, Gram error %.3g (assumed)",
-                  r.certified ? "certified" : "lambda_1 - shift <= 0", static_cast<long>(k), vu,
+                  r.certified ? "certified" : "lambda_1 - shift <= 0", static_cast<long>(r.k), vu,
                   r.theta_1, r.theta_k, r.theta_next, r.beta, r.slack, r.attempts, r.gap,
                   r.residual, r.shift, r.block_error, r.eta, r.gram_error);
     r.notes.emplace_back(buf);
@@ -355,6 +361,49 @@ DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
                   "%.2f s",
                   r.seconds_eig, r.seconds_chol, r.seconds_ritz);
     r.notes.emplace_back(buf);
+}
+}  // namespace
+
+DeflatedMin certify_deflated(const LinearOperator& J, const Eigen::MatrixXd& G,
+                             const DeflatedOptions& opt) {
+    const auto t0 = Clock::now();
+    const Eigen::Index kcap = check_deflated(J, G, opt);
+    DeflatedMin r;
+    r.method =
+        "deflated Rump: dsyevr pairs of G~ below vu, dpotrf of G~ + s V V^T - beta I, graded "
+        "Ritz block J^T V enclosed by the plain certificate, Schur / quadratic residual bound";
+    r.gram_error = opt.gram_error;
+    r.sigma_hi = std::numeric_limits<double>::infinity();
+    r.lambda_hi = r.sigma_hi;
+    auto finish = [&] {
+        r.seconds = since(t0);
+        return r;
+    };
+    if (kcap < 1) {
+        r.notes.emplace_back("certify (deflated): n = 1, nothing to deflate");
+        return finish();
+    }
+    const double smax = opt.sigma_max_hi;
+    const double vu = opt.vu_rel * smax * smax;
+    Eigen::MatrixXd V;
+    if (deflated_pairs(G, opt, vu, kcap, t0, V, r) == 0) return finish();
+    const auto t_ritz = Clock::now();
+    const Eigen::MatrixXd Y = graded_block(J, V);
+    r.seconds_ritz = since(t_ritz);
+
+    // 3. inertia: lambda_min(G + s V V^T) >= beta, hence lambda_min(G on range(V)^perp) >= beta
+    const auto t_chol = Clock::now();
+    r.beta = opt.beta_override > 0 ? opt.beta_override : r.theta_next / 2;
+    const bool inertia = certify_inertia(G, V, 2 * r.beta, opt, r);
+    r.seconds_chol = since(t_chol);
+    if (!inertia) return finish();
+
+    const auto t_ritz2 = Clock::now();
+    RitzBlock b;
+    if (!ritz_block(V, Y, opt, b, r)) return finish();
+    r.residual = coupling_residual(J, V, Y, b, opt, r.eta);
+    r.seconds_ritz += since(t_ritz2);
+    schur_bound(b, vu, r);
     return finish();
 }
 

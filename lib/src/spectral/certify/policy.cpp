@@ -1,6 +1,8 @@
 // The engine's use of the certified sigma_min bounds (operator_spectrum,
 // proofs/spectral_enclosure.md §6-8): when, which method, and how the result enters the sigma_min
 // enclosure.
+#include "attnspec/spectral/certify/policy.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,12 +10,31 @@
 #include <limits>
 #include <string>
 
+#include "../operator_spectrum_internal.hpp"
 #include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/rounding.hpp"
+#include "attnspec/spectral/certify/deflated.hpp"
+#include "attnspec/spectral/certify/double_double.hpp"
+#include "attnspec/spectral/certify/plain.hpp"
 #include "attnspec/spectral/engine_progress.hpp"
-#include "operator_spectrum_internal.hpp"
+
+namespace attnspec {
+
+namespace {
+constexpr EnumName<CertifyMode> kCertifyModeNames[] = {{CertifyMode::auto_select, "auto"},
+                                                       {CertifyMode::always, "always"},
+                                                       {CertifyMode::never, "never"}};
+}  // namespace
+
+const char* to_string(CertifyMode m) { return enum_name(m, kCertifyModeNames); }
+CertifyMode certify_mode_from_string(const std::string& s) {
+    return enum_from_name(s, kCertifyModeNames, "certify mode", "certify");
+}
+
+}  // namespace attnspec
 
 namespace attnspec::opspec {
 
@@ -77,60 +98,56 @@ double dd_bytes(const LinearOperator& J, const LargeSvdOptions& opt) {
     return opt.dd_gram_bytes + 24 * n * n + held;  // pairs in dd_gram_bytes; factor and bound
 }
 
-// The double-double shift test (§8) on the Gram of the rows of J or on the structured Gram. True
-// when it raised or confirmed t's lower end.
-bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
-                std::vector<std::string>& notes) {
-    DdCertifyOptions o;
-    o.product_abs_error = pad;
-    o.max_bytes = opt.max_bytes;
-    o.notice = opt.notice;
-    const int threads = std::max(1, blas_threads());
-    const double seconds = dd_updates(J, opt) / (kDdRatePerThread * threads);
+// The notice before the double-double certificate: what it factors and its expected time.
+void notice_dd(const LinearOperator& J, const LargeSvdOptions& opt, int threads, double seconds) {
     const double nr = static_cast<double>(J.rows());
-    if (opt.notice) {
-        char buf[400];
-        std::snprintf(buf, sizeof buf,
-                      "certify: double-double Gram (%s) and Cholesky of the %ld x %ld Gram (%.3g "
-                      "multiply-adds, %.3g GB with the engine's): expect about %.2g s, and %.2g s "
-                      "more for each further factorization when the first gives no bound (the "
-                      "engine's vector far from lambda_min's)",
-                      opt.dd_gram ? "from the operator's structure" : "from the rows of J",
-                      static_cast<long>(J.rows()), static_cast<long>(J.rows()), dd_updates(J, opt),
-                      dd_bytes(J, opt) / 1e9, seconds,
-                      nr * nr * nr / 6 / (kDdRatePerThread * threads));
-        opt.notice(buf);
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "certify: double-double Gram (%s) and Cholesky of the %ld x %ld Gram (%.3g "
+                  "multiply-adds, %.3g GB with the engine's): expect about %.2g s, and %.2g s "
+                  "more for each further factorization when the first gives no bound (the "
+                  "engine's vector far from lambda_min's)",
+                  opt.dd_gram ? "from the operator's structure" : "from the rows of J",
+                  static_cast<long>(J.rows()), static_cast<long>(J.rows()), dd_updates(J, opt),
+                  dd_bytes(J, opt) / 1e9, seconds, nr * nr * nr / 6 / (kDdRatePerThread * threads));
+    opt.notice(buf);
+}
+
+// The double-double certificate on the structured Gram (opt.dd_gram): a proved ||J~ - J|| from
+// the caller replaces A2's pad in o (factor_error, else NaN).
+DdCertifiedMin certify_structured_dd(const LargeSvdOptions& opt, double pad, int threads,
+                                     const RefinedTriplet& t, DdCertifyOptions& o,
+                                     double& factor_error) {
+    const auto tg = std::chrono::steady_clock::now();
+    const DdGram g = opt.dd_gram(threads);
+    const double gram_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count();
+    // a proved ||J~ - J|| from the caller replaces A2's pad on both ends
+    if (std::isfinite(g.factor_error) && g.factor_error >= 0) {
+        factor_error = g.factor_error;
+        o.product_abs_error = factor_error;
     }
-    DdCertifiedMin r;
-    double factor_error = std::numeric_limits<double>::quiet_NaN();
-    with_heartbeat(opt.progress, "certify", seconds, [&] {
-        if (!opt.dd_gram) {
-            r = certified_sigma_min_dd(J, t.sigma, t.u, o);
-            return;
-        }
-        const auto tg = std::chrono::steady_clock::now();
-        const DdGram g = opt.dd_gram(threads);
-        const double gram_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count();
-        // a proved ||J~ - J|| from the caller replaces A2's pad on both ends
-        if (std::isfinite(g.factor_error) && g.factor_error >= 0) {
-            factor_error = g.factor_error;
-            o.product_abs_error = factor_error;
-        }
-        r = certify_gram_dd(g, t.sigma * t.sigma, t.u, o);  // sigma_lo = sqrt(lambda_lo) - pad
-        r.seconds_gram = gram_seconds;
-        r.seconds += gram_seconds;
-        char buf[200];
-        std::snprintf(buf, sizeof buf,
-                      "certify (double-double): Gram from the operator's structure in %.2f s, "
-                      "its error bound rho = %.3g",
-                      gram_seconds, g.rho);
-        std::string note = buf;
-        if (std::isfinite(factor_error))
-            note += "; the factors' error ||J~ - J|| <= " + value_text(factor_error) +
-                    " (A2's pad was " + value_text(pad) + ")";
-        r.notes.push_back(note);
-    });
+    DdCertifiedMin r = certify_gram_dd(g, t.sigma * t.sigma, t.u, o);  // sqrt(lambda_lo) - pad
+    r.seconds_gram = gram_seconds;
+    r.seconds += gram_seconds;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "certify (double-double): Gram from the operator's structure in %.2f s, "
+                  "its error bound rho = %.3g",
+                  gram_seconds, g.rho);
+    std::string note = buf;
+    if (std::isfinite(factor_error))
+        note += "; the factors' error ||J~ - J|| <= " + value_text(factor_error) +
+                " (A2's pad was " + value_text(pad) + ")";
+    r.notes.push_back(note);
+    return r;
+}
+
+// The double-double result into t: its lower end, the inverse-iteration triplet when the engine's
+// vector was far off, and both ends when the factors' error is proved (factor_error finite). True
+// when it raised or confirmed t's lower end.
+bool apply_dd(const LinearOperator& J, const DdCertifiedMin& r, double pad, double factor_error,
+              RefinedTriplet& t, std::vector<std::string>& notes) {
     const bool proved = std::isfinite(factor_error);
     notes.push_back(r.method + (proved ? "; minus the factors' error " + value_text(factor_error) +
                                              " (proved from the factors; assumes expl within 2 ulp)"
@@ -188,39 +205,37 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
     note_bound("certify (double-double)", r.sigma_lo, t, notes);
     return true;
 }
-}  // namespace
 
-void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholShiftOp& chol,
-                 const LargeSvdOptions& opt, double pad, double rate, OperatorSpectrum& s) {
+// The double-double shift test (§8) on the Gram of the rows of J or on the structured Gram. True
+// when it raised or confirmed t's lower end.
+bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad, RefinedTriplet& t,
+                std::vector<std::string>& notes) {
+    DdCertifyOptions o;
+    o.product_abs_error = pad;
+    o.max_bytes = opt.max_bytes;
+    o.notice = opt.notice;
+    const int threads = std::max(1, blas_threads());
+    const double seconds = dd_updates(J, opt) / (kDdRatePerThread * threads);
+    if (opt.notice) notice_dd(J, opt, threads, seconds);
+    DdCertifiedMin r;
+    double factor_error = std::numeric_limits<double>::quiet_NaN();
+    with_heartbeat(opt.progress, "certify", seconds, [&] {
+        r = opt.dd_gram ? certify_structured_dd(opt, pad, threads, t, o, factor_error)
+                        : certified_sigma_min_dd(J, t.sigma, t.u, o);
+    });
+    return apply_dd(J, r, pad, factor_error, t, notes);
+}
+
+// The deflated certificate (§7) when the shift tests failed or could not run (dd_fits /
+// plain_fits: which of them ran, for auto's note), as many pairs as fit max_bytes; auto runs it
+// up to its flop cap. Raises or narrows t on success.
+void certify_deflated_min(const LinearOperator& J, const Eigen::MatrixXd& G,
+                          const CholShiftOp& chol, const LargeSvdOptions& opt, double pad,
+                          double rate, bool dd_fits, bool plain_fits, OperatorSpectrum& s) {
     RefinedTriplet& t = s.min;
     std::vector<std::string>& notes = s.notes;
-    if (opt.certify == CertifyMode::never) return;
-    const double width = (t.enclosure.hi - t.enclosure.lo) / (2 * t.sigma);
-    const bool needed = !(t.enclosure.lo > 0) || !(width <= 1e-6);
     const bool always = opt.certify == CertifyMode::always;
-    if (!always && !needed) return;
-    const double n = static_cast<double>(J.rows()), m = static_cast<double>(J.cols());
-    const double bytes = 8.0 * (3 * n * m + 3 * n * n), flops = 4 * n * n * m;
-    // the plain test needs lambda_min above its slack ~ n u max_i ||J_i||^2 (§6, "The limit")
-    const double slack_est = n * kUnitRoundoff * s.max.enclosure.hi * s.max.enclosure.hi;
-    const bool plain_hopeless = t.sigma * t.sigma <= slack_est;
-    const bool plain_fits = bytes <= opt.max_bytes && (always || flops <= kAutoFlops);
-    // double-double first where it fits: its rounding is ~(n/8)^2 u^2 against the plain test's
-    // n u, so it resolves sigma_min where the plain one cannot, at a similar cost
-    const CertifyMethod method = opt.certify_method;
-    const bool auto_method = method == CertifyMethod::auto_select;
-    const bool dd_fits = (auto_method || method == CertifyMethod::double_double) &&
-                         dd_bytes(J, opt) <= opt.max_bytes &&
-                         (always || dd_updates(J, opt) <= kAutoDdUpdates);
-    // a coarse double-double bound (the engine's vector was far off) leaves room for §7
-    if (dd_fits && certify_dd(J, opt, pad, t, notes) &&
-        (method != CertifyMethod::auto_select || t.enclosure.lo >= (1 - 1e-4) * t.sigma))
-        return;
-    const bool plain_wanted =
-        method == CertifyMethod::plain || (auto_method && !dd_fits && !plain_hopeless);
-    if (plain_wanted && plain_fits && certify_plain(J, opt, pad, t, notes)) return;
-    if (!(auto_method || method == CertifyMethod::deflated)) return;
-
+    const double n = static_cast<double>(J.rows());
     // as many deflated pairs as fit max_bytes (at most kDeflatedPairs, at least 16)
     Eigen::Index kd = std::min<Eigen::Index>(kDeflatedPairs, J.rows() - 1);
     while (kd > 16 && deflated_bytes(J.rows(), J.cols(), kd) > opt.max_bytes) kd -= kd / 8;
@@ -289,6 +304,41 @@ void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholSh
         set_rho(b, pad);
         t = b;
     }
+}
+}  // namespace
+
+void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholShiftOp& chol,
+                 const LargeSvdOptions& opt, double pad, double rate, OperatorSpectrum& s) {
+    RefinedTriplet& t = s.min;
+    std::vector<std::string>& notes = s.notes;
+    if (opt.certify == CertifyMode::never) return;
+    const double width = (t.enclosure.hi - t.enclosure.lo) / (2 * t.sigma);
+    const bool needed = !(t.enclosure.lo > 0) || !(width <= 1e-6);
+    const bool always = opt.certify == CertifyMode::always;
+    if (!always && !needed) return;
+    const double n = static_cast<double>(J.rows()), m = static_cast<double>(J.cols());
+    const double bytes = 8.0 * (3 * n * m + 3 * n * n), flops = 4 * n * n * m;
+    // the plain test needs lambda_min above its slack ~ n u max_i ||J_i||^2 (§6, "The limit")
+    const double slack_est = n * kUnitRoundoff * s.max.enclosure.hi * s.max.enclosure.hi;
+    const bool plain_hopeless = t.sigma * t.sigma <= slack_est;
+    const bool plain_fits = bytes <= opt.max_bytes && (always || flops <= kAutoFlops);
+    // double-double first where it fits: its rounding is ~(n/8)^2 u^2 against the plain test's
+    // n u, so it resolves sigma_min where the plain one cannot, at a similar cost
+    const CertifyMethod method = opt.certify_method;
+    const bool auto_method = method == CertifyMethod::auto_select;
+    const bool dd_fits = (auto_method || method == CertifyMethod::double_double) &&
+                         dd_bytes(J, opt) <= opt.max_bytes &&
+                         (always || dd_updates(J, opt) <= kAutoDdUpdates);
+    // a coarse double-double bound (the engine's vector was far off) leaves room for §7
+    if (dd_fits && certify_dd(J, opt, pad, t, notes) &&
+        (method != CertifyMethod::auto_select || t.enclosure.lo >= (1 - 1e-4) * t.sigma))
+        return;
+    const bool plain_wanted =
+        method == CertifyMethod::plain || (auto_method && !dd_fits && !plain_hopeless);
+    if (plain_wanted && plain_fits && certify_plain(J, opt, pad, t, notes)) return;
+    if (!(auto_method || method == CertifyMethod::deflated)) return;
+
+    certify_deflated_min(J, G, chol, opt, pad, rate, dd_fits, plain_fits, s);
 }
 
 }  // namespace attnspec::opspec
