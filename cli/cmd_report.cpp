@@ -6,12 +6,12 @@
 #include <string>
 
 #include "attnspec/io/h5.hpp"
+#include "attnspec/report/figures.hpp"
+#include "attnspec/report/kinds.hpp"
+#include "attnspec/report/merge.hpp"
+#include "attnspec/report/summary.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
-#include "report_figures.hpp"
-#include "report_kinds.hpp"
-#include "report_merge.hpp"
-#include "report_render.hpp"
 
 namespace attnspec::cli {
 namespace {
@@ -67,7 +67,8 @@ void render(const ReportOptions& o, const Page& page) {
         write_text_file_atomically(o.out, page_markdown(page));
         log("wrote " + o.out);
     } else {
-        const auto n = write_page_dir(o.file, o.out, page, !o.no_figures);
+        const auto n = write_page_dir(o.file, o.out, page, !o.no_figures,
+                                      [](const std::string& m) { log(m); });
         log("wrote " + o.out + "/report.md" +
             (o.no_figures ? ""
                           : " and " + std::to_string(n) + " figures in " + o.out + "/figures"));
@@ -89,7 +90,7 @@ bool tree_of_unrenderable(const ReportOptions& o, const H5Reader& r) {
     }
 }
 
-// report merge SHARD.h5... --out R.h5 (report_merge.hpp).
+// report merge SHARD.h5... --out R.h5 (report/merge.hpp).
 int merge(const ReportOptions& o, const Invocation& inv) {
     if (o.file.empty()) fail_usage("report merge: give the shard reports: merge S0.h5 S1.h5 ...");
     if (o.out.empty()) fail_usage("report merge: --out R.h5 is required");

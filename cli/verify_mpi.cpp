@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "attnspec/io/provenance.hpp"
+#include "attnspec/report/merge.hpp"
 #include "cli.hpp"
-#include "report_merge.hpp"
 #endif
 
 namespace attnspec::cli {

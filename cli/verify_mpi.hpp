@@ -3,7 +3,7 @@
 // batch and rank 0 commits the report atomically. Shard mode (with --time-budget or
 // --search-seconds, whose clocks the ranks would not agree on): rank r of K runs shard r/K
 // (verify_shard.hpp) into a private hidden file beside the report, rank 0 merges the shards with
-// `report merge`'s code (report_merge.hpp) and commits the report atomically. Built with MPI only
+// `report merge`'s code (report/merge.hpp) and commits the report atomically. Built with MPI only
 // when CMake's ATTNSPEC_MPI found it (cmake/attnspecMPI.cmake); otherwise --mpi is refused. CPU
 // only.
 #pragma once

@@ -1,32 +1,22 @@
-// Printing of check runs (human tables and --json) and the exit-code rule of `attnspec verify`.
-// An empty `report` (verify --no-report) prints no report line / key. CPU only.
+// The JSON documents of `attnspec verify` (their members: report/check_output.hpp, which also
+// prints the human tables) and its exit-code rule. An empty `report` (verify --no-report) prints
+// no report key. CPU only.
 #pragma once
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "attnspec/base/check.hpp"
-#include "attnspec/base/json.hpp"
 
 namespace attnspec::cli {
 
-void print_runs_human(std::ostream& os, const std::vector<CheckRun>& runs,
-                      const std::string& report);
 void print_runs_json(std::ostream& os, const std::vector<CheckRun>& runs,
                      const std::string& report);
-// A replayed record, every factor; `kind` and `source` are its check's (proofs/registry.hpp).
-void print_record_human(std::ostream& os, const CheckResult& r, const std::string& kind,
-                        const std::string& source);
-void json_check_result(JsonWriter& j, const CheckResult& r);  // one full record
 // `verify CHECK --instance F --json`: the replayed record with the file and group it came from,
 // its check's kind and source.
 void print_replay_json(std::ostream& os, const CheckResult& r, const std::string& file,
                        const std::string& group, const std::string& kind,
                        const std::string& source);
-// "robust violation", "fragile violation (sigma_min/sigma_max(J) = ...)" for a violated record
-// that carries values/violation_robust (thm3.4, thm3.4-model; reports/SCHEMA.md), else "".
-std::string robustness_label(double violation_robust, double sigma_ratio);
-
 // --fail-on: one threshold, violated | inconclusive | never (default inconclusive), optionally
 // with "readings" after a comma (or alone: the default threshold with readings): by default only
 // theorem checks decide the exit code; with readings, reading checks do too. Experiments never.

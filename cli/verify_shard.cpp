@@ -1,4 +1,4 @@
-// The split of a check selection over shards and the shard attributes (verify_shard.hpp).
+// The split of a check selection over shards (verify_shard.hpp).
 #include "verify_shard.hpp"
 
 #include <algorithm>
@@ -9,9 +9,6 @@
 #include "attnspec/base/errors.hpp"
 
 namespace attnspec::cli {
-
-const char* const kShardAttributes[5] = {"shard_index", "shard_count", "shard_selection",
-                                         "shard_checks", "shard_options"};
 
 ShardSpec parse_shard(const std::string& text) {
     const auto bad = [&](const std::string& why) {
@@ -80,28 +77,6 @@ std::string shard_options_text(const proofs::RunOptions& opt) {
        << "\nsearch_budget=" << num(opt.search_budget_s) << "\nembedded=" << opt.embedded_heads
        << "\ndataset=" << opt.dataset;
     return os.str();
-}
-
-std::string shard_report_name(const std::string& name, const ShardSpec& s) {
-    const std::string stem = name.size() > 3 && name.substr(name.size() - 3) == ".h5"
-                                 ? name.substr(0, name.size() - 3)
-                                 : name;
-    return stem + ".shard-" + std::to_string(s.index) + "-of-" + std::to_string(s.count) + ".h5";
-}
-
-void write_shard_attributes(H5Group& root, const ShardSpec& s,
-                            const std::vector<std::string>& selection,
-                            const std::vector<std::string>& held, const std::string& options) {
-    const auto join = [](const std::vector<std::string>& v) {
-        std::string out;
-        for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
-        return out;
-    };
-    root.attr(kShardAttributes[0], static_cast<std::int64_t>(s.index));
-    root.attr(kShardAttributes[1], static_cast<std::int64_t>(s.count));
-    root.attr(kShardAttributes[2], join(selection));
-    root.attr(kShardAttributes[3], join(held));
-    root.attr(kShardAttributes[4], options);
 }
 
 }  // namespace attnspec::cli

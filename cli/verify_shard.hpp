@@ -1,19 +1,14 @@
-// `attnspec verify --shard i/n`: the deterministic split of a check selection over n shards, the
-// shard attributes a shard report carries (reports/SCHEMA.md, "Shard reports") and what `report
-// merge` compares to accept shards as parts of one run. CPU only.
+// `attnspec verify --shard i/n`: the --shard value and the deterministic split of a check selection
+// over n shards, and the options text `report merge` compares to accept shards as parts of one run
+// (the shard attributes themselves: report/shard.hpp). CPU only.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/registry.hpp"
+#include "attnspec/report/shard.hpp"
 
 namespace attnspec::cli {
-
-struct ShardSpec {
-    int index = 0, count = 0;  // count 0: not sharded
-    bool active() const { return count > 0; }
-};
 
 // Parses "i/n" (0 <= i < n, 1 <= n <= 100000). Throws Error(Usage) naming --shard otherwise.
 ShardSpec parse_shard(const std::string& text);
@@ -34,19 +29,5 @@ std::vector<std::vector<size_t>> plan_shards(const std::vector<const proofs::Che
 // seed, trials, thorough, time budget, shape, regimes, kappa convention, search budget, embedded
 // heads, dataset. Two runs with equal text and selection draw the same instances.
 std::string shard_options_text(const proofs::RunOptions& opt);
-
-// "verify-all.h5" -> "verify-all.shard-3-of-8.h5" (the default report name of a shard).
-std::string shard_report_name(const std::string& name, const ShardSpec& s);
-
-// The shard attributes at the root of a shard report: shard_index, shard_count, shard_selection
-// (every selected check, comma-separated, in order), shard_checks (those this shard holds, "" for
-// none) and shard_options (shard_options_text).
-void write_shard_attributes(H5Group& root, const ShardSpec& s,
-                            const std::vector<std::string>& selection,
-                            const std::vector<std::string>& held, const std::string& options);
-
-// Names of the shard attributes (report merge reads them, and leaves them out of the merged
-// report).
-extern const char* const kShardAttributes[5];
 
 }  // namespace attnspec::cli

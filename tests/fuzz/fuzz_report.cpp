@@ -1,6 +1,6 @@
 // libFuzzer target: reports as read by `attnspec report show` (text, --json, --tree) and `report
 // render` (stdout or --out), through the CLI's own run_report (cli/cmd_report.cpp,
-// cli/report_render.cpp). Structure-aware: a valid report written from real check runs
+// lib/src/report/summary.cpp). Structure-aware: a valid report written from real check runs
 // (support/check_pool.hpp), then up to 10 hostile mutations (array lengths, array-valued
 // attributes, hard-link cycles, ...). --out goes to the per-process temp dir. Oracle as in
 // support/fuzz_support.hpp.

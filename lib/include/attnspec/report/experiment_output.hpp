@@ -9,7 +9,7 @@
 #include "attnspec/base/json.hpp"
 #include "attnspec/io/experiment_records.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 // `verify`: the claim (the question), its source, what it measures, the rows of the table at lambda
 // = 10 (all rows when the table has no lambda axis), the finding line, instances and time.
@@ -22,10 +22,10 @@ void print_experiment_record(std::ostream& os, const CheckResult& r);
 std::string render_experiment_text(const StoredExperiment& e);
 // The finding line of a specA-sweep style table ("lambda = 10 lowers kappa(J) ... in a of n
 // curves ..."); empty when the table lacks the columns it counts. `report render` prints it above
-// the whole table (report_verify.cpp).
+// the whole table (report/verify_page.cpp).
 std::string experiment_finding(const ExperimentTable& t);
 // "What it measures: ..." from the table's attributes weights, correction, tokens and its lambda
 // axis (specA-sweep); empty when the table has no weights attribute. Printed before the finding.
 std::string experiment_measures(const ExperimentTable& t);
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

@@ -1,4 +1,4 @@
-#include "report_figures.hpp"
+#include "attnspec/report/figures.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -18,7 +18,6 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/io/report_writer.hpp"
-#include "cli.hpp"
 
 #ifndef ATTNSPEC_SOURCE_DIR
 #define ATTNSPEC_SOURCE_DIR "."
@@ -26,7 +25,7 @@
 
 namespace fs = std::filesystem;
 
-namespace attnspec::cli {
+namespace attnspec {
 
 std::string figures_python() {
     const char* p = std::getenv("ATTNSPEC_PYTHON");
@@ -75,7 +74,7 @@ void check_figure_file(const std::string& dir, const std::string& tsv, int line,
 }
 
 // Runs PYTHON SCRIPT --report F --out DIR with its stdout on our stderr; the exit status.
-int run_script(const std::string& report, const std::string& out) {
+int run_script(const std::string& report, const std::string& out, const PageLog& note) {
     const std::string py = figures_python(), script = figures_script();
     if (!fs::is_regular_file(script))
         throw Error(ExitCode::NoInput, "figures script '" + script +
@@ -86,7 +85,7 @@ int run_script(const std::string& report, const std::string& out) {
                                            "' cannot be run: " + std::strerror(errno) +
                                            " (set ATTNSPEC_PYTHON, or pass --no-figures for the "
                                            "Markdown only)");
-    log("figures: " + py + " " + script + " --report " + report + " --out " + out);
+    if (note) note("figures: " + py + " " + script + " --report " + report + " --out " + out);
     std::fflush(nullptr);
     const pid_t pid = ::fork();
     if (pid < 0) throw Error(ExitCode::Internal, std::string("fork: ") + std::strerror(errno));
@@ -127,8 +126,8 @@ int run_script(const std::string& report, const std::string& out) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-void figures_into(const std::string& report, const std::string& figdir) {
-    const int rc = run_script(report, figdir);
+void figures_into(const std::string& report, const std::string& figdir, const PageLog& note) {
+    const int rc = run_script(report, figdir, note);
     if (rc == 0) return;
     if (rc == 65)
         throw Error(ExitCode::DataError,
@@ -326,7 +325,7 @@ void check_page_dir_target(const std::string& dir, const std::string& input) {
 }
 
 std::size_t write_page_dir(const std::string& report, const std::string& dir, const Page& page,
-                           bool figures) {
+                           bool figures, const PageLog& note) {
     const fs::path target = fs::path(dir).lexically_normal();
     const std::string name =
         (target.has_filename() ? target : target.parent_path()).filename().string();
@@ -352,7 +351,7 @@ std::size_t write_page_dir(const std::string& report, const std::string& dir, co
         if (::mkdir(figdir.c_str(), 0755) != 0)
             throw Error(ExitCode::CantCreate,
                         "cannot create '" + figdir + "': " + std::strerror(errno));
-        figures_into(report, figdir);
+        figures_into(report, figdir, note);
         figs = read_figures_manifest(figdir);
     }
     write_text_file_atomically(tmp + "/report.md", page_markdown(page, figs, "figures"));
@@ -371,4 +370,4 @@ std::size_t write_page_dir(const std::string& report, const std::string& dir, co
     return figs.size();
 }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace attnspec::cli {
+namespace attnspec {
 
 struct MergedReport {
     std::string target;               // the report written
@@ -33,4 +33,4 @@ std::string first_difference(const std::string& a, const std::string& b);
 // verdict table of the merged report.
 std::string merged_report_text(const MergedReport& m);
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

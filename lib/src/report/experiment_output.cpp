@@ -1,4 +1,4 @@
-#include "experiment_output.hpp"
+#include "attnspec/report/experiment_output.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "attnspec/base/format.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 namespace {
 std::string num(double x) {
@@ -203,4 +203,4 @@ std::string render_experiment_text(const StoredExperiment& e) {
 
 std::string experiment_finding(const ExperimentTable& t) { return finding(t); }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

@@ -1,6 +1,6 @@
 // Pages of the single-analysis reports: /jacobian, /cond, /neumann, /fidelity (reports/SCHEMA.md),
 // and which kind a report is.
-#include "report_kinds.hpp"
+#include "attnspec/report/kinds.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "attnspec/base/format.hpp"
 #include "attnspec/io/provenance.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 namespace {
 // The columns of one page table: 1-D numeric datasets of exactly n values each (DataError
@@ -377,4 +377,4 @@ Page fidelity_page(const H5Reader& r) {
     return p;
 }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

@@ -1,4 +1,4 @@
-#include "report_page.hpp"
+#include "attnspec/report/page.hpp"
 
 #include <algorithm>
 #include <set>
@@ -6,7 +6,7 @@
 
 #include "attnspec/base/format.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 PageTable& PageTable::text(const std::string& name, std::vector<std::string> cells) {
     names.push_back(name), right.push_back(false), cols.push_back(std::move(cells));
@@ -178,4 +178,4 @@ std::string page_text(const Page& p) {
     return os.str();
 }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

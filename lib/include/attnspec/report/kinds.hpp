@@ -1,14 +1,14 @@
 // The kinds of report `report show` / `report render` read (reports/SCHEMA.md): which kind a
-// file is, and one Page (report_page.hpp) per kind. CPU only.
+// file is, and one Page (report/page.hpp) per kind. CPU only.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "attnspec/io/h5.hpp"
-#include "report_page.hpp"
-#include "report_render.hpp"
+#include "attnspec/report/page.hpp"
+#include "attnspec/report/summary.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 // The kinds this version reads, with the top-level group that marks each.
 const std::vector<std::pair<std::string, std::string>>& report_kinds();  // {kind, group}
@@ -21,9 +21,9 @@ std::string report_kind(const H5Reader& r);
 // The page of a report of `kind` (report_kind). `s` is read_report_summary(r) (used for verify).
 Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary& s);
 
-// One page per kind (report_verify.cpp, report_kinds.cpp). Errors: DataError naming a missing or
-// malformed attribute or dataset.
-// `file`: the report's path; the page names only its last component (replay hints).
+// One page per kind (report/verify_page.cpp, report/kinds.cpp). Errors: DataError naming a missing
+// or malformed attribute or dataset. `file`: the report's path; the page names only its last
+// component (replay hints).
 Page verify_page(const ReportSummary& s, const std::string& file);
 Page jacobian_page(const H5Reader& r);
 // `g`: the analysis group, "/cond" or "/neumann" of a single run, or one head's group of a
@@ -37,4 +37,4 @@ std::vector<std::pair<std::string, std::string>> dataset_groups(const H5Reader& 
 Page dataset_page(const H5Reader& r, const std::string& kind);
 Page fidelity_page(const H5Reader& r);
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

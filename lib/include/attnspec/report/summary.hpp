@@ -1,5 +1,5 @@
 // Reads the check runs of a report (reports/SCHEMA.md) and renders them as text (`report show`);
-// the Markdown page of every kind is report_kinds.hpp + report_page.hpp. Reading goes through
+// the Markdown page of every kind is report/kinds.hpp + report/page.hpp. Reading goes through
 // io/check_records.hpp. CPU only.
 #pragma once
 #include <map>
@@ -12,7 +12,7 @@
 #include "attnspec/io/experiment_records.hpp"
 #include "attnspec/io/h5.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 // A report as `report show` and `report render` see it: root provenance, the check runs (read by
 // io/check_records.hpp, the one reader of the check-record schema) and the other top-level groups.
@@ -49,4 +49,4 @@ std::string render_tree(const H5Reader& r);
 // `report show --json`: the "provenance" object and the "checks" array into an open object.
 void json_report_summary(JsonWriter& j, const ReportSummary& s);
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

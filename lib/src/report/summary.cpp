@@ -1,13 +1,13 @@
-#include "report_render.hpp"
+#include "attnspec/report/summary.hpp"
 
 #include <sstream>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/format.hpp"
-#include "experiment_output.hpp"
-#include "verify_output.hpp"
+#include "attnspec/report/check_output.hpp"
+#include "attnspec/report/experiment_output.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 namespace {
 std::string num(double x) { return format_number(x, 6); }
@@ -205,4 +205,4 @@ void json_report_summary(JsonWriter& j, const ReportSummary& s) {
     j.end_array();
 }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include "attnspec/base/format.hpp"
-#include "experiment_output.hpp"
-#include "report_kinds.hpp"
+#include "attnspec/report/experiment_output.hpp"
+#include "attnspec/report/kinds.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 
 namespace {
 // How far the headline comparison of a violated record is from its relation: lhs/rhs for an
@@ -229,4 +229,4 @@ Page verify_page(const ReportSummary& s, const std::string& file) {
     return p;
 }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

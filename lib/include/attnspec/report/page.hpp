@@ -1,6 +1,6 @@
 // A rendered report page, independent of the report's kind: a title, a summary a reader can act
 // on, sections (id, title, paragraphs, tables with their convention line, preformatted blocks) and
-// the provenance. report_kinds.cpp builds one per report kind; this file writes it as Markdown
+// the provenance. report/kinds.cpp builds one per report kind; this file writes it as Markdown
 // (`report render`, with the figures of figures.tsv placed in their sections) or as text
 // (`report show`). CPU only.
 #pragma once
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace attnspec::cli {
+namespace attnspec {
 
 // One table: a convention line said above it, columns of cells (numbers already formatted for
 // reading: format_column, format_duration).
@@ -71,4 +71,4 @@ std::string page_markdown(const Page& p, const std::vector<PageFigure>& figures 
 // Text for `report show`: summary, sections with aligned tables (no provenance).
 std::string page_text(const Page& p);
 
-}  // namespace attnspec::cli
+}  // namespace attnspec

@@ -1,5 +1,5 @@
-// report merge: validation of shard reports and the merged report (report_merge.hpp).
-#include "report_merge.hpp"
+// report merge: validation of shard reports and the merged report (report/merge.hpp).
+#include "attnspec/report/merge.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,10 +13,10 @@
 #include "attnspec/io/h5.hpp"
 #include "attnspec/io/provenance.hpp"
 #include "attnspec/io/report_writer.hpp"
-#include "report_render.hpp"
-#include "verify_shard.hpp"
+#include "attnspec/report/shard.hpp"
+#include "attnspec/report/summary.hpp"
 
-namespace attnspec::cli {
+namespace attnspec {
 namespace {
 
 namespace fs = std::filesystem;
@@ -249,4 +249,4 @@ std::string merged_report_text(const MergedReport& m) {
     return os.str();
 }
 
-}  // namespace attnspec::cli
+}  // namespace attnspec
