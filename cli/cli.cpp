@@ -375,13 +375,6 @@ void Progress::done() {
 }
 
 // cli.hpp: Kappa::describe with the digits its enclosure supports.
-std::string kappa_text(const Kappa& k) {
-    std::string t = std::string("kappa_") + to_string(k.convention) + " = " +
-                    format_enclosure(k.value, k.enclosure.lo, k.enclosure.hi) + " (" + k.method;
-    if (k.convention == KappaConvention::nz) t += ", rtol=" + format_number(k.rtol, 3);
-    return t + ")";
-}
-
 void log(const std::string& msg) { std::cerr << "attnspec: " << msg << "\n"; }
 
 std::string report_path(const std::string& out, const std::string& default_name) {

@@ -11,6 +11,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/json.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/kappa_text.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::cli {
@@ -126,10 +127,6 @@ class Progress {
 };
 
 void log(const std::string& msg);  // "attnspec: msg" on stderr
-
-// "kappa_strict = v in [lo, hi] (method)" with the digits the enclosure supports
-// (base/format.hpp), the human form of Kappa::describe for every command.
-std::string kappa_text(const Kappa& k);
 
 // Default report path under reports/out/ (created when missing) or the given --out.
 std::string report_path(const std::string& out, const std::string& default_name);
