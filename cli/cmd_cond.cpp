@@ -6,6 +6,7 @@
 
 #include "attnspec/base/format.hpp"
 #include "attnspec/io/cond_io.hpp"
+#include "attnspec/io/report_names.hpp"
 #include "attnspec/spectral/cond_analysis.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -84,7 +85,7 @@ void write_dataset_report(H5Group& root, const DatasetSelector& sel,
                           const std::vector<SelectedHead>& heads,
                           const std::vector<DatasetCond>& rs) {
     record_dataset(root, sel, labels_of(heads), "");
-    H5Group all = root.group("heads");
+    H5Group all = root.group(names::dataset_run::kHeads);
     const std::string path = find_dataset(sel.name).path;
     for (std::size_t k = 0; k < heads.size(); ++k) {
         H5Group g = selected_head_group(all, heads[k], k);

@@ -12,6 +12,7 @@
 #include "attnspec/infsa/neumann_analysis.hpp"
 #include "attnspec/io/infsa_io.hpp"
 #include "attnspec/io/qk_input.hpp"
+#include "attnspec/io/report_names.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "dataset_option.hpp"
@@ -134,7 +135,7 @@ void output_dataset(const Invocation& inv, const NeumannCli& o, const DatasetSel
     if (!report.empty()) {
         ReportWriter w(report, provenance(inv, o.common.seed));
         record_dataset(w.root(), sel, labels_of(heads), bias_form);
-        H5Group all = w.root().group("heads");
+        H5Group all = w.root().group(names::dataset_run::kHeads);
         for (std::size_t k = 0; k < heads.size(); ++k) {
             H5Group g = selected_head_group(all, heads[k], k);
             write_neumann_section(g, rs[k].a, rs[k].src);

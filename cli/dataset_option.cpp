@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "attnspec/io/report_names.hpp"
+
 namespace attnspec::cli {
 
 std::string dataset_option_help(const std::string& what) {
@@ -34,9 +36,9 @@ std::vector<std::string> labels_of(const std::vector<SelectedHead>& heads) {
 
 void record_dataset(H5Group& root, const DatasetSelector& sel,
                     const std::vector<std::string>& labels, const std::string& bias_form) {
-    root.attr("dataset", sel.describe());
-    if (!bias_form.empty()) root.attr("bias_form", bias_form);
-    root.write("dataset_heads", labels);
+    root.attr(names::dataset_run::kDataset, sel.describe());
+    if (!bias_form.empty()) root.attr(names::dataset_run::kBiasForm, bias_form);
+    root.write(names::dataset_run::kDatasetHeads, labels);
 }
 
 std::string qk_bias_form(const std::vector<SelectedHead>& heads) {

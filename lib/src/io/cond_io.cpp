@@ -5,10 +5,15 @@
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/io/report_names.hpp"
 
 namespace attnspec {
 
 namespace {
+
+namespace cn = names::cond;
+namespace sp = names::spectrum;
+
 std::vector<double> as_vector(const Eigen::VectorXd& v) {
     return std::vector<double>(v.data(), v.data() + v.size());
 }
@@ -32,25 +37,25 @@ Eigen::MatrixXd load_matrix_input(const std::string& file, const std::string& da
 void write_cond_section(H5Group& parent, const CondAnalysis& a, const std::string& input,
                         const std::string& dataset) {
     const SvdResult& s = a.svd;
-    H5Group g = parent.group("cond");
-    g.attr("input", input), g.attr("dataset", dataset), g.attr("method", s.method);
-    g.attr("input_dtype", H5Reader(input).dtype(dataset));  // as stored: float32 or float64
-    g.attr("rows", static_cast<std::int64_t>(a.rows)),
-        g.attr("cols", static_cast<std::int64_t>(a.cols));
-    g.attr("residual", s.residual), g.attr("eta_U", s.eta_U), g.attr("eta_V", s.eta_V),
+    H5Group g = parent.group(cn::kGroup);
+    g.attr(cn::kInput, input), g.attr(cn::kDataset, dataset), g.attr(cn::kMethod, s.method);
+    g.attr(cn::kInputDtype, H5Reader(input).dtype(dataset));  // as stored: float32 or float64
+    g.attr(cn::kRows, static_cast<std::int64_t>(a.rows)),
+        g.attr(cn::kCols, static_cast<std::int64_t>(a.cols));
+    g.attr(cn::kResidual, s.residual), g.attr(cn::kEtaU, s.eta_U), g.attr(cn::kEtaV, s.eta_V),
         g.attr("pad", s.pad);
-    g.attr("seconds", a.seconds), g.attr("headline_convention", to_string(a.headline));
-    g.write("sigma", as_vector(s.sigma)), g.write("sigma_lo", as_vector(s.lo));
-    g.write("sigma_hi", as_vector(s.hi));
+    g.attr(cn::kSeconds, a.seconds), g.attr(cn::kHeadlineConvention, to_string(a.headline));
+    g.write(cn::kSigma, as_vector(s.sigma)), g.write(cn::kSigmaLo, as_vector(s.lo));
+    g.write(cn::kSigmaHi, as_vector(s.hi));
     g.write("weyl_radius", as_vector(s.weyl_radius));
     g.write("triplet_residual", as_vector(s.triplet_residual));
-    g.write("basis", s.basis);
+    g.write(cn::kBasis, s.basis);
     for (const Kappa* k : {&a.strict, &a.nz}) {
-        H5Group gk = g.group(std::string("kappa_") + to_string(k->convention));
-        gk.attr("value", k->value), gk.attr("enclosure_lo", k->enclosure.lo);
-        gk.attr("enclosure_hi", k->enclosure.hi), gk.attr("rtol", k->rtol);
-        gk.attr("rank", static_cast<std::int64_t>(k->rank));
-        gk.attr("sigma_min_used", k->sigma_min);
+        H5Group gk = g.group(std::string(sp::kKappaPrefix) + to_string(k->convention));
+        gk.attr(sp::kValue, k->value), gk.attr(sp::kEnclosureLo, k->enclosure.lo);
+        gk.attr(sp::kEnclosureHi, k->enclosure.hi), gk.attr(sp::kRtol, k->rtol);
+        gk.attr(sp::kRank, static_cast<std::int64_t>(k->rank));
+        gk.attr(sp::kSigmaMinUsed, k->sigma_min);
     }
 }
 

@@ -5,10 +5,14 @@
 #include <vector>
 
 #include "attnspec/io/h5.hpp"
+#include "attnspec/io/report_names.hpp"
 
 namespace attnspec {
 
 namespace {
+
+namespace nn = names::neumann;
+namespace fn = names::fidelity;
 
 std::vector<double> vec(const Eigen::VectorXd& v) {
     return std::vector<double>(v.data(), v.data() + v.size());
@@ -19,34 +23,34 @@ std::vector<double> vec(const Eigen::VectorXd& v) {
 void write_neumann_section(H5Group& root, const NeumannAnalysis& a, const NeumannSource& src) {
     const NeumannInvariants& iv = a.invariants;
     const Centralities& c = a.centralities;
-    H5Group G = root.group("neumann");
-    G.attr("source", src.source), G.attr("affinity", src.affinity);
+    H5Group G = root.group(nn::kGroup);
+    G.attr(nn::kSource, src.source), G.attr(nn::kAffinity, src.affinity);
     const std::string input = "input:";
     if (src.source.compare(0, input.size(), input) == 0)  // the stored type of the array read
         G.attr("input_dtype", H5Reader(src.source.substr(input.size()))
                                   .dtype(src.affinity == "given" ? "A_hat" : "Q"));
-    G.attr("N", std::int64_t(a.n)), G.attr("gamma", a.gamma), G.attr("eps", src.eps);
+    G.attr(nn::kN, std::int64_t(a.n)), G.attr(nn::kGamma, a.gamma), G.attr("eps", src.eps);
     G.attr("frobenius", a.norms.frob), G.attr("frob_plus", src.frob_plus);
-    G.attr("norm2_lo", a.norms.norm2.lo), G.attr("norm2_hi", a.norms.norm2.hi);
-    G.attr("rho_lo", c.left.rho_enc.lo), G.attr("rho_hi", c.left.rho_enc.hi);
-    H5Group I = G.group("invariants");
+    G.attr("norm2_lo", a.norms.norm2.lo), G.attr(nn::kNorm2Hi, a.norms.norm2.hi);
+    G.attr(nn::kRhoLo, c.left.rho_enc.lo), G.attr(nn::kRhoHi, c.left.rho_enc.hi);
+    H5Group I = G.group(nn::kInvariants);
     I.attr("residual", iv.residual), I.attr("residual_bound", iv.residual_bound);
     I.attr("lu_growth", iv.lu_growth), I.attr("min_entry", iv.min_entry);
     I.attr("min_diag_minus_1", iv.min_diag_minus_1), I.attr("min_offdiag", iv.min_offdiag);
     I.attr("commutator", iv.commutator), I.attr("entry_tol", iv.entry_tol);
     I.attr("kappa_F", iv.kappa_F);
-    H5Group T = G.group("truncation");
+    H5Group T = G.group(nn::kTruncation);
     std::vector<std::int64_t> ks;
     std::vector<double> b, e;
     for (const auto& r : a.truncation)
         ks.push_back(r.K), b.push_back(r.bound), e.push_back(r.error);
-    T.write("K", ks), T.write("bound", b), T.write("error", e);
-    T.attr("target", a.target), T.attr("K_for_target", std::int64_t(a.K_for_target));
-    H5Group C = G.group("centralities");
+    T.write(nn::kK, ks), T.write(nn::kBound, b), T.write(nn::kError, e);
+    T.attr(nn::kTarget, a.target), T.attr(nn::kKForTarget, std::int64_t(a.K_for_target));
+    H5Group C = G.group(nn::kCentralities);
     C.write("katz_out", vec(c.katz_out)), C.write("katz_in", vec(c.katz_in));
     C.write("leak", vec(c.leak)), C.write("expected_steps", vec(c.expected_steps));
     C.write("perron_left", vec(c.left.vec)), C.write("perron_right", vec(c.right.vec));
-    C.attr("min_leak", c.min_leak), C.attr("probabilistic", c.probabilistic ? "yes" : "no");
+    C.attr(nn::kMinLeak, c.min_leak), C.attr(nn::kProbabilistic, c.probabilistic ? "yes" : "no");
     if (a.closure_times_V.size()) G.write("closure_times_V", a.closure_times_V);
 }
 
@@ -81,13 +85,13 @@ void write_neumann_json(JsonWriter& j, const NeumannAnalysis& a, const NeumannSo
 
 void write_fidelity_section(H5Group& root, const FidelityTable& t, const FidelitySpec& spec,
                             const std::string& input_dtype) {
-    H5Group G = root.group("fidelity");
+    H5Group G = root.group(fn::kGroup);
     if (!input_dtype.empty()) G.attr("input_dtype", input_dtype);
-    G.attr("gamma", spec.gamma), G.attr("eps", spec.eps), G.attr("mu", spec.mu);
+    G.attr(fn::kGamma, spec.gamma), G.attr("eps", spec.eps), G.attr("mu", spec.mu);
     G.attr("d_h", std::int64_t(spec.d_h));
-    G.attr("mode", spec.matrix_free ? "matrix-free" : "dense");
-    G.attr("affinity", "relu: ReLU(QK^T/d_h)/(||.||_F + eps)");
-    G.attr("weights", "Linear-InfSA a_j = s_j/(sum s + eps)");
+    G.attr(fn::kMode, spec.matrix_free ? "matrix-free" : "dense");
+    G.attr(fn::kAffinity, "relu: ReLU(QK^T/d_h)/(||.||_F + eps)");
+    G.attr(fn::kWeights, "Linear-InfSA a_j = s_j/(sum s + eps)");
     std::vector<std::string> fam;
     std::vector<std::int64_t> N, head, draw, sd, iters;
     std::vector<double> cols[4], rlo, rhi;
@@ -97,7 +101,7 @@ void write_fidelity_section(H5Group& root, const FidelityTable& t, const Fidelit
         for (int m = 0; m < 4; ++m) cols[m].push_back(fidelity_metric(r.f, m));
         rlo.push_back(r.f.rho_hat.lo), rhi.push_back(r.f.rho_hat.hi);
     }
-    G.write("family", fam), G.write("N", N), G.write("head", head), G.write("draw", draw);
+    G.write(fn::kFamily, fam), G.write(fn::kN, N), G.write("head", head), G.write("draw", draw);
     G.write("seed", sd), G.write("perron_iterations", iters);
     G.write("rho_hat_lo", rlo), G.write("rho_hat_hi", rhi);
     for (int m = 0; m < 4; ++m) G.write(kFidelityMetrics[m], cols[m]);

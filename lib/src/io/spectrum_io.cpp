@@ -5,14 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "attnspec/io/report_names.hpp"
+
 namespace attnspec {
 
 namespace {
+
+namespace sp = names::spectrum;
+
 void triplet_h5(H5Group& g, const RefinedTriplet& t) {
-    g.attr("sigma", t.sigma);
+    g.attr(sp::kSigma, t.sigma);
     g.attr("sigma_gram", t.sigma_gram);
-    g.attr("enclosure_lo", t.enclosure.lo);
-    g.attr("enclosure_hi", t.enclosure.hi);
+    g.attr(sp::kEnclosureLo, t.enclosure.lo);
+    g.attr(sp::kEnclosureHi, t.enclosure.hi);
     g.attr("residual_u", t.res_u);
     g.attr("residual_v", t.res_v);
     g.attr("rho", t.rho);
@@ -20,13 +25,13 @@ void triplet_h5(H5Group& g, const RefinedTriplet& t) {
     g.attr("refine_steps", t.steps);
 }
 void kappa_h5(H5Group& g, const Kappa& k) {
-    g.attr("value", k.value);
-    g.attr("enclosure_lo", k.enclosure.lo);
-    g.attr("enclosure_hi", k.enclosure.hi);
+    g.attr(sp::kValue, k.value);
+    g.attr(sp::kEnclosureLo, k.enclosure.lo);
+    g.attr(sp::kEnclosureHi, k.enclosure.hi);
     g.attr("convention", to_string(k.convention));
-    g.attr("rtol", k.rtol);
-    g.attr("rank", static_cast<std::int64_t>(k.rank));
-    g.attr("sigma_min_used", k.sigma_min);
+    g.attr(sp::kRtol, k.rtol);
+    g.attr(sp::kRank, static_cast<std::int64_t>(k.rank));
+    g.attr(sp::kSigmaMinUsed, k.sigma_min);
 }
 void triplet_json(JsonWriter& j, const RefinedTriplet& t) {
     j.begin_object();
@@ -50,18 +55,18 @@ void write_operator_spectrum(H5Group& g, const OperatorSpectrum& s) {
     g.attr("cols", static_cast<std::int64_t>(s.cols));
     g.attr("mode", s.mode);
     g.attr("method", s.method);
-    g.attr("rank", static_cast<std::int64_t>(s.rank));
+    g.attr(sp::kRank, static_cast<std::int64_t>(s.rank));
     g.attr("gram_error", s.gram_error);
     g.attr("product_rel_error", s.product_rel_error);
     g.attr("seconds", s.seconds);
     g.attr("rel_error_bound", s.rel_error_bound);
-    auto gm = g.group("sigma_max");
+    auto gm = g.group(sp::kSigmaMax);
     triplet_h5(gm, s.max);
-    auto gn = g.group("sigma_min");
+    auto gn = g.group(sp::kSigmaMin);
     triplet_h5(gn, s.min);
-    auto ks = g.group("kappa_strict");
+    auto ks = g.group(sp::kKappaStrict);
     kappa_h5(ks, s.strict);
-    auto kn = g.group("kappa_nz");
+    auto kn = g.group(sp::kKappaNz);
     kappa_h5(kn, s.nz);
     g.write("gram_sigma",
             std::vector<double>(s.gram_sigma.data(), s.gram_sigma.data() + s.gram_sigma.size()));

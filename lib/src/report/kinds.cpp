@@ -9,11 +9,21 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/format.hpp"
+#include "attnspec/infsa/fidelity_table.hpp"
 #include "attnspec/io/provenance.hpp"
+#include "attnspec/io/report_names.hpp"
 
 namespace attnspec {
 
 namespace {
+
+namespace sp = names::spectrum;
+namespace jn = names::jacobian;
+namespace cn = names::cond;
+namespace nn = names::neumann;
+namespace fn = names::fidelity;
+namespace dr = names::dataset_run;
+
 // The columns of one page table: 1-D numeric datasets of exactly n values each (DataError
 // naming the first that is not), every shape checked and the whole table (each value read and
 // printed as a cell of some 64 bytes) held against the memory budget before any is read.
@@ -51,13 +61,14 @@ PageTable kappa_table(const H5Reader& r, const std::string& g) {
     std::vector<std::string> conv;
     std::vector<double> v, lo, hi, rank, smin, rtol;
     for (const char* c : {"strict", "nz"}) {
-        const std::string k = g + "/kappa_" + c;
+        const std::string k = g + "/" + sp::kKappaPrefix + c;
         if (!r.exists(k)) continue;
         conv.emplace_back(c);
-        v.push_back(r.attr_double(k, "value")), lo.push_back(r.attr_double(k, "enclosure_lo"));
-        hi.push_back(r.attr_double(k, "enclosure_hi")), rank.push_back(r.attr_double(k, "rank"));
-        smin.push_back(r.attr_double(k, "sigma_min_used")),
-            rtol.push_back(r.attr_double(k, "rtol"));
+        v.push_back(r.attr_double(k, sp::kValue)), lo.push_back(r.attr_double(k, sp::kEnclosureLo));
+        hi.push_back(r.attr_double(k, sp::kEnclosureHi)),
+            rank.push_back(r.attr_double(k, sp::kRank));
+        smin.push_back(r.attr_double(k, sp::kSigmaMinUsed)),
+            rtol.push_back(r.attr_double(k, sp::kRtol));
     }
     PageTable t;
     t.convention =
@@ -70,11 +81,11 @@ PageTable kappa_table(const H5Reader& r, const std::string& g) {
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& report_kinds() {
-    static const std::vector<std::pair<std::string, std::string>> k{{"verify", "checks"},
-                                                                    {"jacobian", "jacobian"},
-                                                                    {"cond", "cond"},
-                                                                    {"neumann", "neumann"},
-                                                                    {"fidelity", "fidelity"}};
+    static const std::vector<std::pair<std::string, std::string>> k{{"verify", check_runs_group()},
+                                                                    {"jacobian", jn::kGroup},
+                                                                    {"cond", cn::kGroup},
+                                                                    {"neumann", nn::kGroup},
+                                                                    {"fidelity", fn::kGroup}};
     return k;
 }
 
@@ -113,32 +124,34 @@ Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary
 
 std::vector<std::pair<std::string, std::string>> dataset_groups(const H5Reader& r) {
     std::vector<std::pair<std::string, std::string>> out;
-    if (!r.is_group("/heads")) return out;
-    auto heads = r.children("/heads");
+    const std::string root = std::string("/") + dr::kHeads;
+    if (!r.is_group(root)) return out;
+    auto heads = r.children(root);
     std::stable_sort(heads.begin(), heads.end(), [](const std::string& a, const std::string& b) {
         return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, ..., 10 in order
     });
     for (const auto& h : heads) {
-        const std::string hg = "/heads/" + h;
+        const std::string hg = root + "/" + h, neumann = hg + "/" + nn::kGroup;
         if (!r.is_group(hg)) continue;
-        if (r.is_group(hg + "/neumann")) out.emplace_back("neumann", hg + "/neumann");
+        if (r.is_group(neumann)) out.emplace_back("neumann", neumann);
         for (const auto& m : r.children(hg))
-            if (r.is_group(hg + "/" + m) && r.is_group(hg + "/" + m + "/cond"))
-                out.emplace_back("cond", hg + "/" + m + "/cond");
+            if (r.is_group(hg + "/" + m) && r.is_group(hg + "/" + m + "/" + cn::kGroup))
+                out.emplace_back("cond", hg + "/" + m + "/" + cn::kGroup);
     }
     return out;
 }
 
 Page dataset_page(const H5Reader& r, const std::string& kind) {
     std::vector<std::string> labels;
-    if (r.exists("/dataset_heads")) labels = r.strings("/dataset_heads");
+    const std::string label_set = std::string("/") + dr::kDatasetHeads;
+    if (r.exists(label_set)) labels = r.strings(label_set);
     Page p;
     p.kind = kind;
     std::size_t n = 0;
     for (const auto& [k, g] : dataset_groups(r)) {
         if (k != kind) continue;
         // /heads/<h>/[<matrix>/]<kind>: the head's label, and the matrix for cond.
-        const std::string rest = g.substr(std::string("/heads/").size());
+        const std::string rest = g.substr(std::string("/").append(dr::kHeads).size() + 1);
         const std::string h = rest.substr(0, rest.find('/'));
         const std::size_t hi = std::strtoul(h.c_str(), nullptr, 10);
         std::string label = hi < labels.size() ? labels[hi] : "head " + h;
@@ -153,53 +166,54 @@ Page dataset_page(const H5Reader& r, const std::string& kind) {
         }
         ++n;
     }
-    if (n == 0) fail_data(r.path() + ": no /heads/<k>/" + kind + " group");
-    const std::string sel = text_or(r, "/", "dataset", "a dataset");
+    if (n == 0) fail_data(r.path() + ": no /" + dr::kHeads + "/<k>/" + kind + " group");
+    const std::string sel = text_or(r, "/", dr::kDataset, "a dataset");
     p.summary.insert(
         p.summary.begin(),
         "Dataset run: " + kind + " on " + std::to_string(n) + " " +
             (kind == "cond" ? "matrices" : "heads") + " selected by `" + sel + "`" +
-            (r.has_attr("/", "bias_form") ? " (" + text_or(r, "/", "bias_form") + ")"
-                                          : std::string()) +
+            (r.has_attr("/", dr::kBiasForm) ? " (" + text_or(r, "/", dr::kBiasForm) + ")"
+                                            : std::string()) +
             (n > 8 ? "; the first 8 are summarised below, every one has its section" : "") + ".");
     return p;
 }
 
 Page jacobian_page(const H5Reader& r) {
-    const std::string g = "/jacobian";
+    const std::string g = std::string("/") + jn::kGroup;
     Page p;
     p.kind = "jacobian";
-    const std::string wrt = r.attr_as_text(g, "wrt"), corr = r.attr_as_text(g, "correction");
+    const std::string wrt = r.attr_as_text(g, jn::kWrt), corr = r.attr_as_text(g, jn::kCorrection);
     std::vector<std::string> heads, names;
     std::vector<double> N, D, d, s, frob, maxabs, secs;
     std::vector<double> kv, klo, khi, smax, smin, rank;
     for (const auto& c : r.children(g)) {
         const std::string h = g + "/" + c;
-        if (c.rfind("head_", 0) != 0 || !r.is_group(h)) continue;
-        heads.push_back(c.substr(5)), names.push_back(text_or(r, h, "name"));
-        N.push_back(r.attr_double(h, "N")), D.push_back(r.attr_double(h, "D"));
-        d.push_back(r.attr_double(h, "d")), s.push_back(r.attr_double(h, "s"));
-        frob.push_back(attr_or(r, h, "frobenius", NAN)),
-            maxabs.push_back(attr_or(r, h, "max_abs", NAN));
-        secs.push_back(attr_or(r, h, "seconds", NAN));
-        const std::string sp = h + "/spectrum";
-        if (!r.exists(sp)) continue;
-        kv.push_back(r.attr_double(sp + "/kappa_strict", "value"));
-        klo.push_back(r.attr_double(sp + "/kappa_strict", "enclosure_lo"));
-        khi.push_back(r.attr_double(sp + "/kappa_strict", "enclosure_hi"));
-        smax.push_back(r.attr_double(sp + "/sigma_max", "sigma"));
-        smin.push_back(r.attr_double(sp + "/sigma_min", "sigma"));
-        rank.push_back(r.attr_double(sp, "rank"));
+        const std::string prefix = jn::kHeadPrefix;
+        if (c.rfind(prefix, 0) != 0 || !r.is_group(h)) continue;
+        heads.push_back(c.substr(prefix.size())), names.push_back(text_or(r, h, jn::kName));
+        N.push_back(r.attr_double(h, jn::kN)), D.push_back(r.attr_double(h, jn::kD));
+        d.push_back(r.attr_double(h, jn::kd)), s.push_back(r.attr_double(h, jn::ks));
+        frob.push_back(attr_or(r, h, jn::kFrobenius, NAN)),
+            maxabs.push_back(attr_or(r, h, jn::kMaxAbs, NAN));
+        secs.push_back(attr_or(r, h, jn::kSeconds, NAN));
+        const std::string spec = h + "/" + jn::kSpectrum, strict = spec + "/" + sp::kKappaStrict;
+        if (!r.exists(spec)) continue;
+        kv.push_back(r.attr_double(strict, sp::kValue));
+        klo.push_back(r.attr_double(strict, sp::kEnclosureLo));
+        khi.push_back(r.attr_double(strict, sp::kEnclosureHi));
+        smax.push_back(r.attr_double(spec + "/" + sp::kSigmaMax, sp::kSigma));
+        smin.push_back(r.attr_double(spec + "/" + sp::kSigmaMin, sp::kSigma));
+        rank.push_back(r.attr_double(spec, sp::kRank));
     }
     const std::string form = "J = d vec(A) / d " +
                              std::string(wrt == "input" ? "vec(X)" : "[W_Q, W_K, W_V]") + " (" +
-                             text_or(r, g, "vec") + "), evaluated at " +
-                             text_or(r, g, "evaluated_at", "W") + ", correction " + corr;
+                             text_or(r, g, jn::kVec) + "), evaluated at " +
+                             text_or(r, g, jn::kEvaluatedAt, "W") + ", correction " + corr;
     p.summary.push_back("Tested: the exact Jacobian of " + std::to_string(heads.size()) +
                         " head(s) with respect to the " + wrt + ", source " +
-                        text_or(r, g, "source") + ".");
-    if (r.has_attr(g, "frobenius_layer"))
-        p.summary.push_back("Layer ||J||_F = " + fmt(r.attr_double(g, "frobenius_layer")) + ".");
+                        text_or(r, g, jn::kSource) + ".");
+    if (r.has_attr(g, jn::kFrobeniusLayer))
+        p.summary.push_back("Layer ||J||_F = " + fmt(r.attr_double(g, jn::kFrobeniusLayer)) + ".");
     if (!kv.empty()) {
         const auto w = std::max_element(kv.begin(), kv.end()) - kv.begin();
         p.summary.push_back("Look first at head " + heads[size_t(w)] +
@@ -216,8 +230,8 @@ Page jacobian_page(const H5Reader& r) {
         .numbers("||J||_F", frob)
         .numbers("max |J_ij|", maxabs)
         .durations("time", secs);
-    sec.para("Stored: " + text_or(r, g, "stored") +
-             "; X shared by the heads: " + text_or(r, g, "shared_X") + ".")
+    sec.para("Stored: " + text_or(r, g, jn::kStored) +
+             "; X shared by the heads: " + text_or(r, g, jn::kSharedX) + ".")
         .table(t);
     if (kv.size() == heads.size() && !kv.empty()) {
         PageTable k;
@@ -234,29 +248,31 @@ Page jacobian_page(const H5Reader& r) {
 Page cond_page(const H5Reader& r, const std::string& g) {
     Page p;
     p.kind = "cond";
-    const std::string conv = r.attr_as_text(g, "headline_convention");
-    const std::string k = g + "/kappa_" + conv;
+    const std::string conv = r.attr_as_text(g, cn::kHeadlineConvention);
+    const std::string k = g + "/" + sp::kKappaPrefix + conv;
     if (!r.exists(k)) fail_data(r.path() + ": no group '" + k + "'");
-    const double kap = r.attr_double(k, "value");
-    p.summary.push_back("Tested: kappa of " + r.attr_as_text(g, "dataset") + " in " +
-                        r.attr_as_text(g, "input") + " (" + fmt(r.attr_double(g, "rows")) + " x " +
-                        fmt(r.attr_double(g, "cols")) + ", " + text_or(r, g, "input_dtype") +
-                        ") with " + r.attr_as_text(g, "method") + ".");
+    const double kap = r.attr_double(k, sp::kValue);
+    p.summary.push_back("Tested: kappa of " + r.attr_as_text(g, cn::kDataset) + " in " +
+                        r.attr_as_text(g, cn::kInput) + " (" + fmt(r.attr_double(g, cn::kRows)) +
+                        " x " + fmt(r.attr_double(g, cn::kCols)) + ", " +
+                        text_or(r, g, cn::kInputDtype) + ") with " +
+                        r.attr_as_text(g, cn::kMethod) + ".");
+    p.summary.push_back("Headline (" + conv + "): kappa = " +
+                        format_enclosure(kap, r.attr_double(k, sp::kEnclosureLo),
+                                         r.attr_double(k, sp::kEnclosureHi)) +
+                        ", rank " + fmt(r.attr_double(k, sp::kRank)) + ".");
     p.summary.push_back(
-        "Headline (" + conv + "): kappa = " +
-        format_enclosure(kap, r.attr_double(k, "enclosure_lo"), r.attr_double(k, "enclosure_hi")) +
-        ", rank " + fmt(r.attr_double(k, "rank")) + ".");
-    p.summary.push_back(
-        "Decomposition residuals: ||M - U S V^T||_F = " + fmt(r.attr_double(g, "residual"), 3) +
-        ", ||U^T U - I||_F = " + fmt(r.attr_double(g, "eta_U"), 3) +
-        ", ||V^T V - I||_F = " + fmt(r.attr_double(g, "eta_V"), 3) + "; time " +
-        format_duration(r.attr_double(g, "seconds")) + ".");
+        "Decomposition residuals: ||M - U S V^T||_F = " + fmt(r.attr_double(g, cn::kResidual), 3) +
+        ", ||U^T U - I||_F = " + fmt(r.attr_double(g, cn::kEtaU), 3) +
+        ", ||V^T V - I||_F = " + fmt(r.attr_double(g, cn::kEtaV), 3) + "; time " +
+        format_duration(r.attr_double(g, cn::kSeconds)) + ".");
     PageSection sec{"cond", "Condition number", {}};
     sec.table(kappa_table(r, g));
-    const std::size_t n = r.shape(g + "/sigma").empty() ? 0 : r.shape(g + "/sigma")[0];
-    const auto cols = columns(r, {g + "/sigma", g + "/sigma_lo", g + "/sigma_hi"}, n);
+    const std::string sigma = g + "/" + cn::kSigma;
+    const std::size_t n = r.shape(sigma).empty() ? 0 : r.shape(sigma)[0];
+    const auto cols = columns(r, {sigma, g + "/" + cn::kSigmaLo, g + "/" + cn::kSigmaHi}, n);
     const auto &sig = cols[0], &lo = cols[1], &hi = cols[2];
-    const auto basis = r.strings(g + "/basis");
+    const auto basis = r.strings(g + "/" + cn::kBasis);
     std::vector<std::size_t> rows;
     for (std::size_t i = 0; i < n; ++i)
         if (n <= 40 || i < 20 || i + 20 >= n) rows.push_back(i);
@@ -279,11 +295,12 @@ Page cond_page(const H5Reader& r, const std::string& g) {
 Page neumann_page(const H5Reader& r, const std::string& g) {
     Page p;
     p.kind = "neumann";
-    const double gamma = r.attr_double(g, "gamma"), rlo = r.attr_double(g, "rho_lo"),
-                 rhi = r.attr_double(g, "rho_hi");
-    const std::size_t k = r.shape(g + "/truncation/K").at(0);
+    const double gamma = r.attr_double(g, nn::kGamma), rlo = r.attr_double(g, nn::kRhoLo),
+                 rhi = r.attr_double(g, nn::kRhoHi);
+    const std::string tr = g + "/" + nn::kTruncation, ce = g + "/" + nn::kCentralities;
+    const std::size_t k = r.shape(tr + "/" + nn::kK).at(0);
     const auto cols =
-        columns(r, {g + "/truncation/K", g + "/truncation/error", g + "/truncation/bound"}, k);
+        columns(r, {tr + "/" + nn::kK, tr + "/" + nn::kError, tr + "/" + nn::kBound}, k);
     const auto &K = cols[0], &err = cols[1], &bound = cols[2];
     std::vector<std::string> ok;
     std::string broken;
@@ -291,37 +308,37 @@ Page neumann_page(const H5Reader& r, const std::string& g) {
         ok.emplace_back(err[i] <= bound[i] ? "yes" : "NO");
         if (err[i] > bound[i] && broken.empty()) broken = fmt(K[i]);
     }
-    const double kt = r.attr_double(g + "/truncation", "K_for_target");
-    p.summary.push_back("Tested: the Neumann kernel of a " + fmt(r.attr_double(g, "N")) +
-                        "-token " + r.attr_as_text(g, "affinity") + " affinity (" +
-                        r.attr_as_text(g, "source") + "), gamma = " + fmt(gamma, 6) + ".");
+    const double kt = r.attr_double(tr, nn::kKForTarget);
+    p.summary.push_back("Tested: the Neumann kernel of a " + fmt(r.attr_double(g, nn::kN)) +
+                        "-token " + r.attr_as_text(g, nn::kAffinity) + " affinity (" +
+                        r.attr_as_text(g, nn::kSource) + "), gamma = " + fmt(gamma, 6) + ".");
     p.summary.push_back(
         "rho(A_hat) in " + range(rlo, rhi) + ", so gamma rho = " + fmt(gamma * rhi, 4) +
         (gamma * rhi < 1 ? " < 1: the series converges." : " >= 1: no convergence."));
     p.summary.push_back(
         "Truncation: " +
-        (kt < 0 ? std::string("no K reaches the target (gamma ||A_hat||_2 >= 1)")
-                : "K = " + fmt(kt) + " reaches the target " +
-                      fmt(r.attr_double(g + "/truncation", "target"), 3)) +
+        (kt < 0
+             ? std::string("no K reaches the target (gamma ||A_hat||_2 >= 1)")
+             : "K = " + fmt(kt) + " reaches the target " + fmt(r.attr_double(tr, nn::kTarget), 3)) +
         "; the bound holds at " +
         (broken.empty() ? "every K." : "not every K: look first at K = " + broken + "."));
-    p.summary.push_back(
-        "min R = " + fmt(r.attr_double(g + "/centralities", "min_leak")) + " (absorbing reading " +
-        (r.attr_as_text(g + "/centralities", "probabilistic") == "yes" ? "valid" : "invalid") +
-        ").");
+    p.summary.push_back("min R = " + fmt(r.attr_double(ce, nn::kMinLeak)) + " (absorbing reading " +
+                        (r.attr_as_text(ce, nn::kProbabilistic) == "yes" ? "valid" : "invalid") +
+                        ").");
     PageSection sec{"neumann", "Neumann kernel", {}};
     PageTable t;
     t.convention =
         "error = ||N - N_K||_2 (largest singular value); bound = (gamma ||A_hat||_2)^(K+1) / "
         "(1 - gamma ||A_hat||_2) with the upper ||A_hat||_2 = " +
-        fmt(r.attr_double(g, "norm2_hi"), 6);
+        fmt(r.attr_double(g, nn::kNorm2Hi), 6);
     t.numbers("K", K).numbers("error", err).numbers("bound", bound).text("error <= bound", ok);
     sec.table(t);
     PageTable inv;
     std::vector<std::string> names;
     std::vector<double> vals;
-    for (const auto& a : r.attr_names(g + "/invariants"))
-        names.push_back(a), vals.push_back(r.attr_double(g + "/invariants", a));
+    const std::string invariants = g + "/" + nn::kInvariants;
+    for (const auto& a : r.attr_names(invariants))
+        names.push_back(a), vals.push_back(r.attr_double(invariants, a));
     inv.convention = "N = (I - gamma A_hat)^-1; residual = ||(I - gamma A_hat) N - I||_F";
     inv.text("invariant", names);
     inv.cols.emplace_back();
@@ -333,14 +350,17 @@ Page neumann_page(const H5Reader& r, const std::string& g) {
 }
 
 Page fidelity_page(const H5Reader& r) {
-    const std::string g = "/fidelity";
+    const std::string g = std::string("/") + fn::kGroup, family = g + "/" + fn::kFamily;
     Page p;
     p.kind = "fidelity";
-    const std::size_t n = r.shape(g + "/N").at(0);
-    const auto fam = r.strings(g + "/family");
+    const std::size_t n = r.shape(g + "/" + fn::kN).at(0);
+    const auto fam = r.strings(family);
     if (fam.size() != n)
-        fail_data(r.path() + ": '" + g + "/family' is not of length " + std::to_string(n));
-    const auto cols = columns(r, {g + "/N", g + "/cos_left", g + "/cos_right"}, n);
+        fail_data(r.path() + ": '" + family + "' is not of length " + std::to_string(n));
+    const auto cols = columns(r,
+                              {g + "/" + fn::kN, g + "/" + kFidelityMetrics[0],  // cos_left
+                               g + "/" + kFidelityMetrics[1]},                   // cos_right
+                              n);
     const auto &N = cols[0], &cl = cols[1], &cr = cols[2];
     // One row per (family, N): records, min / median / max of cos_left, min cos_right.
     std::map<std::pair<std::string, double>, std::vector<std::size_t>> cells;
@@ -359,9 +379,10 @@ Page fidelity_page(const H5Reader& r) {
         mnr.push_back(*std::min_element(w.begin(), w.end()));
     }
     p.summary.push_back("Tested: Linear-InfSA fidelity on " + std::to_string(n) + " records (" +
-                        std::to_string(cells.size()) + " family x N cells), gamma = " +
-                        fmt(r.attr_double(g, "gamma"), 6) + ", mode " + r.attr_as_text(g, "mode") +
-                        ", affinity " + r.attr_as_text(g, "affinity") + ".");
+                        std::to_string(cells.size()) +
+                        " family x N cells), gamma = " + fmt(r.attr_double(g, fn::kGamma), 6) +
+                        ", mode " + r.attr_as_text(g, fn::kMode) + ", affinity " +
+                        r.attr_as_text(g, fn::kAffinity) + ".");
     if (n)
         p.summary.push_back("Look first at the lowest cos(a, left Perron) = " + fmt(cl[worst], 4) +
                             ": family " + fam[worst] + ", N = " + fmt(N[worst]) + ".");
@@ -370,7 +391,7 @@ Page fidelity_page(const H5Reader& r) {
     t.convention =
         "cos_left = cos(a, v) with v the left Perron vector of A_hat; cos_right = cos(a, u) "
         "with the right one (nan: not computed); weights " +
-        text_or(r, g, "weights");
+        text_or(r, g, fn::kWeights);
     t.text("family", fams).numbers("N", Ns).numbers("records", count).numbers("min cos_left", mn);
     t.numbers("median cos_left", med).numbers("max cos_left", mx).numbers("min cos_right", mnr);
     p.sections.push_back(sec.table(t));
