@@ -149,6 +149,14 @@ TEST_CASE("report render --out DIR: a failing figures script leaves no DIR and k
     CHECK(m.code == 66);
     CHECK(m.err.find("--no-figures") != std::string::npos);
     CHECK(!exists(f.d + "/new"));
+    // $ATTNSPEC_FIGURES_SCRIPT goes before $ATTNSPEC_RENDER_SCRIPT (its older name).
+    ::setenv("ATTNSPEC_RENDER_SCRIPT", (f.d + "/stub.py").c_str(), 1);
+    ::setenv("ATTNSPEC_FIGURES_SCRIPT", (f.d + "/missing-too.py").c_str(), 1);
+    const auto g = f.render(f.d + "/new", "ok");
+    ::unsetenv("ATTNSPEC_FIGURES_SCRIPT");
+    CHECK(g.code == 66);
+    CHECK(g.err.find("missing-too.py") != std::string::npos);
+    CHECK(!exists(f.d + "/new"));
 }
 
 TEST_CASE("report render --no-figures and --out F.md write the Markdown alone", "[cli][report]") {

@@ -33,8 +33,10 @@ std::string figures_python() {
 }
 
 std::string figures_script() {
-    const char* s = std::getenv("ATTNSPEC_RENDER_SCRIPT");
-    if (s && *s) return s;
+    for (const char* name : {"ATTNSPEC_FIGURES_SCRIPT", "ATTNSPEC_RENDER_SCRIPT"}) {
+        const char* s = std::getenv(name);
+        if (s && *s) return s;
+    }
     // An installed attnspec (cmake --install) runs the copy installed beside it, in
     // <prefix>/share/attnspec/, never the source tree it was built from (which may be gone).
     std::error_code ec;

@@ -11,9 +11,9 @@
 namespace attnspec {
 
 // The interpreter and script the figures are made with: $ATTNSPEC_PYTHON or /usr/bin/python3;
-// $ATTNSPEC_RENDER_SCRIPT, else the copy installed beside the running executable
-// (<exe>/../share/attnspec/render_figures.py), else the source tree's scripts/render_figures.py
-// (ATTNSPEC_SOURCE_DIR, set where this file is compiled).
+// $ATTNSPEC_FIGURES_SCRIPT, else $ATTNSPEC_RENDER_SCRIPT (the older name), else the copy installed
+// beside the running executable (<exe>/../share/attnspec/render_figures.py), else the source
+// tree's scripts/render_figures.py (ATTNSPEC_SOURCE_DIR, set where this file is compiled).
 std::string figures_python();
 std::string figures_script();
 // $ATTNSPEC_RENDER_TIMEOUT seconds (default 600): the figures script is killed (its process
