@@ -7,6 +7,7 @@
 
 #include "../../../gpu/src/infsa/relu_kernel_common.hpp"
 #include "../../../gpu/src/infsa/relu_kernel_logic.hpp"
+#include "../infsa/emulated_relu_op.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/infsa/perron.hpp"
@@ -18,41 +19,6 @@ namespace pl = attnspec::gpu::perron_logic;
 namespace il = attnspec::gpu::infsa_logic;
 
 namespace {
-
-// gpu::ReluKernelOp with its launch replaced by a loop over the rows (one thread each).
-class EmulatedOp final : public NonnegOperator {
-  public:
-    EmulatedOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, long tile, int fault)
-        : Q_(Q),
-          K_(K),
-          tile_(tile),
-          fault_(fault),
-          nq_(Q.rowwise().norm()),
-          nk_(K.rowwise().norm()),
-          delta_(2 * gamma_n(double(Q.cols()) + 2)) {}
-    Eigen::Index size() const override { return Q_.rows(); }
-    void apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z, Eigen::VectorXd& lo,
-               Eigen::VectorXd& hi) const override {
-        const long N = long(Q_.rows()), d = long(Q_.cols());
-        const Eigen::MatrixXd& R = transpose ? K_ : Q_;
-        const Eigen::MatrixXd& C = transpose ? Q_ : K_;
-        z.resize(N);
-        Eigen::VectorXd f(N);
-        for (long r = 0; r < N; ++r)
-            z[r] = pl::row_apply(R.data(), C.data(), N, d, tile_, r, x.data(), fault_, &f[r]);
-        frob = pl::enclose_frob(f, delta_, nq_, nk_, d);
-        pl::enclose_products(x, transpose ? nk_ : nq_, transpose ? nq_ : nk_, delta_, d, z, lo, hi);
-    }
-    mutable Interval frob;
-
-  private:
-    const Eigen::MatrixXd& Q_;
-    const Eigen::MatrixXd& K_;
-    long tile_;
-    int fault_;
-    Eigen::VectorXd nq_, nk_;
-    double delta_;
-};
 
 struct Shape {
     long N, d, tile;
@@ -80,7 +46,7 @@ TEST_CASE("perron gpu-check tolerances: the emulated twin agrees clean, faults a
         const double rtol = pl::rho_check_tolerance(pc.rho_enc, PerronOptions{}.rel_width);
         for (const int fault : {il::kFaultNone, il::kFaultOffByOneTile, il::kFaultDroppedTerm}) {
             INFO("N " << s.N << " d " << s.d << " tile " << s.tile << " fault " << fault);
-            const EmulatedOp dev(Q, K, s.tile, fault);
+            const test::EmulatedReluOp dev(Q, K, s.tile, fault);
             bool products_agree = true;
             for (const bool transpose : {true, false}) {
                 Eigen::VectorXd zc, lc, hc, zg, lg, hg;

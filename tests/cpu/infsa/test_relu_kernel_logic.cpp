@@ -13,6 +13,7 @@
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/infsa/perron.hpp"
 #include "attnspec/infsa/relu_kernel.hpp"
+#include "emulated_relu_op.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -20,40 +21,6 @@ namespace pl = attnspec::gpu::perron_logic;
 namespace il = attnspec::gpu::infsa_logic;
 
 namespace {
-
-// The device operator (gpu::ReluKernelOp) with its kernel launch replaced by a loop over the
-// grid's threads calling the kernel's per-thread function.
-class EmulatedReluOp final : public NonnegOperator {
-  public:
-    EmulatedReluOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, long tile, int fault)
-        : Q_(Q), K_(K), tile_(tile), fault_(fault) {
-        nq_ = Q.rowwise().norm();
-        nk_ = K.rowwise().norm();
-        delta_ = 2 * gamma_n(double(Q.cols()) + 2);
-    }
-    Eigen::Index size() const override { return Q_.rows(); }
-    void apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z, Eigen::VectorXd& lo,
-               Eigen::VectorXd& hi) const override {
-        const long N = long(Q_.rows()), d = long(Q_.cols());
-        const Eigen::MatrixXd& R = transpose ? K_ : Q_;
-        const Eigen::MatrixXd& C = transpose ? Q_ : K_;
-        z.resize(N);
-        Eigen::VectorXd f(N);
-        for (long r = 0; r < N; ++r)  // thread r
-            z[r] = pl::row_apply(R.data(), C.data(), N, d, tile_, r, x.data(), fault_, &f[r]);
-        frob = pl::enclose_frob(f, delta_, nq_, nk_, d);
-        pl::enclose_products(x, transpose ? nk_ : nq_, transpose ? nq_ : nk_, delta_, d, z, lo, hi);
-    }
-    mutable Interval frob;
-
-  private:
-    const Eigen::MatrixXd& Q_;
-    const Eigen::MatrixXd& K_;
-    long tile_;
-    int fault_;
-    Eigen::VectorXd nq_, nk_;
-    double delta_;
-};
 
 // Q, K entries in [0.05, 1): every score positive, so every term of every sum counts.
 Eigen::MatrixXd positive(long N, long d, std::mt19937_64& rng) {
@@ -72,7 +39,7 @@ struct Overlap {
 Overlap compare_products(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, long tile, int fault,
                          bool transpose, const Eigen::VectorXd& x) {
     const ReluKernelOp cpu(Q, K, tile);
-    const EmulatedReluOp emu(Q, K, tile, fault);
+    const test::EmulatedReluOp emu(Q, K, tile, fault);
     Eigen::VectorXd zc, lc, hc, ze, le, he;
     cpu.apply(x, transpose, zc, lc, hc);
     emu.apply(x, transpose, ze, le, he);
@@ -132,7 +99,7 @@ TEST_CASE(
     for (long N : {33L, 64L}) {
         const Eigen::MatrixXd Q = positive(N, 16, rng), K = positive(N, 16, rng);
         const PerronResult cpu = perron(ReluKernelOp(Q, K, 16));
-        const PerronResult emu = perron(EmulatedReluOp(Q, K, 16, il::kFaultNone));
+        const PerronResult emu = perron(test::EmulatedReluOp(Q, K, 16, il::kFaultNone));
         INFO("N=" << N << " cpu [" << cpu.rho_enc.lo << ", " << cpu.rho_enc.hi << "] emu ["
                   << emu.rho_enc.lo << ", " << emu.rho_enc.hi << "]");
         REQUIRE(cpu.converged);
@@ -140,7 +107,7 @@ TEST_CASE(
         CHECK(std::max(cpu.rho_enc.lo, emu.rho_enc.lo) <= std::min(cpu.rho_enc.hi, emu.rho_enc.hi));
         CHECK((emu.vec - cpu.vec).norm() <= 1e-8);
         for (int fault : {il::kFaultOffByOneTile, il::kFaultDroppedTerm}) {
-            const PerronResult bad = perron(EmulatedReluOp(Q, K, 16, fault));
+            const PerronResult bad = perron(test::EmulatedReluOp(Q, K, 16, fault));
             INFO("planted fault " << fault << " [" << bad.rho_enc.lo << ", " << bad.rho_enc.hi
                                   << "]");
             CHECK(std::max(cpu.rho_enc.lo, bad.rho_enc.lo) >
