@@ -2,8 +2,9 @@
 # CI: the committed reference report is what the current code produces.
 #  1. re-runs the reference command (scripts/reference-args.sh) and compares the new report with
 #     reports/reference/verify.h5 entry by entry (scripts/compare-reports.py: verdicts, counts and
-#     strings exactly; floating-point values to a relative 1e-9, since BLAS kernels on another CPU
-#     may round differently);
+#     strings exactly; floating-point values to a relative 1e-9), both runs with the OpenBLAS
+#     kernels that reference-args.sh pins (Haswell's): other kernels round differently, by far
+#     more than 1e-9 in enclosure widths and rounding-level ratios;
 #  2. renders the committed report as a page and requires reports/reference/verify/report.md and
 #     figures/figures.tsv to be that rendering, and the figures' data (figures/figures.json) to
 #     equal the committed ones (numbers to a relative 1e-9; pixels are not compared);
