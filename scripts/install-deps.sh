@@ -5,7 +5,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake git pkg-config libeigen3-dev libspectra-dev libhdf5-dev hdf5-tools
       libboost-program-options-dev catch2 liblapacke-dev libopenblas-dev libbenchmark-dev
-      python3 python3-h5py python3-numpy python3-matplotlib clang-format clang-tidy clang libclang-rt-14-dev
+      python3 python3-h5py python3-numpy python3-matplotlib python3-venv python3-dev
+      clang-format clang-tidy clang libclang-rt-14-dev
       openmpi-bin libopenmpi-dev ccache)
 missing=()
 for p in "${pkgs[@]}"; do

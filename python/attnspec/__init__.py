@@ -1,0 +1,49 @@
+"""attnspec: certified spectra of attention Jacobians, from numpy (docs/python.md).
+
+The same C++ library as the ``attnspec`` command line, so the same numbers::
+
+    import numpy as np, attnspec
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((16, 32))
+    W = [rng.standard_normal((32, 8)) / np.sqrt(32) for _ in range(3)]
+    head = attnspec.Head(X, *W, s=1 / np.sqrt(8))
+    sp = attnspec.spectrum(head)                 # kappa(J) of the weight Jacobian
+    print(sp.kappa.value, sp.kappa.lo, sp.kappa.hi, sp.method)
+    J = attnspec.jacobian(head)                  # dense J (N d x 3 D d) when it fits
+    ds = attnspec.datasets.load("minilm-l6")     # a trained model's heads
+    print(attnspec.spectrum(ds.head(0, 0, 0)).kappa)
+
+Conventions: docs/MATH.md (tokens are rows, column-major vec, kappa strict and nz); what the
+enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``DataError`` and
+``UsageError`` are also ``ValueError``).
+"""
+
+from . import _core
+from . import datasets
+from ._errors import (ArrayTypeError, DataError, Error, InputNotFoundError, InternalError,
+                      OutputError, ResourceError, UnavailableError, UsageError)
+from ._head import DENSE_AUTO_BYTES, Head, JacobianOperator, jacobian
+from ._spectrum import FULL_UPTO, Estimate, Kappa, Spectrum, spectrum
+
+#: The version of the library and package (the CMake project's version).
+__version__ = _core.__version__
+
+
+def memory_limit():
+    """The memory budget in bytes (default: half the physical memory, as the CLI's
+    ``--max-memory``): work whose estimate exceeds it is refused before allocating
+    (``DataError``)."""
+    return _core.memory_limit_bytes()
+
+
+def set_memory_limit(nbytes):
+    """Sets the process-wide memory budget in bytes (0 < nbytes < inf)."""
+    _core.set_memory_limit_bytes(float(nbytes))
+
+
+__all__ = [
+    "__version__", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
+    "Kappa", "datasets", "memory_limit", "set_memory_limit", "Error", "UsageError", "DataError",
+    "ArrayTypeError", "InputNotFoundError", "UnavailableError", "InternalError",
+    "ResourceError", "OutputError", "DENSE_AUTO_BYTES", "FULL_UPTO",
+]

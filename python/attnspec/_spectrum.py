@@ -1,0 +1,172 @@
+"""sigma_max, sigma_min and kappa with enclosures: of a head's Jacobian (the engine of
+``attnspec jacobian --svd``) or of a matrix (the analysis of ``attnspec cond``)."""
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+import numpy as np
+
+from . import _core
+from ._arrays import as_matrix
+from ._errors import UsageError, make
+from ._head import Head, check_wrt
+
+#: The CLI's ``jacobian --full-upto`` default: ``svd="auto"`` computes every eigenvalue of
+#: J J^T up to this many rows, the extremal ones above.
+FULL_UPTO = 512
+
+_DENSE_METHODS = ("auto", "full", "jacobi", "bdc", "gesdd", "gejsv")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A computed value with an enclosure: the exact quantity lies in [lo, hi] under the
+    assumptions stated in docs/accuracy.md. ``basis`` names the argument that gave the interval
+    (e.g. "temple", "jordan-wielandt", "gram-weyl", "weyl", "certified")."""
+
+    value: float
+    lo: float
+    hi: float
+    basis: str = ""
+
+    def __contains__(self, x):
+        return self.lo <= x <= self.hi
+
+    @property
+    def rel_width(self):
+        """(hi - lo) / |value| (inf when value is 0 or the interval unbounded)."""
+        if self.value == 0 or not math.isfinite(self.hi - self.lo):
+            return math.inf
+        return (self.hi - self.lo) / abs(self.value)
+
+
+@dataclass(frozen=True)
+class Kappa(Estimate):
+    """kappa = sigma_max / sigma_min with its enclosure (docs/MATH.md §1). ``convention``:
+    "strict" divides by the smallest of the min(rows, cols) singular values (inf for a
+    rank-deficient matrix), "nz" by the smallest above ``rtol`` * sigma_max (``rank`` of them)."""
+
+    convention: str = "strict"
+    rank: int = 0
+    rtol: float = 0.0
+    sigma_max: float = 0.0
+    sigma_min: float = 0.0
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """The spectrum of J (a head's weight Jacobian), J_X, or a matrix.
+
+    ``kappa`` is the strict condition number (``kappa.convention == "strict"``), ``kappa_nz`` the
+    nz one; ``sigma_max`` and ``sigma_min`` are the largest and smallest of the min(rows, cols)
+    singular values. Each has ``.value``, ``.lo``, ``.hi`` and ``.basis``. Singular values are in
+    the units of the operator (for J: output units per weight unit; dimensionless for kappa).
+    ``method`` describes the route (the engine's description for J, the SVD backend for a
+    matrix), ``mode`` what ``svd=`` resolved to ("full": every singular value, or "extremal"),
+    ``notes`` what the engine reported (fallbacks, certificates), ``of`` what was analysed ("J",
+    "J_X" or "matrix"). ``singular_values`` holds every singular value when they were all
+    computed (mode "full"), else only the extremes the engine found."""
+
+    of: str
+    rows: int
+    cols: int
+    kappa: Kappa
+    kappa_nz: Kappa
+    sigma_max: Estimate
+    sigma_min: Estimate
+    method: str
+    mode: str
+    rank: int
+    notes: Tuple[str, ...] = ()
+    seconds: float = 0.0
+    rel_error_bound: Optional[float] = None
+    singular_values: np.ndarray = field(default=None, repr=False, compare=False)
+    raw: dict = field(default=None, repr=False, compare=False)
+
+    @property
+    def basis(self):
+        """Which argument encloses each extreme: "sigma_max: temple, sigma_min: certified"."""
+        return "sigma_max: %s, sigma_min: %s" % (self.sigma_max.basis, self.sigma_min.basis)
+
+    def __str__(self):
+        k = self.kappa
+        return ("%s (%d x %d, %s): kappa_strict = %.17g in [%.17g, %.17g], sigma_max = %.17g, "
+                "sigma_min = %.17g" % (self.of, self.rows, self.cols, self.method, k.value,
+                                        k.lo, k.hi, self.sigma_max.value, self.sigma_min.value))
+
+
+def _kappa(d, basis):
+    return Kappa(value=d["value"], lo=d["lo"], hi=d["hi"], basis=basis,
+                 convention=d["convention"], rank=d["rank"], rtol=d["rtol"],
+                 sigma_max=d["sigma_max"], sigma_min=d["sigma_min"])
+
+
+def _head_spectrum(head, svd, certify, wrt, full_upto):
+    check_wrt(wrt)
+    r = _core.head_spectrum(head._h, svd, certify, wrt, int(full_upto),
+                            _core.memory_limit_bytes())
+    smax, smin = r["sigma_max"], r["sigma_min"]
+    basis = "quotient of the sigma enclosures"
+    return Spectrum(
+        of="J" if wrt == "weights" else "J_X", rows=r["rows"], cols=r["cols"],
+        kappa=_kappa(r["kappa_strict"], basis), kappa_nz=_kappa(r["kappa_nz"], basis),
+        sigma_max=Estimate(smax["value"], smax["lo"], smax["hi"], smax["basis"]),
+        sigma_min=Estimate(smin["value"], smin["lo"], smin["hi"], smin["basis"]),
+        method=r["method"], mode=r["mode"], rank=r["rank"], notes=tuple(r["notes"]),
+        seconds=r["seconds"], rel_error_bound=r["rel_error_bound"],
+        singular_values=r["gram_sigma"], raw=r)
+
+
+def _matrix_spectrum(M, svd, certify, rtol):
+    if svd not in _DENSE_METHODS:
+        raise make(UsageError, "svd = %r: a matrix takes %s (every singular value, dense SVD)"
+                   % (svd, ", ".join(_DENSE_METHODS)), "svd")
+    if certify not in ("auto", "never"):
+        raise make(UsageError, "certify = %r: a matrix's dense SVD enclosures need no "
+                   "certificate; use 'auto' or 'never'" % (certify,), "certify")
+    M = as_matrix(M, "matrix")
+    r = _core.matrix_spectrum(M, "auto" if svd == "full" else svd,
+                              -1.0 if rtol is None else float(rtol))
+    n = len(r["sigma"])
+    basis = "quotient of the sigma enclosures"
+    return Spectrum(
+        of="matrix", rows=r["rows"], cols=r["cols"],
+        kappa=_kappa(r["kappa_strict"], basis), kappa_nz=_kappa(r["kappa_nz"], basis),
+        sigma_max=Estimate(r["sigma"][0], r["lo"][0], r["hi"][0], r["basis"][0]),
+        sigma_min=Estimate(r["sigma"][n - 1], r["lo"][n - 1], r["hi"][n - 1], r["basis"][n - 1]),
+        method=r["method"], mode="full", rank=r["kappa_nz"]["rank"], notes=(),
+        seconds=r["seconds"], singular_values=r["sigma"], raw=r)
+
+
+def spectrum(head_or_matrix, svd="auto", certify="auto", wrt="weights", *, full_upto=FULL_UPTO,
+             rtol=None):
+    """sigma_max, sigma_min and kappa (strict and nz), each with an enclosure of the exact value.
+
+    For an ``attnspec.Head``: of its Jacobian J (``wrt="weights"``, N d x 3 D d) or J_X
+    (``wrt="input"``, N d x N D), without forming it, by the engine and with the defaults of
+    ``attnspec jacobian --svd SVD --certify CERTIFY`` (same numbers, bit for bit):
+
+    * ``svd``: "auto" (every eigenvalue of J J^T up to ``full_upto`` rows, the CLI's 512, else
+      the extremal ones), "full" or "extremal";
+    * ``certify``: "auto" (certify sigma_min's lower end when the engine's own bound is 0 or
+      wider than 1e-6 relative and the work is moderate), "always" or "never"
+      (docs/accuracy.md).
+
+    For a matrix (anything ``attnspec._arrays`` accepts as a 2-D float array): every singular
+    value by a dense SVD with rigorous enclosures, as ``attnspec cond`` (``svd``: "auto" or
+    "full", or a backend "jacobi", "bdc", "gesdd", "gejsv"; ``certify`` "auto" or "never": the
+    dense enclosures need no certificate; ``wrt`` does not apply). ``rtol``: the nz convention's
+    relative threshold (default max(rows, cols) * eps).
+
+    Errors: ``UsageError`` for an unknown option value, ``DataError`` for bad data or a problem
+    above the memory budget (``attnspec.memory_limit()``), refused before allocating. The GIL is
+    released while the library computes.
+    """
+    if isinstance(head_or_matrix, Head):
+        if rtol is not None:
+            raise make(UsageError, "rtol applies to a matrix; J's nz threshold is the engine's "
+                       "default", "rtol")
+        return _head_spectrum(head_or_matrix, svd, certify, wrt, full_upto)
+    check_wrt(wrt)
+    return _matrix_spectrum(head_or_matrix, svd, certify, rtol)
