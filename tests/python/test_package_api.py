@@ -223,3 +223,12 @@ def test_datasets():
         ds.head(7, 0, 0)
     single = attnspec.datasets.load("attention_heads")
     assert len(single.heads()) == 4
+
+
+def test_extension_links_no_boost():
+    import shutil
+    import subprocess
+    if not shutil.which("ldd"):
+        pytest.skip("no ldd on this system")
+    out = subprocess.run(["ldd", attnspec._core.__file__], capture_output=True, text=True).stdout
+    assert "libhdf5" in out and "boost" not in out.lower()
