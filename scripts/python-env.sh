@@ -4,18 +4,25 @@
 #   1. the venv DIR/venv (Debian's python3 -m venv; Debian's pip refuses global installs), once;
 #   2. the build and test requirements from the package index (scikit-build-core, nanobind,
 #      numpy, pytest, scipy), only when the venv lacks them (a stamp holds the list);
-#   3. `pip install .` without build isolation, CMake's build tree kept in DIR/cmake, compiled
-#      through ccache (scripts/ccache-env.sh): a warm rebuild compiles nothing;
+#   3. `pip install .` without build isolation, CMake's build tree kept in TREE, compiled through
+#      ccache (scripts/ccache-env.sh): a warm rebuild compiles nothing. TREE is a sibling of build/
+#      and uses build/'s generator (Makefiles) and ATTNSPEC_WERROR, so that the core's compile
+#      commands, relative to the repository (CCACHE_BASEDIR), are build/'s: where build/'s core
+#      is position-independent too (CUDA builds), they come from the cache build/ just filled;
 #   4. pytest tests/python (the package suite; ATTNSPEC_CLI, when set, is the attnspec executable
 #      the parity tests compare with, default build/cli/attnspec when present).
 # Usage: bash scripts/python-env.sh [--no-test] [pytest arguments...]
-# Environment: ATTNSPEC_PY_DIR (default build/python), ATTNSPEC_PY_JOBS (default nproc),
-#              ATTNSPEC_PY_VERBOSE=1 (show the CMake build).
+# Environment: ATTNSPEC_PY_DIR, the venv's folder (default build/python); ATTNSPEC_PY_TREE, the
+#              CMake tree (default build-python; keep it one level below the root for the cache);
+#              ATTNSPEC_PY_JOBS (default nproc); ATTNSPEC_PY_VERBOSE=1 (show the CMake build);
+#              ATTNSPEC_CMAKE_ARGS: its -DATTNSPEC_WERROR=ON is passed on (.ci/run sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
 dir=${ATTNSPEC_PY_DIR:-build/python}
 case "$dir" in /*) ;; *) dir="$root/$dir" ;; esac
+tree=${ATTNSPEC_PY_TREE:-build-python}
+case "$tree" in /*) ;; *) tree="$root/$tree" ;; esac
 run_tests=1
 if [ "${1:-}" = "--no-test" ]; then run_tests=0; shift; fi
 t_all=$SECONDS
@@ -46,12 +53,18 @@ fi
 source scripts/ccache-env.sh
 defines=()
 for a in "${CCACHE_CMAKE_ARGS[@]}"; do defines+=("--config-settings=cmake.define.${a#-D}"); done
+case " ${ATTNSPEC_CMAKE_ARGS:-} " in
+  *" -DATTNSPEC_WERROR=ON "*) defines+=("--config-settings=cmake.define.ATTNSPEC_WERROR=ON") ;;
+esac
 quiet=(-q)
 [ "${ATTNSPEC_PY_VERBOSE:-0}" = 1 ] && quiet=(-v)
 t0=$SECONDS
-CMAKE_BUILD_PARALLEL_LEVEL=${ATTNSPEC_PY_JOBS:-$(nproc 2>/dev/null || echo 2)} \
+jobs=${ATTNSPEC_PY_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# CC/CXX as build/ finds them (scikit-build-core would name Python's sysconfig compiler,
+# x86_64-linux-gnu-g++, and no compile command would match build/'s in the cache)
+CC=${CC:-cc} CXX=${CXX:-c++} CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$jobs \
   "$py" -m pip install "${quiet[@]}" --disable-pip-version-check --no-build-isolation --no-deps \
-  --no-index --config-settings=build-dir="$dir/cmake" "${defines[@]}" .
+  --no-index --config-settings=build-dir="$tree" "${defines[@]}" .
 say "built and installed the package in $((SECONDS - t0)) s ($("$py" -c \
   'import attnspec; print("attnspec", attnspec.__version__)'))"
 

@@ -2,9 +2,9 @@
 # README quick-start command (2): install what is missing, build, run the test suite through ctest.
 #   scripts/test.sh          default suite (labels cpu, cli, gpu; gpu tests skip without a device)
 #   scripts/test.sh --slow   only the long checks (label slow)
-# The default suite then builds the Python package into build/python/venv and runs its pytest
-# suite against the build/ CLI (scripts/python-env.sh; its time is printed). ATTNSPEC_NO_PYTHON=1
-# leaves it out.
+# The default suite then builds the Python package (CMake tree build-python/) into the venv
+# build/python/venv and runs its pytest suite against the build/ CLI (scripts/python-env.sh; its
+# time is printed). ATTNSPEC_NO_PYTHON=1 leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
