@@ -74,7 +74,7 @@ if [ "$run_tests" = 1 ]; then
   if [ -z "${ATTNSPEC_CLI:-}" ] && [ -x build/cli/attnspec ]; then
     export ATTNSPEC_CLI="$root/build/cli/attnspec"
   fi
-  # from build/: the package under test is the installed one, not python/attnspec
+  # from the venv's folder: the package under test is the installed one, not python/attnspec
   (cd "$dir" && "$py" -m pytest -q -p no:cacheprovider "$root/tests/python" "$@")
   say "pytest in $((SECONDS - t0)) s"
 fi
