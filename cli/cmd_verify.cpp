@@ -1,19 +1,14 @@
 // attnspec verify: run theorem checks from the proofs/ registry (or replay one stored instance),
 // print verdicts, write the report and the counterexample files (io/check_records.hpp).
 #include <algorithm>
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
-#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/io/check_records.hpp"
 #include "attnspec/io/model_input.hpp"
@@ -158,82 +153,20 @@ int replay(const VerifyOptions& o) {
     return verify_exit_code({one}, o.fail_on);
 }
 
-// Runs one check with a progress bar on stderr (unless quiet). Its runner code holds the runner
-// lock (proofs/registry.hpp): checks that run side by side never run it at once.
-CheckRun run_one(const proofs::CheckInfo& c, proofs::RunOptions opt, bool quiet) {
-    static std::mutex stderr_lock;  // side-by-side checks draw their bars one at a time
-    Progress bar(c.name, 1, !quiet);
-    opt.progress = [&](long done, long total) {
-        std::lock_guard<std::mutex> lock(stderr_lock);
-        bar.set_total(total);
-        bar.update(done);
+// Runs `mine` (proofs::run_checks: side by side with --threads N > 1, the runs in `mine` order)
+// with a progress bar per check on stderr (unless quiet).
+std::vector<CheckRun> run_with_progress(const std::vector<const proofs::CheckInfo*>& mine,
+                                        const proofs::RunOptions& opt, bool quiet) {
+    std::vector<Progress> bars;
+    bars.reserve(mine.size());
+    for (const auto* c : mine) bars.emplace_back(c->name, 1, !quiet);
+    proofs::CheckEvents events;  // called one at a time: the bars never draw at once
+    events.progress = [&bars](std::size_t i, long done, long total) {
+        bars[i].set_total(total);
+        bars[i].update(done);
     };
-    proofs::RunnerLock runner;
-    CheckRun run = proofs::run_check(c, opt);
-    std::lock_guard<std::mutex> lock(stderr_lock);
-    bar.done();
-    return run;
-}
-
-// Runs `mine` and returns their runs in that order. With --threads N > 1 and several checks, N
-// runners take the checks, costliest first (shard_cost_estimate: a long check started last would
-// run alone, and so would one whose units wait on the HDF5 lock, model-infsa), and run them side
-// by side, while a process-wide cap keeps at most N instances running at once (ParallelSlots): a
-// check's last instances no longer leave cores idle until the next check starts. Every instance
-// still runs with one BLAS thread and its results are gathered in its check's instance order,
-// so the runs are those of a serial run, returned in `mine` order. One check at a time when a
-// wall-clock limit (--time-budget, --search-seconds) shapes what runs, or under --mpi.
-// Errors: as a serial run, the first check in `mine` order that throws rethrows, after the
-// started checks have ended: once check i threw, checks after i do not start and those before it
-// still run (one of them may throw first in that order).
-std::vector<CheckRun> run_checks(const std::vector<const proofs::CheckInfo*>& mine,
-                                 const proofs::RunOptions& opt, bool quiet) {
-    // One check at a time under a clock, and under --mpi's instance spread (every rank must make
-    // its exchanges in the same order).
-    const bool one_at_a_time = opt.time_budget_s > 0 || opt.search_seconds > 0 ||
-                               opt.search_budget_s > 0 || opt.spread != nullptr;
-    const std::size_t runners =
-        one_at_a_time ? 1
-                      : std::min<std::size_t>(mine.size(), static_cast<std::size_t>(opt.threads));
-    std::vector<CheckRun> runs(mine.size());
-    if (runners <= 1) {
-        for (std::size_t i = 0; i < mine.size(); ++i) runs[i] = run_one(*mine[i], opt, quiet);
-        return runs;
-    }
-    std::vector<double> cost(mine.size());
-    for (std::size_t i = 0; i < mine.size(); ++i) cost[i] = shard_cost_estimate(*mine[i], opt);
-    const std::vector<std::size_t> order = longest_first(cost);
-    std::vector<std::exception_ptr> errors(mine.size());
-    std::atomic<std::size_t> next{0}, failed_at{mine.size()};  // lowest index that threw
-    auto runner = [&] {
-        for (std::size_t k = next++; k < order.size(); k = next++) {
-            const std::size_t i = order[k];
-            if (i > failed_at) continue;  // a serial run would not have reached it
-            try {
-                runs[i] = run_one(*mine[i], opt, quiet);
-            } catch (...) {
-                errors[i] = std::current_exception();
-                for (std::size_t f = failed_at; i < f && !failed_at.compare_exchange_weak(f, i);) {
-                }
-            }
-        }
-    };
-    {
-        ParallelSlots cap(opt.threads);
-        BlasThreadsScope one(1);  // runner code too: no BLAS thread pool beside the instances
-        std::vector<std::thread> pool;
-        pool.reserve(runners - 1);
-        try {
-            for (std::size_t t = 1; t < runners; ++t) pool.emplace_back(runner);
-        } catch (const std::system_error&) {
-            // a runner that cannot start: those started and this thread take the checks
-        }
-        runner();
-        for (auto& t : pool) t.join();
-    }
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
-    return runs;
+    events.finished = [&bars](std::size_t i, const CheckRun&) { bars[i].done(); };
+    return proofs::run_checks(mine, opt, events);
 }
 
 // The default report name: verify-all.h5, or the sorted check names joined by '+'
@@ -292,7 +225,8 @@ int run_spread(VerifyOptions& o, const std::vector<const proofs::CheckInfo*>& to
                 writer = std::make_shared<ReportWriter>(target, prov);
                 writer->companion_staging();
             }
-            auto runs = std::make_shared<std::vector<CheckRun>>(run_checks(todo, o.run, quiet));
+            auto runs =
+                std::make_shared<std::vector<CheckRun>>(run_with_progress(todo, o.run, quiet));
             SpreadOutcome out;
             out.verdict = verify_exit_code(*runs, o.fail_on);
             if (writer)
@@ -325,7 +259,7 @@ std::vector<CheckRun> run_and_write(const VerifyOptions& o,
     std::unique_ptr<ReportWriter> writer;
     if (!target.empty()) writer = std::make_unique<ReportWriter>(target, prov);
     if (writer) writer->companion_staging();  // the old companion directory goes at commit
-    std::vector<CheckRun> runs = run_checks(mine, o.run, quiet);
+    std::vector<CheckRun> runs = run_with_progress(mine, o.run, quiet);
     if (!writer) return runs;
     write_runs(*writer, runs, prov, quiet);
     if (s.active()) {

@@ -31,17 +31,10 @@ ShardSpec parse_shard(const std::string& text) {
     return s;
 }
 
-double shard_cost_estimate(const proofs::CheckInfo& c, const proofs::RunOptions& opt) {
-    const proofs::RunCost& m = c.cost;  // measured, in the check table (proofs/registry.cpp)
-    if (m.seconds <= 0) return 1.0;
-    if (opt.trials > 0 && m.instances > 0) return m.seconds * opt.trials / m.instances;
-    return m.seconds * (opt.thorough ? 2.0 : 1.0);
-}
-
 std::vector<std::vector<size_t>> plan_shards(const std::vector<const proofs::CheckInfo*>& todo,
                                              const proofs::RunOptions& opt, int count) {
     std::vector<double> cost(todo.size());
-    for (size_t i = 0; i < todo.size(); ++i) cost[i] = shard_cost_estimate(*todo[i], opt);
+    for (size_t i = 0; i < todo.size(); ++i) cost[i] = proofs::estimated_cost(*todo[i], opt);
     std::vector<size_t> order(todo.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(),

@@ -13,15 +13,10 @@ namespace attnspec::cli {
 // Parses "i/n" (0 <= i < n, 1 <= n <= 100000). Throws Error(Usage) naming --shard otherwise.
 ShardSpec parse_shard(const std::string& text);
 
-// The estimated cost (seconds on 2 cores) of running `c` with `opt`: the check's measured time per
-// instance (CheckInfo::cost, proofs/registry.cpp) times the instances the options ask for; 1 s for
-// a check without a measurement.
-double shard_cost_estimate(const proofs::CheckInfo& c, const proofs::RunOptions& opt);
-
-// Splits `todo` over `count` shards: checks by decreasing cost estimate (ties: selection order),
-// each to the shard with the least estimated cost so far (ties: the lowest index). Returns, per
-// shard, the positions in `todo` it holds, in selection order. A shard may hold none (count >
-// checks). Deterministic: depends only on the names, the options and count.
+// Splits `todo` over `count` shards: checks by decreasing cost estimate (proofs::estimated_cost;
+// ties: selection order), each to the shard with the least estimated cost so far (ties: the lowest
+// index). Returns, per shard, the positions in `todo` it holds, in selection order. A shard may
+// hold none (count > checks). Deterministic: depends only on the names, the options and count.
 std::vector<std::vector<size_t>> plan_shards(const std::vector<const proofs::CheckInfo*>& todo,
                                              const proofs::RunOptions& opt, int count);
 

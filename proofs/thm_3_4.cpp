@@ -15,7 +15,6 @@
 #include "attention_run.hpp"
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/attention/jacobian_spectrum.hpp"
-#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/base/parallel.hpp"
@@ -494,10 +493,8 @@ void run_searches(CheckRun& run, const std::vector<SearchJob>& jobs, int threads
             out[j].evals = static_cast<long>(slots[j].numbers.at(0));
             out[j].hit = slots[j].numbers.at(1) != 0;
         }
-    } else {
-        RunnerUnlock others;  // other checks' runner code may run meanwhile (registry.hpp)
-        BlasThreadsScope one(1);
-        parallel_for_in_order(longest_first(cost), threads, [&](size_t j) {
+    } else {  // without the runner lock, one BLAS thread (run_loop.hpp)
+        run_instances(longest_first(cost), threads, [&](size_t j) {
             Cap mine = cap;
             out[j] = jobs[j].run(mine);
             out[j].hit = mine.hit;

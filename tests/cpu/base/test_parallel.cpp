@@ -1,5 +1,5 @@
 // base/parallel.hpp: the ordered pool (order, exceptions, stop, more threads than items, no items)
-// and RunLoop's parallel evaluation (proofs/registry.hpp): the same run for any thread count.
+// and RunLoop's parallel evaluation (proofs/run_loop.hpp): the same run for any thread count.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -13,7 +13,7 @@
 
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/parallel.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 

@@ -5,6 +5,7 @@
 #include "attnspec/proofs/model_infsa.hpp"
 #include "attnspec/proofs/model_run.hpp"
 #include "attnspec/proofs/model_weights_kappa.hpp"
+#include "attnspec/proofs/registry.hpp"
 #include "attnspec/proofs/thm_3_4_model.hpp"
 #include "test_model_support.hpp"
 

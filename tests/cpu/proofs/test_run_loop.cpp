@@ -1,11 +1,18 @@
 // proofs::RunLoop: --trials N draws exactly N over the kept regimes, the progress total is right
-// from the start and never passed, the time budget stops the evaluation at once (any --threads).
+// from the start and never passed, the time budget stops the evaluation at once (any --threads);
+// the scheduler of checks side by side (run_side_by_side) and the one BLAS thread (OneBlasThread).
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/errors.hpp"
 #include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -106,4 +113,102 @@ TEST_CASE("every check in the table carries its measured run cost", "[check]") {
         CHECK(c.cost.seconds > 0);
         CHECK(c.cost.instances >= 1);
     }
+}
+
+namespace {
+// The most callers that were ever inside a section at once (an RAII probe around it).
+struct Overlap {
+    std::atomic<int> now{0}, peak{0};
+};
+struct Inside {
+    explicit Inside(Overlap& o) : o_(o) {
+        const int n = ++o_.now;
+        for (int p = o_.peak.load(); n > p && !o_.peak.compare_exchange_weak(p, n);) {
+        }
+    }
+    ~Inside() { --o_.now; }
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+    Overlap& o_;
+};
+}  // namespace
+
+TEST_CASE("run_side_by_side: runs in task order, runner code one at a time, events one at a time",
+          "[check]") {
+    for (int threads : {1, 3}) {
+        RunOptions opt;
+        opt.threads = threads;
+        Overlap runner, events;
+        std::atomic<int> blas_not_one{0};
+        std::vector<int> finished(6, 0), progressed(6, 0);
+        std::vector<CheckTask> tasks;
+        for (int i = 0; i < 6; ++i)
+            tasks.push_back({[&, i](const RunOptions& o) {
+                                 Inside in(runner);  // the runner lock keeps others out
+                                 if (threads > 1 && attnspec::blas_threads() != 1) ++blas_not_one;
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                                 if (o.progress) o.progress(1, 1);
+                                 CheckRun run;
+                                 run.check = "task" + std::to_string(i);
+                                 return run;
+                             },
+                             static_cast<double>(i % 3)});
+        CheckEvents ev;
+        ev.progress = [&](std::size_t i, long done, long total) {
+            Inside in(events);
+            progressed[i] += static_cast<int>(done == 1 && total == 1);
+        };
+        ev.finished = [&](std::size_t i, const CheckRun& run) {
+            Inside in(events);
+            finished[i] += static_cast<int>(run.check == "task" + std::to_string(i));
+        };
+        const std::vector<CheckRun> runs = run_side_by_side(tasks, opt, ev);
+        INFO("threads " << threads);
+        REQUIRE(runs.size() == tasks.size());
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            CHECK(runs[i].check == "task" + std::to_string(i));
+            CHECK(finished[i] == 1);
+            CHECK(progressed[i] == 1);
+        }
+        CHECK(runner.peak.load() == 1);  // planted: without the runner lock, 3 runners overlap
+        CHECK(events.peak.load() == 1);
+        CHECK(blas_not_one.load() == 0);  // side by side, runner code runs one BLAS thread too
+    }
+}
+
+TEST_CASE("run_side_by_side: the first task in task order that throws rethrows, any thread count",
+          "[check]") {
+    for (int threads : {1, 2, 4}) {
+        RunOptions opt;
+        opt.threads = threads;
+        std::vector<CheckTask> tasks;
+        for (int i = 0; i < 4; ++i)
+            tasks.push_back({[i](const RunOptions&) {
+                                 if (i >= 1)  // the costliest (3) starts first and throws first
+                                     throw Error(ExitCode::DataError, "task" + std::to_string(i));
+                                 return CheckRun{};
+                             },
+                             static_cast<double>(i)});
+        INFO("threads " << threads);
+        const Error e = test::error_of([&] { run_side_by_side(tasks, opt); });
+        CHECK(std::string(e.what()).find("task1") != std::string::npos);
+    }
+}
+
+TEST_CASE(
+    "OneBlasThread: holders nested or side by side share one setting, restored after the last",
+    "[check]") {
+    const int before = attnspec::blas_threads();
+    attnspec::set_blas_threads(2);  // a count to come back to (a BLAS without control stays 1)
+    const int two = attnspec::blas_threads();
+    {
+        OneBlasThread outer;
+        CHECK(attnspec::blas_threads() == 1);
+        std::thread other([] { OneBlasThread beside; });  // ends first: must not restore 2
+        other.join();
+        { OneBlasThread nested; }
+        CHECK(attnspec::blas_threads() == 1);
+    }
+    CHECK(attnspec::blas_threads() == two);
+    attnspec::set_blas_threads(before);
 }

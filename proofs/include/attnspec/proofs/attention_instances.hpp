@@ -9,7 +9,11 @@
 
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/base/check.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
+
+namespace attnspec {
+class H5Reader;  // io/h5.hpp: stored_head reads a record, <hdf5.h> stays out of this header
+}  // namespace attnspec
 
 namespace attnspec::proofs {
 

@@ -1,7 +1,7 @@
 // Spreading a check's instances over processes (verify --mpi, cli/verify_mpi.cpp).
 //
 // Every process runs the same checks, in the same order, one at a time, and queues the same
-// instances. RunLoop::evaluate (registry.hpp) evaluates only the instances its process owns
+// instances. RunLoop::evaluate (run_loop.hpp) evaluates only the instances its process owns
 // (position j of the batch's start order belongs to process j mod size()) and then calls share(),
 // which hands every process every owner's result. Each process then continues exactly as a
 // serial run would: keeps, records and summaries are computed everywhere from the same results,
@@ -46,13 +46,13 @@ class InstanceSpread {
     virtual void share(std::vector<Slot>& slots) = 0;
 };
 
-// The spread evaluation RunLoop and the thm3.4 searches share: `fill(slot, i)` runs for the
-// items i this process owns (position j of longest_first(cost) belongs to process j mod
-// sp.size()), on `threads` workers with one BLAS thread each and without the runner lock; an
-// exception escaping `fill` is kept in its slot, so every process reaches share(). `done(slot)`
-// runs under a lock after each local item (progress). After share(), the first slot in index
-// order that failed rethrows (this process's own exception where it threw it), as a serial run
-// would; otherwise every slot is returned filled by its owner.
+// The spread evaluation RunLoop and the thm3.4 searches share (instance_spread.cpp): `fill(slot,
+// i)` runs for the items i this process owns (position j of longest_first(cost) belongs to
+// process j mod sp.size()), on `threads` workers with one BLAS thread each and without the runner
+// lock (run_instances, run_loop.hpp); an exception escaping `fill` is kept in its slot, so every
+// process reaches share(). `done(slot)` runs under a lock after each local item (progress). After
+// share(), the first slot in index order that failed rethrows (this process's own exception where
+// it threw it), as a serial run would; otherwise every slot is returned filled by its owner.
 std::vector<InstanceSpread::Slot> spread_evaluate(
     InstanceSpread& sp, const std::vector<double>& cost, int threads,
     const std::function<void(InstanceSpread::Slot& slot, std::size_t i)>& fill,

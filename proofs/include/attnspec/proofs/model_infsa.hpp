@@ -9,7 +9,7 @@
 
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/base/check.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 
 namespace attnspec::proofs {
 

@@ -10,7 +10,7 @@
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/base/check.hpp"
 #include "attnspec/io/model_input.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 
 namespace attnspec::proofs {
 

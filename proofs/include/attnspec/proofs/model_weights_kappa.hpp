@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attnspec/base/check.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 
 namespace attnspec::proofs {
 

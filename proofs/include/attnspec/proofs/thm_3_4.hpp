@@ -4,7 +4,7 @@
 #pragma once
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/base/check.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 #include "attnspec/spectral/svd.hpp"
 
 namespace attnspec::proofs {

@@ -6,7 +6,7 @@
 #pragma once
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/base/check.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
 
 namespace attnspec::proofs {

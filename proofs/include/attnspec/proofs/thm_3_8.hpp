@@ -5,7 +5,7 @@
 #include <Eigen/Dense>
 
 #include "attnspec/base/check.hpp"
-#include "attnspec/proofs/registry.hpp"
+#include "attnspec/proofs/run_loop.hpp"
 
 namespace attnspec::proofs {
 
