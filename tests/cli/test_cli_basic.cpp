@@ -6,7 +6,7 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 TEST_CASE("help, version and usage errors", "[cli]") {
     auto r = run_cli("--help");
@@ -48,9 +48,8 @@ TEST_CASE("verify thm3.5 --json reports holds and writes a report h5py can read"
     REQUIRE(r.code == 0);
     CHECK(r.out.find("\"verdict\": \"holds\"") != std::string::npos);
     CHECK(r.out.find("\"n_violated\": 0") != std::string::npos);
-    const std::string py =
-        std::string(ATTNSPEC_PYTHON) + " - " + dir + "/v.h5 > " + dir +
-        "/py.out 2>&1 <<'EOF'\n"
+    std::string py_out;
+    const int py_rc = python(
         "import sys, h5py\n"
         "f = h5py.File(sys.argv[1], 'r')\n"
         "assert f.attrs['schema_version'] == '1.0'\n"
@@ -70,12 +69,8 @@ TEST_CASE("verify thm3.5 --json reports holds and writes a report h5py can read"
         "assert np.allclose(t, s + s[0], rtol=1e-10), (s, t)\n"
         "k = float(rec['values'].attrs['kappa(W+C)'])\n"
         "assert abs(k - t[0] / t[-1]) <= 1e-10 * k\n"
-        "print('h5py-ok')\n"
-        "EOF";
-    const int py_rc = std::system(py.c_str());
-    std::ifstream pf(dir + "/py.out");
-    const std::string py_out((std::istreambuf_iterator<char>(pf)),
-                             std::istreambuf_iterator<char>());
+        "print('h5py-ok')\n",
+        dir + "/v.h5", &py_out);
     INFO(py_out);
     CHECK(py_rc == 0);
     CHECK(py_out.find("h5py-ok") != std::string::npos);
@@ -171,9 +166,8 @@ TEST_CASE("jacobian --svd: kappa from J J^T agrees with numpy's SVD of the store
         INFO(r.err);
         REQUIRE(r.code == 0);
         // Independent reference: LAPACK gesdd through numpy on the dense J written to the report.
-        const std::string py =
-            std::string(ATTNSPEC_PYTHON) + " - " + dir + "/j.h5 > " + dir +
-            "/py.out 2>&1 <<'EOF'\n"
+        std::string out;
+        const int rc = python(
             "import sys, h5py, numpy as np\n"
             "g = h5py.File(sys.argv[1], 'r')['jacobian/head_0']\n"
             "J = g['J'][:] if 'J' in g else g['J_X'][:]\n"
@@ -185,12 +179,8 @@ TEST_CASE("jacobian --svd: kappa from J J^T agrees with numpy's SVD of the store
             "# numpy's own error on kappa ~ kappa * n * eps; the engine's enclosure must hold it\n"
             "assert abs(k - ref) <= 1e-8 * ref, (k, ref)\n"
             "assert lo - 1e-10 * ref <= ref <= hi + 1e-10 * ref, (lo, ref, hi)\n"
-            "print('svd-ok')\n"
-            "EOF";
-        const int rc = std::system(py.c_str());
-        std::ifstream pf(dir + "/py.out");
-        const std::string out((std::istreambuf_iterator<char>(pf)),
-                              std::istreambuf_iterator<char>());
+            "print('svd-ok')\n",
+            dir + "/j.h5", &out);
         INFO(out);
         CHECK(rc == 0);
         CHECK(out.find("svd-ok") != std::string::npos);

@@ -14,19 +14,9 @@
 using attnspec::H5Group;
 using attnspec::H5Id;
 using attnspec::H5Reader;
-using attnspec::test::fixture_matrix;
-using attnspec::test::fixture_seed;
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
-
-struct Dir : attnspec::test::ScopedDatasetDir {
-    Dir() : ScopedDatasetDir(attnspec::test::temp_dir()) {}
-};
-
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 // The rest of the first line of `text` that contains `key`, from `key` on ("" when absent).
 std::string line_from(const std::string& text, const std::string& key) {
@@ -48,7 +38,7 @@ Eigen::VectorXd bias(int l, int h, int k, Eigen::Index d) {
 }  // namespace
 
 TEST_CASE("dataset list and show print the catalogue", "[cli][dataset]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     dd.write("small");
     attnspec::test::ModelFixture bare;
     bare.inputs = false;
@@ -82,7 +72,7 @@ TEST_CASE("dataset list and show print the catalogue", "[cli][dataset]") {
 // and why, and an unknown-name error does not offer it (it was listed as usable, then refused).
 TEST_CASE("dataset list: a name holding ':' is listed as not usable, with the reason",
           "[cli][dataset]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     dd.write("small");
     dd.write("v1:small");
     auto r = run_cli("dataset list");
@@ -97,7 +87,7 @@ TEST_CASE("dataset list: a name holding ':' is listed as not usable, with the re
 }
 
 TEST_CASE("jacobian --dataset equals --input on the same head", "[cli][dataset]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     const std::string in = dd.dir + "/head.in";  // not *.h5: not a dataset itself
     {
@@ -140,7 +130,7 @@ TEST_CASE("jacobian --dataset equals --input on the same head", "[cli][dataset]"
 }
 
 TEST_CASE("cond --dataset: kappa of each selected head's weights", "[cli][dataset]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     attnspec::test::ModelFixture f;
     f.inputs = false;  // cond reads weights only
     const std::string path = dd.write("w", f);
@@ -170,7 +160,7 @@ TEST_CASE("cond --dataset: kappa of each selected head's weights", "[cli][datase
 }
 
 TEST_CASE("neumann and fidelity --dataset use Q and K with biases", "[cli][dataset]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     // layer 1, head 2, sentence 1 by hand: Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T
     const Eigen::MatrixXd X = fixture_matrix(3, 6, fixture_seed(1, 0, 4));
@@ -213,7 +203,7 @@ TEST_CASE("neumann and fidelity --dataset use Q and K with biases", "[cli][datas
 }
 
 TEST_CASE("dataset option: bad selectors, unknown names, ranges and conflicts", "[cli][dataset]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     attnspec::test::ModelFixture f;
     f.inputs = false;
@@ -255,7 +245,7 @@ TEST_CASE("dataset option: bad selectors, unknown names, ranges and conflicts", 
 // /cond group; report show|render read them (before: "a report of unknown kind", exit 65).
 TEST_CASE("report show and render read cond and neumann reports of a dataset run",
           "[cli][dataset][report]") {
-    const Dir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     REQUIRE(run_cli("neumann --dataset m:1:*:1 --out " + dd.dir + "/n.h5").code == 0);
     REQUIRE(run_cli("cond --dataset m:0:1 --out " + dd.dir + "/c.h5").code == 0);
@@ -280,8 +270,7 @@ TEST_CASE("report show and render read cond and neumann reports of a dataset run
     const auto f = run_cli("report render " + dd.dir + "/n.h5 --out " + dd.dir + "/page");
     INFO(f.err);
     REQUIRE(f.code == 0);
-    std::ifstream tsv(dd.dir + "/page/figures/figures.tsv");
-    const std::string text((std::istreambuf_iterator<char>(tsv)), std::istreambuf_iterator<char>());
+    const std::string text = slurp(dd.dir + "/page/figures/figures.tsv");
     for (const char* id : {"neumann-truncation-0\tneumann", "neumann-truncation-2\tneumann"})
         CHECK(has(text, id));
 }

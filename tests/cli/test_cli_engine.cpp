@@ -9,21 +9,9 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
-using attnspec::test::temp_dir;
+using namespace attnspec::test;
 
 namespace {
-
-bool has(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
-
-int python(const std::string& dir, const std::string& script, const std::string& args) {
-    { std::ofstream(dir + "/s.py") << script; }
-    const int st =
-        std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py " + args).c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 // Exit 0 when head_0 of the report holds J of shape (rows, cols) (argv[2], argv[3]; 0 0: no J)
 // and a spectrum, and the section's `stored` attribute starts with argv[4].
@@ -51,9 +39,9 @@ TEST_CASE("jacobian --svd: kappa(J) forms no dense J, --store-j stores it", "[cl
     CHECK(has(r.out, "\"stored\": false"));
     CHECK(has(r.out, "\"kappa_strict\""));
     CHECK(has(r.err, "not formed"));
-    CHECK(python(dir, kProbe, dir + "/a.h5 0 0 no") == 0);
+    CHECK(python(kProbe, dir + "/a.h5 0 0 no") == 0);
     // Planted: the probe must see a J that is there.
-    CHECK(python(dir, kProbe, dir + "/a.h5 256 3072 no") == 1);
+    CHECK(python(kProbe, dir + "/a.h5 256 3072 no") == 1);
     // --store-j needs the dense J: under the same budget it is refused before any work.
     r = run_cli(run + "--max-memory 4MiB --store-j --out " + dir + "/b.h5");
     CHECK(r.code == 65);
@@ -62,12 +50,12 @@ TEST_CASE("jacobian --svd: kappa(J) forms no dense J, --store-j stores it", "[cl
     r = run_cli(run + "--store-j --json --out " + dir + "/c.h5");
     REQUIRE(r.code == 0);
     CHECK(has(r.out, "\"stored\": true"));
-    CHECK(python(dir, kProbe, dir + "/c.h5 256 3072 yes") == 0);
+    CHECK(python(kProbe, dir + "/c.h5 256 3072 yes") == 0);
     // Above the default --store-limit (16 MiB) J is not formed with --svd either.
     r = run_cli("jacobian --random 64,128,16 --svd extremal -q --out " + dir + "/d.h5");
     REQUIRE(r.code == 0);
     CHECK(has(r.out, "(not formed)"));
-    CHECK(python(dir, kProbe, dir + "/d.h5 0 0 no") == 0);
+    CHECK(python(kProbe, dir + "/d.h5 0 0 no") == 0);
     CHECK(run_cli("jacobian --random 4,3,2 --store-j --no-report").code == 64);
     std::system(("rm -rf " + dir).c_str());
 }
@@ -130,7 +118,7 @@ with h5py.File(sys.argv[1], 'w') as f:
     f['W_Q'] = r.standard_normal((8, 2)) / 3; f['W_K'] = r.standard_normal((8, 2)) / 3
     f['W_V'] = np.zeros((8, 2))
 )PY";
-    REQUIRE(python(dir, make, dir + "/def.h5") == 0);
+    REQUIRE(python(make, dir + "/def.h5") == 0);
     auto r = run_cli("jacobian --input " + dir + "/def.h5 --svd auto --full-upto 8 --no-report -q");
     INFO(r.err);
     REQUIRE(r.code == 0);

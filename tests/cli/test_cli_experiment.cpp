@@ -7,7 +7,7 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 TEST_CASE("verify prints an experiment as a table and exits on the theorems alone", "[cli]") {
     const std::string dir = attnspec::test::temp_dir();
@@ -29,25 +29,22 @@ TEST_CASE("verify prints an experiment as a table and exits on the theorems alon
     CHECK(j.out.find("\"n_holds\"") == std::string::npos);  // no verdict counts
 
     // The report: kind attributes and the table, read back with h5py.
-    const std::string py = std::string(ATTNSPEC_PYTHON) + " - " + dir + "/v.h5 > " + dir +
-                           "/py.out 2>&1 <<'EOF'\n"
-                           "import sys, h5py\n"
-                           "f = h5py.File(sys.argv[1], 'r')\n"
-                           "assert f['checks/thm3.5'].attrs['kind'] == 'theorem'\n"
-                           "e = f['checks/specA-sweep']\n"
-                           "assert e.attrs['kind'] == 'experiment'\n"
-                           "assert 'verdict' not in e.attrs and 'n_holds' not in e.attrs\n"
-                           "axes = e.attrs['axes'].split(',')\n"
-                           "assert axes == ['tokens', 'placement', 'scale', 'lambda'], axes\n"
-                           "n = e.attrs['rows']\n"
-                           "for c in axes + e.attrs['columns'].split(','):\n"
-                           "    assert e['table/' + c].shape == (n,), c\n"
-                           "assert n == 3 * 2 * 2 * 11, n\n"
-                           "print('schema-ok')\n"
-                           "EOF";
-    const int rc = std::system(py.c_str());
-    std::ifstream pf(dir + "/py.out");
-    const std::string out((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+    std::string out;
+    const int rc = python(
+        "import sys, h5py\n"
+        "f = h5py.File(sys.argv[1], 'r')\n"
+        "assert f['checks/thm3.5'].attrs['kind'] == 'theorem'\n"
+        "e = f['checks/specA-sweep']\n"
+        "assert e.attrs['kind'] == 'experiment'\n"
+        "assert 'verdict' not in e.attrs and 'n_holds' not in e.attrs\n"
+        "axes = e.attrs['axes'].split(',')\n"
+        "assert axes == ['tokens', 'placement', 'scale', 'lambda'], axes\n"
+        "n = e.attrs['rows']\n"
+        "for c in axes + e.attrs['columns'].split(','):\n"
+        "    assert e['table/' + c].shape == (n,), c\n"
+        "assert n == 3 * 2 * 2 * 11, n\n"
+        "print('schema-ok')\n",
+        dir + "/v.h5", &out);
     INFO(out);
     CHECK(rc == 0);
     CHECK(out.find("schema-ok") != std::string::npos);

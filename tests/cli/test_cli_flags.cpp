@@ -11,14 +11,9 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
-using attnspec::test::temp_dir;
+using namespace attnspec::test;
 
 namespace {
-
-bool has(const std::string& s, const std::string& what) {
-    return s.find(what) != std::string::npos;
-}
 
 // Exit 64 with a one-line message naming `flag`.
 void usage_error_names(const std::string& args, const std::string& flag) {
@@ -28,13 +23,6 @@ void usage_error_names(const std::string& args, const std::string& flag) {
     CHECK(r.code == 64);
     CHECK(has(r.err, flag));
     CHECK(r.err.find('\n') == r.err.size() - 1);
-}
-
-int python(const std::string& script) {
-    const std::string dir = temp_dir();
-    { std::ofstream(dir + "/s.py") << script; }
-    const int st = std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py").c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 // A Q/K input file with N = 20 tokens and d_h = 12 (one head).
@@ -109,7 +97,7 @@ TEST_CASE("flags: --time-budget bounds the wall time of a huge --trials", "[cli]
     const auto r = run_cli(
         "verify thm3.5 lemma3.7 --trials 2147483647 --time-budget 1 --no-report --quiet --json "
         "--fail-on never");
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = seconds_since(t0);
     INFO(r.err);
     CHECK(r.code == 0);
     CHECK(s < 8.0);  // two checks of ~1 s each, plus start-up

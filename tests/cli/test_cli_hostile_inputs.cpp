@@ -12,35 +12,14 @@
 #include "attnspec/base/memory.hpp"
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
-using attnspec::test::temp_dir;
+using namespace attnspec::test;
 
 namespace {
 
-// Runs `script` with the h5py python and `args`; its exit status.
-int python(const std::string& script, const std::string& args) {
-    const std::string dir = temp_dir();
-    { std::ofstream(dir + "/s.py") << script; }
-    const int st =
-        std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py " + args).c_str());
-    std::system(("rm -rf " + dir).c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 // The executable under `timeout` (exit 124 when it runs past `seconds`), stdout captured.
 attnspec::test::CliResult run_timed(const std::string& args, int seconds) {
-    const std::string dir = temp_dir();
-    const std::string cmd = "timeout -s KILL " + std::to_string(seconds) + " " +
-                            std::string(ATTNSPEC_CLI_PATH) + " " + args + " >" + dir + "/out 2>" +
-                            dir + "/err";
-    const int st = std::system(cmd.c_str());
-    attnspec::test::CliResult r;
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    std::ifstream o(dir + "/out"), e(dir + "/err");
-    r.out.assign(std::istreambuf_iterator<char>(o), {});
-    r.err.assign(std::istreambuf_iterator<char>(e), {});
-    std::system(("rm -rf " + dir).c_str());
-    return r;
+    return attnspec::test::run_shell("timeout -s KILL " + std::to_string(seconds) + " " +
+                                     std::string(ATTNSPEC_CLI_PATH) + " " + args);
 }
 
 bool one_line(const std::string& err) { return !err.empty() && err.find('\n') == err.size() - 1; }

@@ -7,7 +7,7 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
 
@@ -88,29 +88,11 @@ assert a['inputs'] == inputs
 print('import-ok')
 )PY";
 
-struct Py {
-    int rc;
-    std::string out;
-};
-
-Py python(const std::string& dir, const char* script, const std::string& args) {
-    std::ofstream(dir + "/script.py") << script;
-    const int rc = std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/script.py " + dir +
-                                " " + args + " > " + dir + "/py.out 2>&1")
-                                   .c_str());
-    std::ifstream in(dir + "/py.out");
-    return {rc, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
-}
-
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("import: a BERT safetensors with config.json becomes the model schema", "[cli][import]") {
     const std::string dir = attnspec::test::temp_dir();
-    REQUIRE(python(dir, kMake, "").rc == 0);
+    REQUIRE(python(kMake, dir) == 0);
     const std::string ck = dir + "/bert/model.safetensors";
     auto r = run_cli("import " + ck + " --out " + dir + "/m.h5");
     INFO(r.err);
@@ -119,10 +101,11 @@ TEST_CASE("import: a BERT safetensors with config.json becomes the model schema"
     CHECK(has(r.out, "2 x 2 heads (from " + dir + "/bert/config.json), D = 8, d = 4, biases: yes"));
     CHECK(has(r.out, "12 mapped, 3 ignored"));  // 2 layers x 6; dense x 2, position_ids
     CHECK(has(r.out, "hidden states: none (weights only); add them with --inputs F.npz"));
-    Py check = python(dir, kCheck, dir + "/m.h5 2 0,1 none");
-    INFO(check.out);
-    CHECK(check.rc == 0);
-    CHECK(has(check.out, "import-ok"));
+    std::string check;
+    const int rc = python(kCheck, dir + " " + dir + "/m.h5 2 0,1 none", &check);
+    INFO(check);
+    CHECK(rc == 0);
+    CHECK(has(check, "import-ok"));
 
     // --heads overrides config.json; --layers selects; --inputs adds hidden states; --json
     r = run_cli("import " + ck + " --heads 4 --layers 1 --inputs " + dir + "/states.npz --out " +
@@ -132,20 +115,20 @@ TEST_CASE("import: a BERT safetensors with config.json becomes the model schema"
     CHECK(has(r.out, "\"command\": \"import\""));
     CHECK(has(r.out, "\"heads_from\": \"--heads\""));
     CHECK(has(r.out, "\"sentences\": [\n    2\n  ]"));
-    check = python(dir, kCheck, dir + "/m1.h5 4 1 " + dir + "/states.npz");
-    INFO(check.out);
-    CHECK(has(check.out, "import-ok"));
+    python(kCheck, dir + " " + dir + "/m1.h5 4 1 " + dir + "/states.npz", &check);
+    INFO(check);
+    CHECK(has(check, "import-ok"));
     r = run_cli("import " + ck + " --inputs " + dir + "/shared.npz --out " + dir + "/m2.h5");
     REQUIRE(r.code == 0);
-    check = python(dir, kCheck, dir + "/m2.h5 2 0,1 " + dir + "/shared.npz");
-    INFO(check.out);
-    CHECK(has(check.out, "import-ok"));
+    python(kCheck, dir + " " + dir + "/m2.h5 2 0,1 " + dir + "/shared.npz", &check);
+    INFO(check);
+    CHECK(has(check, "import-ok"));
     std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("import: a plain npz carries its own X and needs no transpose", "[cli][import]") {
     const std::string dir = attnspec::test::temp_dir();
-    REQUIRE(python(dir, kMake, "").rc == 0);
+    REQUIRE(python(kMake, dir) == 0);
     auto r = run_cli("import " + dir +
                      "/plain.npz --heads 2 --name mine --licence CC0 --scale 0.5 "
                      "--out " +
@@ -165,15 +148,16 @@ assert np.array_equal(f['layers/0/inputs/0'][()], p['X'])
 assert list(f['sentences/n_tokens'][()]) == [5]
 print('plain-ok')
 )PY";
-    const Py c = python(dir, check, "");
-    INFO(c.out);
-    CHECK(has(c.out, "plain-ok"));
+    std::string c;
+    python(check, dir, &c);
+    INFO(c);
+    CHECK(has(c, "plain-ok"));
     std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("import: what cannot be imported exits with the documented code", "[cli][import]") {
     const std::string dir = attnspec::test::temp_dir();
-    REQUIRE(python(dir, kMake, "").rc == 0);
+    REQUIRE(python(kMake, dir) == 0);
     const std::string ck = dir + "/bert/model.safetensors", out = " --out " + dir + "/x.h5";
     auto r = run_cli("import " + dir + "/missing.safetensors" + out);
     CHECK(r.code == 66);

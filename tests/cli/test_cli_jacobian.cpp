@@ -7,8 +7,7 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
-using attnspec::test::temp_dir;
+using namespace attnspec::test;
 
 namespace {
 
@@ -53,14 +52,6 @@ for h in range(int(g.attrs['H'])):
 print('worst ratio', worst)
 sys.exit(0 if worst <= 64 else 1)
 )PY";
-
-int python(const std::string& script, const std::string& args) {
-    const std::string dir = temp_dir();
-    { std::ofstream(dir + "/s.py") << script; }
-    const int st =
-        std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/s.py " + args).c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 }  // namespace
 

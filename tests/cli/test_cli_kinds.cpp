@@ -17,23 +17,9 @@
 #include "test_support.hpp"
 
 using attnspec::proofs::CheckKind;
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
-std::string slurp(const std::string& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-// Runs python3 (h5py) on `code` with `args`; its exit status, its output in *out.
-int py(const std::string& args, const std::string& code, const std::string& dir,
-       std::string* out = nullptr) {
-    std::ofstream(dir + "/t.py") << code;
-    const int rc = std::system(
-        (std::string(ATTNSPEC_PYTHON) + " " + dir + "/t.py " + args + " > " + dir + "/py.out 2>&1")
-            .c_str());
-    if (out) *out = slurp(dir + "/py.out");
-    return rc;
-}
 const std::string kRef = std::string(ATTNSPEC_SOURCE_DIR) + "/reports/reference";
 // An input file (reports/SCHEMA.md, "Attention input files") holding the head of each given
 // thm3.4 counterexample file as /heads/<name>: a planted thm3.4 violation for --embedded.
@@ -139,19 +125,18 @@ TEST_CASE(
     std::ofstream(d + "/all.json") << r.out;
     // the situation under test: some reading violated, no theorem violated (read from --json)
     std::string summary;
-    REQUIRE(py(d + "/all.json",
-               "import sys, json\n"
-               "c = json.load(open(sys.argv[1]))['checks']\n"
-               "v = lambda k: sum(x['kind'] == k and x['verdict'] == 'violated' for x in c)\n"
-               "print(v('theorem'), v('reading'))\n"
-               "assert v('theorem') == 0 and v('reading') > 0\n",
-               d, &summary) == 0);
+    REQUIRE(python("import sys, json\n"
+                   "c = json.load(open(sys.argv[1]))['checks']\n"
+                   "v = lambda k: sum(x['kind'] == k and x['verdict'] == 'violated' for x in c)\n"
+                   "print(v('theorem'), v('reading'))\n"
+                   "assert v('theorem') == 0 and v('reading') > 0\n",
+                   d + "/all.json", &summary) == 0);
     INFO(summary);
     CHECK(r.code == 0);
     CHECK(run_cli(all + "--fail-on readings").code == 1);
     // a planted theorem violation: the head of a committed thm3.4 counterexample joins the run
-    REQUIRE(py(d + "/planted.h5 planted=" + kRef + "/verify.counterexamples/thm3.4-instance_647.h5",
-               kHeadsFrom, d) == 0);
+    REQUIRE(python(kHeadsFrom, d + "/planted.h5 planted=" + kRef +
+                                   "/verify.counterexamples/thm3.4-instance_647.h5") == 0);
     const auto p = run_cli(all + "--embedded " + d + "/planted.h5");
     CHECK(p.out.find("thm3.4: violated (theorem)") != std::string::npos);
     CHECK(p.out.find("first violation: regime embedded/planted, seed 0, robust violation") !=
@@ -165,7 +150,7 @@ TEST_CASE("the page's headline is the strongest robust violation, the fragile on
     const std::string d = attnspec::test::temp_dir();
     const std::string cx = kRef + "/verify.counterexamples/thm3.4-instance_";
     // instance_647 is robust (factor 17.85), instance_259 fragile (factor 388, J almost singular)
-    REQUIRE(py(d + "/h.h5 robust=" + cx + "647.h5 fragile=" + cx + "259.h5", kHeadsFrom, d) == 0);
+    REQUIRE(python(kHeadsFrom, d + "/h.h5 robust=" + cx + "647.h5 fragile=" + cx + "259.h5") == 0);
     const auto r = run_cli(
         "verify thm3.4 thm3.8-trained -q --regime embedded kW --search-evals 0 "
         "--embedded " +
@@ -173,14 +158,13 @@ TEST_CASE("the page's headline is the strongest robust violation, the fragile on
     INFO(r.err);
     REQUIRE(r.code == 1);
     std::string ratio;
-    REQUIRE(py(d + "/v.h5",
-               "import sys, h5py\n"
-               "g = h5py.File(sys.argv[1], 'r')['checks/thm3.4/records']\n"
-               "by = {g[k].attrs['regime']: g[k]['values'].attrs for k in g}\n"
-               "assert by['embedded/robust']['violation_robust'] == 1\n"
-               "assert by['embedded/fragile']['violation_robust'] == 0\n"
-               "print('%.2g' % by['embedded/fragile']['sigma_min/sigma_max(J)'], end='')\n",
-               d, &ratio) == 0);
+    REQUIRE(python("import sys, h5py\n"
+                   "g = h5py.File(sys.argv[1], 'r')['checks/thm3.4/records']\n"
+                   "by = {g[k].attrs['regime']: g[k]['values'].attrs for k in g}\n"
+                   "assert by['embedded/robust']['violation_robust'] == 1\n"
+                   "assert by['embedded/fragile']['violation_robust'] == 0\n"
+                   "print('%.2g' % by['embedded/fragile']['sigma_min/sigma_max(J)'], end='')\n",
+                   d + "/v.h5", &ratio) == 0);
     const auto md = run_cli("report render " + d + "/v.h5");
     REQUIRE(md.code == 0);
     const std::string page = md.out;
@@ -237,10 +221,9 @@ TEST_CASE(
 TEST_CASE("check-reference.sh refuses a reference report made from a dirty tree", "[cli][kinds]") {
     const std::string d = attnspec::test::temp_dir();
     REQUIRE(std::system(("cp " + kRef + "/verify.h5 " + d + "/verify.h5").c_str()) == 0);
-    REQUIRE(py(d + "/verify.h5",
-               "import sys, h5py\n"
-               "h5py.File(sys.argv[1], 'r+').attrs['git_dirty'] = 'true'\n",
-               d) == 0);
+    REQUIRE(python("import sys, h5py\n"
+                   "h5py.File(sys.argv[1], 'r+').attrs['git_dirty'] = 'true'\n",
+                   d + "/verify.h5") == 0);
     const int rc = std::system(
         ("ATTNSPEC_REFERENCE_DIR=" + d + " ATTNSPEC_BIN=" + ATTNSPEC_CLI_PATH + " bash " +
          ATTNSPEC_SOURCE_DIR + "/scripts/check-reference.sh > " + d + "/out.txt 2>&1")

@@ -7,7 +7,7 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 TEST_CASE("verify --list names the real-model analysis", "[cli][model]") {
     auto r = run_cli("verify --list");
@@ -55,25 +55,22 @@ TEST_CASE("the real-model experiments in a report: tables, attributes, a replaya
     REQUIRE(r.code == 0);
     CHECK(r.out.find("model-infsa: experiment, no verdict") != std::string::npos);
     CHECK(r.out.find("cos_left: min") != std::string::npos);
-    const std::string py = std::string(ATTNSPEC_PYTHON) + " - " + dir + "/v.h5 > " + dir +
-                           "/py.out 2>&1 <<'EOF'\n"
-                           "import sys, h5py\n"
-                           "f = h5py.File(sys.argv[1], 'r')\n"
-                           "w = f['checks/model-weights-kappa']\n"
-                           "assert w.attrs['kind'] == 'experiment'\n"
-                           "assert w.attrs['rows'] == 18, w.attrs['rows']\n"
-                           "assert w['table'].attrs['kappa'].startswith('strict')\n"
-                           "i = f['checks/model-infsa']\n"
-                           "assert i.attrs['rows'] == 8, i.attrs['rows']\n"
-                           "assert i['table'].attrs['bias_form'].startswith('with biases')\n"
-                           "assert 'cos_left' in i['table'].attrs['finding']\n"
-                           "t = f['checks/thm3.4-model']\n"
-                           "assert t.attrs['kind'] == 'theorem' and t.attrs['instances'] == 1\n"
-                           "print('schema-ok')\n"
-                           "EOF";
-    const int rc = std::system(py.c_str());
-    std::ifstream pf(dir + "/py.out");
-    const std::string out((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+    std::string out;
+    const int rc = python(
+        "import sys, h5py\n"
+        "f = h5py.File(sys.argv[1], 'r')\n"
+        "w = f['checks/model-weights-kappa']\n"
+        "assert w.attrs['kind'] == 'experiment'\n"
+        "assert w.attrs['rows'] == 18, w.attrs['rows']\n"
+        "assert w['table'].attrs['kappa'].startswith('strict')\n"
+        "i = f['checks/model-infsa']\n"
+        "assert i.attrs['rows'] == 8, i.attrs['rows']\n"
+        "assert i['table'].attrs['bias_form'].startswith('with biases')\n"
+        "assert 'cos_left' in i['table'].attrs['finding']\n"
+        "t = f['checks/thm3.4-model']\n"
+        "assert t.attrs['kind'] == 'theorem' and t.attrs['instances'] == 1\n"
+        "print('schema-ok')\n",
+        dir + "/v.h5", &out);
     INFO(out);
     CHECK(rc == 0);
     CHECK(out.find("schema-ok") != std::string::npos);

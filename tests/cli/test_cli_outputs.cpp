@@ -13,40 +13,22 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
 const std::string kCli = ATTNSPEC_CLI_PATH;
 
-std::string slurp(const std::string& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-int sh(const std::string& cmd) {
-    const int st = std::system(cmd.c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-// Runs a Python/h5py script with the arguments `args`; returns its exit code.
-int py(const std::string& args, const std::string& script, const std::string& dir) {
-    return sh(std::string(ATTNSPEC_PYTHON) + " - " + args + " > " + dir + "/py.out 2>&1 <<'EOF'\n" +
-              script + "EOF\n");
-}
 // The number of entries of `dir` (hidden ones included).
 int count_entries(const std::string& dir) {
-    const std::string list = dir + ".list";
-    sh("ls -A " + dir + " 2>/dev/null | wc -l > " + list);
-    const int n = std::stoi(slurp(list));
-    std::remove(list.c_str());
-    return n;
+    return static_cast<int>(attnspec::test::entries(dir).size());
 }
 // A Q/K input file for neumann/fidelity and an attention-head input for jacobian, in `dir`.
 void make_inputs(const std::string& dir) {
-    REQUIRE(py(dir,
-               "import sys, h5py, numpy as np\n"
-               "r = np.random.default_rng(1)\n"
-               "with h5py.File(sys.argv[1] + '/qk.h5', 'w') as f:\n"
-               "    f['Q'] = r.standard_normal((8, 4)); f['K'] = r.standard_normal((8, 4))\n",
-               dir) == 0);
+    REQUIRE(python("import sys, h5py, numpy as np\n"
+                   "r = np.random.default_rng(1)\n"
+                   "with h5py.File(sys.argv[1] + '/qk.h5', 'w') as f:\n"
+                   "    f['Q'] = r.standard_normal((8, 4)); f['K'] = r.standard_normal((8, 4))\n",
+                   dir, nullptr, dir + "/py.out") == 0);
     REQUIRE(sh("cp " + std::string(ATTNSPEC_SOURCE_DIR) + "/datasets/embedded/attention_heads.h5 " +
                dir + "/heads.h5") == 0);
 }
@@ -230,18 +212,18 @@ TEST_CASE(
            " verify thm3.8-above-sigma1 -q --seed 12 --out " + out + " & wait) >/dev/null 2>&1");
         // the report validates, is one of the two runs, and every counterexample file in its
         // directory comes from that same run
-        CHECK(py(out + " " + dir + "/v.counterexamples",
-                 "import sys, os, h5py\n"
-                 "f = h5py.File(sys.argv[1], 'r')\n"
-                 "cl = f.attrs['command_line']\n"
-                 "assert f.attrs['seed'] in ('11', '12'), f.attrs['seed']\n"
-                 "g = f['checks/thm3.8-above-sigma1']\n"
-                 "names = sorted(os.listdir(sys.argv[2]))\n"
-                 "assert len(names) == g.attrs['counterexample_files'] > 0, names\n"
-                 "for n in names:\n"
-                 "    assert h5py.File(os.path.join(sys.argv[2], n), 'r').attrs['command_line'] "
-                 "== cl, n\n",
-                 dir) == 0);
+        CHECK(
+            python("import sys, os, h5py\n"
+                   "f = h5py.File(sys.argv[1], 'r')\n"
+                   "cl = f.attrs['command_line']\n"
+                   "assert f.attrs['seed'] in ('11', '12'), f.attrs['seed']\n"
+                   "g = f['checks/thm3.8-above-sigma1']\n"
+                   "names = sorted(os.listdir(sys.argv[2]))\n"
+                   "assert len(names) == g.attrs['counterexample_files'] > 0, names\n"
+                   "for n in names:\n"
+                   "    assert h5py.File(os.path.join(sys.argv[2], n), 'r').attrs['command_line'] "
+                   "== cl, n\n",
+                   out + " " + dir + "/v.counterexamples", nullptr, dir + "/py.out") == 0);
         CHECK(count_entries(dir) == 3);  // v.h5, v.counterexamples, py.out
     }
     INFO(slurp(dir + "/py.out"));
@@ -255,14 +237,13 @@ TEST_CASE("every violated record is written (capped at 64) and replays from its 
     auto r = run_cli("verify thm3.8-above-sigma1 --fail-on readings --out " + dir + "/v.h5");
     REQUIRE(r.code == 1);
     CHECK(r.err.find("written (cap 64)") != std::string::npos);
-    REQUIRE(py(dir + "/v.h5 " + dir + "/v.counterexamples",
-               "import sys, os, h5py\n"
-               "g = h5py.File(sys.argv[1], 'r')['checks/thm3.8-above-sigma1']\n"
-               "n = len(os.listdir(sys.argv[2]))\n"
-               "assert g.attrs['counterexample_cap'] == 64\n"
-               "assert n == g.attrs['counterexample_files'] == min(64, g.attrs['n_violated'])\n"
-               "assert g.attrs['counterexample_dir'] == 'v.counterexamples'\n",
-               dir) == 0);
+    REQUIRE(python("import sys, os, h5py\n"
+                   "g = h5py.File(sys.argv[1], 'r')['checks/thm3.8-above-sigma1']\n"
+                   "n = len(os.listdir(sys.argv[2]))\n"
+                   "assert g.attrs['counterexample_cap'] == 64\n"
+                   "assert n == g.attrs['counterexample_files'] == min(64, g.attrs['n_violated'])\n"
+                   "assert g.attrs['counterexample_dir'] == 'v.counterexamples'\n",
+                   dir + "/v.h5 " + dir + "/v.counterexamples", nullptr, dir + "/py.out") == 0);
     // each file replays on its own, away from the report, to the same verdict
     REQUIRE(sh("ls " + dir + "/v.counterexamples > " + dir + "/names") == 0);
     std::ifstream names(dir + "/names");
@@ -289,10 +270,9 @@ TEST_CASE("an instance file's seed is parsed strictly: 65 naming the attribute",
                dir + "/i.h5") == 0);
     for (const std::string& seed :
          std::vector<std::string>{"not-a-number", "123456789012345678901234567890", "-1"}) {
-        REQUIRE(py(dir + "/i.h5 " + seed,
-                   "import sys, h5py\n"
-                   "h5py.File(sys.argv[1], 'a')['record'].attrs['seed'] = sys.argv[2]\n",
-                   dir) == 0);
+        REQUIRE(python("import sys, h5py\n"
+                       "h5py.File(sys.argv[1], 'a')['record'].attrs['seed'] = sys.argv[2]\n",
+                       dir + "/i.h5 " + seed, nullptr, dir + "/py.out") == 0);
         const auto r = run_cli("verify thm3.8-above-sigma1 --instance " + dir + "/i.h5");
         INFO(seed << ": " << r.err);
         CHECK(r.code == 65);

@@ -11,22 +11,13 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
 // Fast checks, one with violations (counterexample files), with few instances each.
 const std::string kChecks =
     "verify thm3.5 thm3.8 thm3.8-above-sigma1 infsa.neumann thm3.3 --trials 12 -q "
     "--fail-on readings ";
-
-// scripts/compare-reports.py --rtol 0 on a and b: its exit status (0 equal, 1 different).
-int compare(const std::string& a, const std::string& b, const std::string& log) {
-    const std::string cmd = std::string(ATTNSPEC_PYTHON) + " " + ATTNSPEC_SOURCE_DIR +
-                            "/scripts/compare-reports.py --rtol 0 " + a + " " + b + " > " + log +
-                            " 2>&1";
-    const int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 void verify_to(const std::string& args, const std::string& out) {
     auto r = run_cli(kChecks + args + " --out " + out);
@@ -40,7 +31,7 @@ TEST_CASE("verify --threads 1 and --threads 3 give reports and counterexamples t
     const std::string dir = attnspec::test::temp_dir();
     verify_to("--threads 1", dir + "/t1.h5");
     verify_to("--threads 3", dir + "/t3.h5");
-    CHECK(compare(dir + "/t1.h5", dir + "/t3.h5", dir + "/cmp.txt") == 0);
+    CHECK(compare_reports(dir + "/t1.h5", dir + "/t3.h5", "--rtol 0", dir + "/cmp.txt") == 0);
     const int found = std::system(("ls " + dir + "/t1.counterexamples/*.h5 > /dev/null").c_str());
     REQUIRE(found == 0);
     const int same_files =
@@ -57,7 +48,7 @@ TEST_CASE("verify --threads: a planted difference (another --seed) is caught by 
     const std::string dir = attnspec::test::temp_dir();
     verify_to("--threads 3 --seed 1", dir + "/a.h5");
     verify_to("--threads 3 --seed 2", dir + "/b.h5");
-    CHECK(compare(dir + "/a.h5", dir + "/b.h5", dir + "/cmp.txt") == 1);
+    CHECK(compare_reports(dir + "/a.h5", dir + "/b.h5", "--rtol 0", dir + "/cmp.txt") == 1);
     std::system(("rm -rf " + dir).c_str());
 }
 
@@ -108,6 +99,6 @@ TEST_CASE(
     INFO(one.err << two.err);
     REQUIRE(one.code == two.code);
     REQUIRE((one.code == 0 || one.code == 1));
-    CHECK(compare(dir + "/s1.h5", dir + "/s2.h5", dir + "/cmp.txt") == 0);
+    CHECK(compare_reports(dir + "/s1.h5", dir + "/s2.h5", "--rtol 0", dir + "/cmp.txt") == 0);
     std::system(("rm -rf " + dir).c_str());
 }

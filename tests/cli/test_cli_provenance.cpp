@@ -11,16 +11,13 @@
 #include "test_support.hpp"
 
 using attnspec::test::run_cli;
+using attnspec::test::slurp;
 
 namespace {
 size_t count_of(const std::string& text, const std::string& what) {
     size_t n = 0;
     for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
     return n;
-}
-std::string file_text(const std::string& path) {
-    std::ifstream f(path);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 }  // namespace
 
@@ -36,7 +33,7 @@ TEST_CASE("verify --list says reconstructed and names every check's source", "[c
     CHECK(count_of(r.out, "\treconstructed (") == attnspec::proofs::registry().size());
     // The check table (docs/checks.md, linked from the README) names the same source in the row
     // of each check.
-    const std::string table = file_text(std::string(ATTNSPEC_SOURCE_DIR) + "/docs/checks.md");
+    const std::string table = slurp(std::string(ATTNSPEC_SOURCE_DIR) + "/docs/checks.md");
     for (const auto& c : attnspec::proofs::registry()) {
         INFO(c.name);
         const auto row = table.find("| `" + c.name + "` |");
@@ -61,7 +58,7 @@ TEST_CASE("a verify report records statements once at the root and each check's 
               attnspec::proofs::find_check(name)->source);
     auto md = run_cli("report render " + dir + "/v.h5 --out " + dir + "/v.md");
     REQUIRE(md.code == 0);
-    const std::string text = file_text(dir + "/v.md");
+    const std::string text = slurp(dir + "/v.md");
     CHECK(count_of(text, "Statements: " + st) == 1);
     CHECK(text.find("Statements: ") < text.find("## Summary"));  // in the header
     CHECK(text.find("Reconstructed statement; source: SC summary, Thm 3.5.") != std::string::npos);
@@ -147,13 +144,13 @@ TEST_CASE("scripts/check-links.sh fails on a link outside the repository or to a
     REQUIRE(sh("git add -A && bash " + script + " .") == 0);  // clean tree passes
     write("README.md", "See [the math](../outside/MATH.md).\n");
     CHECK(sh("git add -A && bash " + script + " .") != 0);
-    CHECK(file_text(dir + "/../out.txt").find("outside the repository") != std::string::npos);
+    CHECK(slurp(dir + "/../out.txt").find("outside the repository") != std::string::npos);
     write("README.md", "See [the math](docs/NOPE.md).\n");
     CHECK(sh("git add -A && bash " + script + " .") != 0);
-    CHECK(file_text(dir + "/../out.txt").find("missing file") != std::string::npos);
+    CHECK(slurp(dir + "/../out.txt").find("missing file") != std::string::npos);
     write("README.md", "See `../" + std::string("shared/") + "design/MATH.md`.\n");
     CHECK(sh("git add -A && bash " + script + " .") != 0);
-    CHECK(file_text(dir + "/../out.txt").find("README.md:1") != std::string::npos);
+    CHECK(slurp(dir + "/../out.txt").find("README.md:1") != std::string::npos);
     // An untracked file is not the repository's business.
     write("README.md", "ok\n");
     write("notes.md", "[x](missing.md)\n");

@@ -11,13 +11,9 @@
 #include "attnspec/io/h5.hpp"
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
-std::string slurp(const std::string& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
 
 // Cells of one Markdown table row ("| a | b \| c |" -> {"a", "b \| c"}).
 std::vector<std::string> cells(const std::string& line) {
@@ -169,16 +165,15 @@ TEST_CASE(
 
 TEST_CASE("report show/render refuse an unknown kind and an old schema with 65", "[cli][report]") {
     const std::string d = attnspec::test::temp_dir();
-    const std::string py = std::string(ATTNSPEC_PYTHON) + " - " + d + " <<'EOF'\n" +
-                           "import sys, h5py\n"
-                           "with h5py.File(sys.argv[1] + '/gpu.h5', 'w') as f:\n"
-                           "    f.attrs['schema_version'] = '1.0'\n"
-                           "    f.create_group('gpu_check').attrs['x'] = 1.0\n"
-                           "with h5py.File(sys.argv[1] + '/old.h5', 'w') as f:\n"
-                           "    f.attrs['schema_version'] = '0.9'\n"
-                           "    f.create_group('neumann')\n"
-                           "EOF\n";
-    REQUIRE(std::system(py.c_str()) == 0);
+    const std::string py =
+        "import sys, h5py\n"
+        "with h5py.File(sys.argv[1] + '/gpu.h5', 'w') as f:\n"
+        "    f.attrs['schema_version'] = '1.0'\n"
+        "    f.create_group('gpu_check').attrs['x'] = 1.0\n"
+        "with h5py.File(sys.argv[1] + '/old.h5', 'w') as f:\n"
+        "    f.attrs['schema_version'] = '0.9'\n"
+        "    f.create_group('neumann')\n";
+    REQUIRE(python(py, d) == 0);
     for (const char* action : {"show", "render"}) {
         const auto u = run_cli(std::string("report ") + action + " " + d + "/gpu.h5");
         CHECK(u.code == 65);

@@ -12,25 +12,9 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
-std::string slurp(const std::string& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-bool exists(const std::string& p) {
-    struct stat s {};
-    return ::stat(p.c_str(), &s) == 0;
-}
-// Entries of `dir` whose name contains ".tmp." (temps left behind).
-int temps_in(const std::string& dir) {
-    const std::string list = dir + "/../temps.txt";
-    std::system(("ls -A " + dir + " | grep -c '\\.tmp\\.' > " + list + " || true").c_str());
-    const int n = std::atoi(slurp(list).c_str());
-    std::remove(list.c_str());
-    return n;
-}
 
 const char* kStub =
     "import os, sys\n"

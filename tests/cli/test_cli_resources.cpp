@@ -12,8 +12,7 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
-using attnspec::test::CliResult;
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
 
@@ -24,7 +23,7 @@ struct Timed {
 Timed timed_cli(const std::string& args) {
     const auto t0 = std::chrono::steady_clock::now();
     Timed t{run_cli(args), 0};
-    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t.seconds = seconds_since(t0);
     return t;
 }
 
@@ -38,28 +37,12 @@ double json_number(const std::string& doc, const std::string& key) {
     return end == p ? std::nan("") : v;
 }
 
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 // The executable in a child shell whose address space is capped (ulimit -v = setrlimit
 // RLIMIT_AS, in KiB) with one BLAS thread: an allocation above the cap fails deterministically.
 CliResult run_cli_capped(long kib, const std::string& args) {
-    const std::string dir = attnspec::test::temp_dir();
-    const std::string cmd = "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 sh -c 'ulimit -v " +
-                            std::to_string(kib) + " && exec " + ATTNSPEC_CLI_PATH + " " + args +
-                            "' >" + dir + "/out 2>" + dir + "/err </dev/null";
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    const std::string cat = "cat " + dir + "/err";
-    FILE* f = popen(cat.c_str(), "r");
-    char buf[4096];
-    size_t n = 0;
-    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) r.err.append(buf, n);
-    if (f) pclose(f);
-    std::system(("rm -rf " + dir).c_str());
-    return r;
+    return attnspec::test::run_shell("OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 sh -c 'ulimit -v " +
+                                     std::to_string(kib) + " && exec " + ATTNSPEC_CLI_PATH + " " +
+                                     args + "'");
 }
 
 }  // namespace

@@ -10,31 +10,13 @@
 
 #include "test_support.hpp"
 
-using attnspec::test::run_cli;
+using namespace attnspec::test;
 
 namespace {
 // Four fast checks; thm3.8-above-sigma1 has violated instances, hence counterexample files.
 const std::string kSel =
     "verify thm3.5 thm3.8 thm3.8-above-sigma1 infsa.neumann --trials 8 -q --fail-on never ";
 
-int sh(const std::string& cmd) {
-    const int st = std::system(cmd.c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-bool exists(const std::string& p) {
-    struct stat s {};
-    return ::stat(p.c_str(), &s) == 0;
-}
-std::string slurp(const std::string& p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-// compare-reports.py A B --rtol 0 --counterexamples: 0 when equal, 1 when they differ.
-int compare(const std::string& a, const std::string& b, const std::string& dir) {
-    return sh(std::string(ATTNSPEC_PYTHON) + " " + ATTNSPEC_SOURCE_DIR +
-              "/scripts/compare-reports.py " + a + " " + b + " --rtol 0 --counterexamples > " +
-              dir + "/cmp.txt 2>&1");
-}
 // Runs shard i/n of kSel (plus `extra`) into dir/<stem>i.h5.
 void run_shards(const std::string& dir, const std::string& stem, int n,
                 const std::string& extra = "") {
@@ -69,19 +51,20 @@ TEST_CASE("verify --shard: merged shards equal the unsharded run for n = 1, 2, 3
         CHECK(m.out.find("merged " + std::to_string(n) +
                          " shard(s), 4 check(s) and 2 "
                          "counterexample file(s)") != std::string::npos);
-        CHECK(compare(dir + "/full.h5", merged, dir) == 0);
+        CHECK(compare_reports(dir + "/full.h5", merged, "--rtol 0 --counterexamples",
+                              dir + "/cmp.txt") == 0);
         INFO(slurp(dir + "/cmp.txt"));
     }
     // 4 checks over 5 shards: one shard holds none and says so in its attributes
-    const std::string py = std::string(ATTNSPEC_PYTHON) + " -c \"import h5py, sys\n" +
-                           "n = 0\nfor i in range(5):\n    f = h5py.File('" + dir +
-                           "/n5s%d.h5' % i, 'r')\n    if f.attrs['shard_checks'] == '':\n" +
-                           "        assert len(f['checks']) == 0; n += 1\n" +
-                           "sys.exit(0 if n == 1 else 1)\"";
-    CHECK(sh(py) == 0);
+    const std::string py =
+        std::string("import h5py, sys\n") + "n = 0\nfor i in range(5):\n    f = h5py.File('" + dir +
+        "/n5s%d.h5' % i, 'r')\n    if f.attrs['shard_checks'] == '':\n" +
+        "        assert len(f['checks']) == 0; n += 1\n" + "sys.exit(0 if n == 1 else 1)\n";
+    CHECK(python(py) == 0);
     // the comparison can fail: another seed differs from the unsharded run
     REQUIRE(run_cli(kSel + "--seed 7 --out " + dir + "/seed7.h5").code == 0);
-    CHECK(compare(dir + "/full.h5", dir + "/seed7.h5", dir) == 1);
+    CHECK(compare_reports(dir + "/full.h5", dir + "/seed7.h5", "--rtol 0 --counterexamples",
+                          dir + "/cmp.txt") == 1);
     sh("rm -rf " + dir);
 }
 

@@ -23,6 +23,8 @@
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "test_support.hpp"
 
+using namespace attnspec::test;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -30,27 +32,6 @@ namespace fs = std::filesystem;
 void write_script(const std::string& path, const std::string& body) {
     std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
     REQUIRE(std::system(("chmod +x " + path).c_str()) == 0);
-}
-
-std::string slurp(const std::string& p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-bool has(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
-
-struct Shell {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
-
-// Runs `cmd` with /bin/sh, both streams into a file under `dir`.
-Shell shell(const std::string& dir, const std::string& cmd) {
-    const std::string log = dir + "/shell.out";
-    const int status = std::system((cmd + " >" + log + " 2>&1 </dev/null").c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
 }
 
 const std::string kCheck = std::string("bash ") + ATTNSPEC_SOURCE_DIR + "/scripts/gpu-check.sh ";
@@ -94,8 +75,9 @@ struct ScriptRun {
 ScriptRun run_script(const std::string& dir, const std::string& env, const std::string& opts = "") {
     const std::string out = dir + "/out";
     REQUIRE(std::system(("rm -rf " + out).c_str()) == 0);
-    const Shell sh = shell(dir, "env ATTNSPEC_SANITIZER=" + dir + "/compute-sanitizer " + env +
-                                    " " + kCheck + opts + " " + out + " " + dir + "/attnspec-gpu");
+    const CliResult sh =
+        run_shell_merged("env ATTNSPEC_SANITIZER=" + dir + "/compute-sanitizer " + env + " " +
+                         kCheck + opts + " " + out + " " + dir + "/attnspec-gpu");
     ScriptRun r;
     r.code = sh.code;
     r.summary = slurp(out + "/summary.txt");
@@ -226,7 +208,7 @@ TEST_CASE("gpu-check.sh never calls a benchmark without its peer or off target p
 TEST_CASE("gpu-check.sh: the step caps fit the 8-minute budget and --help, --caps exit 0",
           "[cli][gpu-script]") {
     const std::string dir = attnspec::test::temp_dir();
-    const Shell caps = shell(dir, kCheck + "--caps");
+    const CliResult caps = run_shell_merged(kCheck + "--caps");
     INFO(caps.out);
     CHECK(caps.code == 0);
     long sum = 0, total = -1, rows = 0;
@@ -268,35 +250,35 @@ TEST_CASE("gpu-check.sh: the step caps fit the 8-minute budget and --help, --cap
         INFO(p);
         CHECK(has(gpu_tests, "TEST_CASE(\"" + p.substr(0, p.find('*'))));
     }
-    const Shell help = shell(dir, kCheck + "--help");
+    const CliResult help = run_shell_merged(kCheck + "--help");
     CHECK(help.code == 0);
     CHECK(has(help.out, "caps total: "));
     CHECK(has(help.out, "--vit"));
-    CHECK(shell(dir, kCheck + "-h").code == 0);
+    CHECK(run_shell_merged(kCheck + "-h").code == 0);
     std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("gpu-check.sh refuses a missing bundle and bad usage", "[cli][gpu-script]") {
     const std::string dir = attnspec::test::temp_dir();
-    CHECK(shell(dir, kCheck + dir + "/out " + dir + "/missing.tar.xz").code == 66);
-    CHECK(shell(dir, kCheck + dir + "/out " + dir).code == 66);  // a folder without run
-    CHECK(shell(dir, kCheck).code == 64);
-    CHECK(shell(dir, kCheck + "a b c").code == 64);
-    CHECK(shell(dir, kCheck + "--no-such-option " + dir).code == 64);
+    CHECK(run_shell_merged(kCheck + dir + "/out " + dir + "/missing.tar.xz").code == 66);
+    CHECK(run_shell_merged(kCheck + dir + "/out " + dir).code == 66);  // a folder without run
+    CHECK(run_shell_merged(kCheck).code == 64);
+    CHECK(run_shell_merged(kCheck + "a b c").code == 64);
+    CHECK(run_shell_merged(kCheck + "--no-such-option " + dir).code == 64);
     std::system(("rm -rf " + dir).c_str());
 }
 
 TEST_CASE("gpu-bundle.sh: --help, usage, glibc floor and where the CUDA libraries come from",
           "[cli][gpu-script]") {
     const std::string dir = attnspec::test::temp_dir();
-    const Shell help = shell(dir, kBundle + "--help");
+    const CliResult help = run_shell_merged(kBundle + "--help");
     CHECK(help.code == 0);  // never taken as an output path
     CHECK(has(help.out, "glibc floor"));
     CHECK(has(help.out, "--python PY"));
-    CHECK(shell(dir, kBundle + "-h").code == 0);
-    CHECK(shell(dir, kBundle).code == 64);
-    CHECK(shell(dir, kBundle + "a.tar.xz b.tar.xz").code == 64);
-    CHECK(shell(dir, kBundle + "--no-such-option a.tar.xz").code == 64);
+    CHECK(run_shell_merged(kBundle + "-h").code == 0);
+    CHECK(run_shell_merged(kBundle).code == 64);
+    CHECK(run_shell_merged(kBundle + "a.tar.xz b.tar.xz").code == 64);
+    CHECK(run_shell_merged(kBundle + "--no-such-option a.tar.xz").code == 64);
 
     // A fake build of small ELF programs, packed without building.
     if (!fs::exists("/bin/true")) return;
@@ -306,8 +288,9 @@ TEST_CASE("gpu-bundle.sh: --help, usage, glibc floor and where the CUDA librarie
                          "/gpu/libattnspec_gpu.so && cp /bin/true " + build +
                          "/tests/attnspec_tests_gpu")
                             .c_str()) == 0);
-    const Shell pack = shell(dir, "env ATTNSPEC_BUNDLE_NO_BUILD=1 ATTNSPEC_BUNDLE_BUILD=" + build +
-                                      " " + kBundle + dir + "/b.tar.xz");
+    const CliResult pack =
+        run_shell_merged("env ATTNSPEC_BUNDLE_NO_BUILD=1 ATTNSPEC_BUNDLE_BUILD=" + build + " " +
+                         kBundle + dir + "/b.tar.xz");
     INFO(pack.out);
     REQUIRE(pack.code == 0);
     CHECK(has(pack.out, "glibc floor: 2."));  // /bin/true needs some GLIBC_2.x
@@ -327,17 +310,17 @@ TEST_CASE("gpu-bundle.sh: --help, usage, glibc floor and where the CUDA librarie
                             .c_str()) == 0);
     write_script(dir + "/python", "echo " + dir + "/site");  // answers the site-packages query
     const std::string where = top + "/run --where-cuda";
-    const Shell wheels =
-        shell(dir, "env LD_LIBRARY_PATH= ATTNSPEC_PYTHON=" + dir + "/python " + where);
+    const CliResult wheels =
+        run_shell_merged("env LD_LIBRARY_PATH= ATTNSPEC_PYTHON=" + dir + "/python " + where);
     CHECK(wheels.code == 0);
     CHECK(has(wheels.out, "CUDA libraries: from the nvidia-* wheels of " + dir + "/python (" + dir +
                               "/site/nvidia/cuda_runtime/lib)"));
-    const Shell ld = shell(
-        dir, "env LD_LIBRARY_PATH=" + dir + "/ldp ATTNSPEC_PYTHON=" + dir + "/python " + where);
+    const CliResult ld = run_shell_merged("env LD_LIBRARY_PATH=" + dir +
+                                          "/ldp ATTNSPEC_PYTHON=" + dir + "/python " + where);
     CHECK(ld.code == 0);
     CHECK(has(ld.out, "CUDA libraries: from LD_LIBRARY_PATH"));
-    const Shell missing =
-        shell(dir, "env LD_LIBRARY_PATH= ATTNSPEC_PYTHON=" + dir + "/nothing " + where);
+    const CliResult missing =
+        run_shell_merged("env LD_LIBRARY_PATH= ATTNSPEC_PYTHON=" + dir + "/nothing " + where);
     CHECK(missing.code == 1);
     CHECK(has(missing.out, "CUDA libraries: not found (needed: " + lib));
     std::system(("rm -rf " + dir).c_str());

@@ -16,17 +16,6 @@ extern char** environ;
 
 namespace attnspec::hostile {
 
-void write_file(const std::string& path, const std::string& bytes) {
-    std::ofstream f(path, std::ios::binary);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    REQUIRE(f.good());
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
 namespace {
 // The launcher between the test and attnspec: a child forked from this (large) test process
 // would count the test's pages in its ru_maxrss, so python3 starts attnspec and reports the
@@ -53,7 +42,7 @@ Outcome run(const std::vector<std::string>& args, double limit_s,
     const std::string cli = relocated && *relocated ? relocated : ATTNSPEC_CLI_PATH;
     const std::string dir = attnspec::test::temp_dir();
     const std::string out = dir + "/out", err = dir + "/err", result = dir + "/result";
-    write_file(dir + "/launch.py", kLauncher);
+    attnspec::test::write_file(dir + "/launch.py", kLauncher);
     std::vector<std::string> envs;
     for (char** e = environ; *e; ++e) envs.emplace_back(*e);
     envs.insert(envs.end(), env.begin(), env.end());
@@ -81,16 +70,16 @@ Outcome run(const std::vector<std::string>& args, double limit_s,
     while (::waitpid(pid, &status, 0) < 0) {
     }
     Outcome r;
-    std::istringstream res(read_file(result));
+    std::istringstream res(attnspec::test::slurp(result));
     long peak_kb = 0;
     int killed = 0;
     res >> r.code >> killed >> r.seconds >> peak_kb;
-    INFO("launcher: " << read_file(err).substr(0, 400));
+    INFO("launcher: " << attnspec::test::slurp(err).substr(0, 400));
     REQUIRE(!res.fail());
     r.timed_out = killed != 0;
     r.peak_mb = static_cast<double>(peak_kb) / 1024.0;  // ru_maxrss: KiB on Linux
-    r.out = read_file(out);
-    r.err = read_file(err);
+    r.out = attnspec::test::slurp(out);
+    r.err = attnspec::test::slurp(err);
     std::system(("rm -rf " + dir).c_str());
     return r;
 #else
@@ -99,27 +88,6 @@ Outcome run(const std::vector<std::string>& args, double limit_s,
     return {};
 #endif
 }
-
-std::string safetensors(const std::string& header, const std::string& data) {
-    std::string s(8, '\0');
-    std::uint64_t n = header.size();
-    for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
-    return s + header + data;
-}
-
-bool python(const std::string& dir, const std::string& script, const std::string& args,
-            std::string* out) {
-    write_file(dir + "/gen.py", script);
-    const int rc = std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/gen.py " + args +
-                                " > " + dir + "/gen.out 2>&1")
-                                   .c_str());
-    if (out) *out = read_file(dir + "/gen.out");
-    if (rc != 0) WARN("python: " << read_file(dir + "/gen.out"));
-    return rc == 0;
-}
-
-Dir::Dir() : path(attnspec::test::temp_dir()) {}
-Dir::~Dir() { std::system(("rm -rf " + path).c_str()); }
 
 int line_count(const std::string& text) {
     int n = 0;

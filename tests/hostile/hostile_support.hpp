@@ -3,7 +3,8 @@
 // made by python3 (numpy, h5py: the interpreter the CLI tests use). Each case runs the attnspec
 // executable under a small python3 launcher with a wall-clock limit (killed past it) and reports
 // its exit status, stderr, wall time and peak resident memory (the launcher's RUSAGE_CHILDREN
-// ru_maxrss: attnspec's own, not the forking test's pages).
+// ru_maxrss: attnspec's own, not the forking test's pages). Files, temporary directories, python
+// and safetensors images come from tests/support/test_support.hpp.
 #pragma once
 #include <string>
 #include <vector>
@@ -43,25 +44,6 @@ struct Outcome {
 // `env` entries "NAME=value" are added to the child's environment.
 Outcome run(const std::vector<std::string>& args, double limit_s = 20,
             const std::vector<std::string>& env = {});
-
-// Writes `bytes` to `path`.
-void write_file(const std::string& path, const std::string& bytes);
-std::string read_file(const std::string& path);
-
-// A safetensors file: `header` (a JSON object text) and `data` bytes.
-std::string safetensors(const std::string& header, const std::string& data = "");
-
-// Runs python3 `script` with `args`; true when it exits 0 (its output in `out`).
-bool python(const std::string& dir, const std::string& script, const std::string& args,
-            std::string* out = nullptr);
-
-// A fresh temporary directory (removed by Dir's destructor).
-struct Dir {
-    std::string path;
-    Dir();
-    ~Dir();
-    std::string operator/(const std::string& name) const { return path + "/" + name; }
-};
 
 // The number of lines of `text` that are not empty.
 int line_count(const std::string& text);

@@ -17,17 +17,15 @@
 #include <vector>
 
 #include "hostile_support.hpp"
+#include "test_support.hpp"
 
 using namespace attnspec::hostile;
+using namespace attnspec::test;
 
 namespace {
 
 constexpr double kFastSeconds = 10;  // a refusal, or a small run
 constexpr double kSmallMb = 100;     // peak RSS of a refusal (the executable alone: ~20 MiB)
-
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 // Exit code, one line on stderr naming `says`, time and memory within the limits.
 void expect_refusal(const Outcome& r, int code, const std::string& says,
@@ -75,7 +73,7 @@ std::string bert_checkpoint(int D, const std::string& prefix = "") {
 }
 
 // A neumann report made by the CLI (small and quick).
-std::string neumann_report(const Dir& d) {
+std::string neumann_report(const TempDir& d) {
     const std::string out = d / "n.h5";
     const Outcome r = run({"neumann", "--tokens", "16", "--dh", "4", "--out", out}, 60);
     INFO(r.err);
@@ -87,7 +85,7 @@ std::string neumann_report(const Dir& d) {
 
 TEST_CASE("hostile: a tensor name of 30,000 characters is refused, not a stack overflow",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     // one word of 30,000 characters: std::regex's matcher recursed once per character (SIGSEGV)
     const std::string name =
         std::string(30000, 'a') + ".encoder.layer.0.attention.self.query.weight";
@@ -108,20 +106,19 @@ TEST_CASE("hostile: a tensor name of 30,000 characters is refused, not a stack o
 
 TEST_CASE("hostile: an .npz member name of 60,000 characters is refused in one line",
           "[cli][hostile]") {
-    Dir d;
-    REQUIRE(python(d.path,
-                   "import io, sys, zipfile, numpy as np\n"
+    TempDir d;
+    REQUIRE(python("import io, sys, zipfile, numpy as np\n"
                    "buf = io.BytesIO(); np.save(buf, np.ones((2, 2)))\n"
                    "with zipfile.ZipFile(sys.argv[1], 'w') as z:\n"
                    "    z.writestr('a' * 60000 + '.npy', buf.getvalue())\n",
-                   d / "long.npz"));
+                   d / "long.npz") == 0);
     expect_refusal(run({"import", d / "long.npz", "--heads", "1", "--out", d / "o.h5"}), 65,
                    "longer than 1024 characters");
 }
 
 TEST_CASE("hostile: a FIFO given as an input is refused at once, never waited on",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     const std::string fifo = d / "fifo";
     REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
     write_file(d / "model.safetensors", bert_checkpoint(4));
@@ -142,7 +139,7 @@ TEST_CASE("hostile: a FIFO given as an input is refused at once, never waited on
         expect_refusal(run(args, 8), 65, "is a FIFO, not a regular file", 5);
     }
     // config.json beside the checkpoint, a FIFO
-    Dir c;
+    TempDir c;
     write_file(c / "model.safetensors", bert_checkpoint(4));
     REQUIRE(::mkfifo((c / "config.json").c_str(), 0644) == 0);
     expect_refusal(run({"import", c / "model.safetensors", "--out", c / "o.h5"}, 8), 65,
@@ -151,7 +148,7 @@ TEST_CASE("hostile: a FIFO given as an input is refused at once, never waited on
 
 TEST_CASE("hostile: a safetensors header of 200,000 tensors parses in linear time",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     std::string header = "{";
     for (int i = 0; i < 200000; ++i)
         header += std::string(i ? "," : "") + "\"model.embeddings.table_" + std::to_string(i) +
@@ -179,17 +176,16 @@ TEST_CASE(
     // it, but the file stores none of the 16 MB each column declares.
     for (const auto& [n, says] : {std::pair<const char*, const char*>{"10**8", "above the limit"},
                                   {"2 * 10**6", "but the file stores"}}) {
-        Dir d;
+        TempDir d;
         const std::string rep = neumann_report(d);
-        REQUIRE(python(d.path,
-                       std::string("import sys, h5py\n"
+        REQUIRE(python(std::string("import sys, h5py\n"
                                    "with h5py.File(sys.argv[1], 'a') as f:\n"
                                    "    t = f['neumann/truncation']\n"
                                    "    for c in ('K', 'error', 'bound'):\n"
                                    "        del t[c]\n"
                                    "        t.create_dataset(c, shape=(") +
                            n + ",), dtype='f8')\n",
-                       rep));
+                       rep) == 0);
         struct stat st {};
         REQUIRE(::stat(rep.c_str(), &st) == 0);
         CHECK(st.st_size < (1 << 20));  // a small file declaring gigabytes
@@ -201,7 +197,7 @@ TEST_CASE(
 
 TEST_CASE("hostile: report render --out DIR never deletes files it did not write",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     const std::string rep = neumann_report(d), page = d / "page";
     expect_success(run({"report", "render", rep, "--out", page, "--no-figures"}));
     expect_success(run({"report", "render", rep, "--out", page, "--no-figures"}));  // ours: again
@@ -213,23 +209,23 @@ TEST_CASE("hostile: report render --out DIR never deletes files it did not write
     expect_refusal(r, 73, "thesis.tex");
     CHECK(has(r.err, "figures/mine.png"));
     CHECK(has(r.err, "sub/"));
-    CHECK(read_file(page + "/thesis.tex") == "my thesis");
-    CHECK(read_file(page + "/figures/mine.png") == "png");
+    CHECK(slurp(page + "/thesis.tex") == "my thesis");
+    CHECK(slurp(page + "/figures/mine.png") == "png");
     // A page without a manifest (an older render) holding a file of the user's: kept too.
     const std::string old = d / "old";
     ::mkdir(old.c_str(), 0755);
     write_file(old + "/report.md", "# an old page");
     write_file(old + "/notes.txt", "mine");
     expect_refusal(run({"report", "render", rep, "--out", old, "--no-figures"}), 73, "notes.txt");
-    CHECK(read_file(old + "/notes.txt") == "mine");
+    CHECK(slurp(old + "/notes.txt") == "mine");
     ::unlink((old + "/notes.txt").c_str());  // an older page alone is still replaced
     expect_success(run({"report", "render", rep, "--out", old, "--no-figures"}));
-    CHECK(has(read_file(old + "/report.md"), "# attnspec neumann report"));
+    CHECK(has(slurp(old + "/report.md"), "# attnspec neumann report"));
 }
 
 TEST_CASE("hostile: a legal 243-character --out name is written (temp names fit NAME_MAX)",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     const std::string name = std::string(240, 'r') + ".h5";  // 243 bytes
     const Outcome r = run({"neumann", "--tokens", "16", "--dh", "4", "--out", d / name}, 60);
     expect_success(r, 60);
@@ -243,7 +239,7 @@ TEST_CASE("hostile: a legal 243-character --out name is written (temp names fit 
 
 TEST_CASE("hostile: imports of empty weights or of inputs that match nothing are refused",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     std::string header = "{";
     const char* roles[] = {"query", "key", "value"};
     for (int k = 0; k < 3; ++k)
@@ -253,11 +249,10 @@ TEST_CASE("hostile: imports of empty weights or of inputs that match nothing are
     expect_refusal(run({"import", d / "empty.safetensors", "--heads", "1", "--out", d / "o.h5"}),
                    65, "empty (D and H*d must be at least 1)");
     write_file(d / "model.safetensors", bert_checkpoint(4));
-    REQUIRE(python(d.path,
-                   "import sys, numpy as np\n"
+    REQUIRE(python("import sys, numpy as np\n"
                    "np.savez(sys.argv[1], layer5_sentence0=np.ones((3, 4)))\n"
                    "np.savez(sys.argv[2])\n",
-                   d / "other.npz " + d / "none.npz"));
+                   d / "other.npz " + d / "none.npz") == 0);
     expect_refusal(run({"import", d / "model.safetensors", "--heads", "1", "--inputs",
                         d / "other.npz", "--out", d / "o.h5"}),
                    65, "no hidden states for the imported layers 0");
@@ -284,14 +279,13 @@ TEST_CASE("hostile: error lines are capped and control characters escaped", "[cl
 
 TEST_CASE("hostile: a replayed instance is estimated from its declared shapes before any read",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--fail-on", "violated,readings",
                            "--out", d / "v.h5"},
                           60);  // exit 1: found (a reading: --fail-on)
     REQUIRE(v.code == 1);
     // a counterexample file whose W is swapped for a 1500 x 1500 matrix (18 MB of data)
-    REQUIRE(python(d.path,
-                   "import glob, shutil, sys, h5py, numpy as np\n"
+    REQUIRE(python("import glob, shutil, sys, h5py, numpy as np\n"
                    "src = sorted(glob.glob(sys.argv[1] + '/v.counterexamples/*.h5'))[0]\n"
                    "shutil.copy(src, sys.argv[1] + '/big.h5')\n"
                    "shutil.copy(src, sys.argv[1] + '/small.h5')\n"
@@ -299,7 +293,7 @@ TEST_CASE("hostile: a replayed instance is estimated from its declared shapes be
                    "    del f['record/instance/W']\n"
                    "    f['record/instance/W'] = np.random.default_rng(1).standard_normal("
                    "(1500, 1500))\n",
-                   d.path));
+                   d.path) == 0);
     // a replay says its estimate before the work (the README's promise)
     const Outcome small = run({"verify", "thm3.8-above-sigma1", "--fail-on", "violated,readings",
                                "--instance", d / "small.h5"});
@@ -316,20 +310,10 @@ TEST_CASE("hostile: a replayed instance is estimated from its declared shapes be
 namespace {
 // True once process `pid` is gone (or a zombie waiting for a reaper that is not us).
 bool process_gone(long pid) {
-    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
     const size_t paren = stat.rfind(')');
     return stat.empty() ||
            (paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'Z');
-}
-// Entries of `dir` whose name holds ".tmp." (temps left behind).
-int temps_in(const std::string& dir) {
-    int n = 0;
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (dirent* e = ::readdir(d))
-            n += std::string(e->d_name).find(".tmp.") != std::string::npos;
-        ::closedir(d);
-    }
-    return n;
 }
 const char* kSleepyStub =
     "import os, sys, time\n"
@@ -341,7 +325,7 @@ TEST_CASE(
     "hostile: SIGTERM during report render removes its temp and the figures script, "
     "the script has a timeout",
     "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     const std::string rep = neumann_report(d), pidfile = d / "stub.pid";
     write_file(d / "stub.py", kSleepyStub);
     const std::vector<std::string> env = {"ATTNSPEC_RENDER_SCRIPT=" + d / "stub.py",
@@ -355,7 +339,7 @@ TEST_CASE(
     CHECK(has(t.err, "attnspec: error: the figures script ran longer than 1 s"));
     CHECK(line_count(t.err) == 2);
     CHECK(t.seconds < time_limit(8));
-    CHECK(process_gone(std::stol(read_file(pidfile))));
+    CHECK(process_gone(std::stol(slurp(pidfile))));
     CHECK(temps_in(d.path) == 0);
     std::remove(pidfile.c_str());
     // SIGTERM while the script runs
@@ -372,8 +356,8 @@ TEST_CASE(
                 (d / "page").c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
-    for (int i = 0; i < 500 && read_file(pidfile).empty(); ++i) ::usleep(20000);
-    const std::string stub = read_file(pidfile);
+    for (int i = 0; i < 500 && slurp(pidfile).empty(); ++i) ::usleep(20000);
+    const std::string stub = slurp(pidfile);
     REQUIRE(!stub.empty());
     ::usleep(100000);  // the stub's pid is written; give it the moment to be in its sleep
     CHECK(temps_in(d.path) == 1);
@@ -391,7 +375,7 @@ TEST_CASE(
 }
 
 TEST_CASE("hostile: misleading messages say what was wrong", "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     write_file(d / "fake.npz", "not a zip archive at all");
     expect_refusal(run({"import", d / "fake.npz", "--heads", "1", "--out", d / "o.h5"}), 65,
                    "is not a zip archive");  // was "not a valid safetensors file"
@@ -413,7 +397,7 @@ TEST_CASE("hostile: misleading messages say what was wrong", "[cli][hostile]") {
 
 TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a report",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     expect_refusal(run({"fidelity", "--tokens", "1,,2", "--draws", "1", "--no-report"}), 64,
                    "--tokens has an empty item in '1,,2'");  // was accepted as 1,2
     expect_refusal(run({"neumann", "--tokens", "16", "--dh", "4", "--out", ""}), 64,
@@ -422,12 +406,11 @@ TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a r
                            "--out", d / "v.h5"},
                           60);
     REQUIRE(v.code == 1);
-    REQUIRE(python(d.path,
-                   "import sys, h5py\n"
+    REQUIRE(python("import sys, h5py\n"
                    "with h5py.File(sys.argv[1], 'r+') as f:\n"
                    "    r = f['checks/thm3.8-above-sigma1/regimes/regime']\n"
                    "    r[0] = '\\x1b]0;owned\\x07\\x1b[31mred'\n",
-                   d / "v.h5"));
+                   d / "v.h5") == 0);
     const Outcome s = run({"report", "show", d / "v.h5"});
     INFO(s.err);
     CHECK(s.code == 0);
@@ -437,20 +420,19 @@ TEST_CASE("hostile: empty list items, an empty --out and terminal escapes in a r
 }
 
 TEST_CASE("hostile: --instance reads the schema versions report show reads", "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     const Outcome v = run({"verify", "thm3.8-above-sigma1", "-q", "--fail-on", "violated,readings",
                            "--out", d / "v.h5"},
                           60);
     REQUIRE(v.code == 1);
-    REQUIRE(python(d.path,
-                   "import glob, shutil, sys, h5py\n"
+    REQUIRE(python("import glob, shutil, sys, h5py\n"
                    "src = sorted(glob.glob(sys.argv[1] + '/v.counterexamples/*.h5'))[0]\n"
                    "for name, version in (('v2.h5', '2.0'), ('none.h5', None)):\n"
                    "    shutil.copy(src, sys.argv[1] + '/' + name)\n"
                    "    with h5py.File(sys.argv[1] + '/' + name, 'a') as f:\n"
                    "        if version: f.attrs['schema_version'] = version\n"
                    "        else: del f.attrs['schema_version']\n",
-                   d.path));
+                   d.path) == 0);
     expect_refusal(run({"verify", "thm3.8-above-sigma1", "--instance", d / "v2.h5"}), 65,
                    "schema_version '2.0'; this attnspec reads schema 1.x");
     expect_refusal(run({"report", "show", d / "v2.h5"}), 65, "schema_version '2.0'");
@@ -460,12 +442,11 @@ TEST_CASE("hostile: --instance reads the schema versions report show reads", "[c
 
 TEST_CASE("hostile: an .npz array declaring 1.5 GB is refused on its header's shape",
           "[cli][hostile]") {
-    Dir d;
+    TempDir d;
     write_file(d / "model.safetensors", bert_checkpoint(4));
     // X.npy: a header for (187500000, 8) float64, a few bytes of data, deflated; the zip
     // records then claim 1.5e9 bytes uncompressed
-    REQUIRE(python(d.path,
-                   "import io, struct, sys, zipfile, numpy as np\n"
+    REQUIRE(python("import io, struct, sys, zipfile, numpy as np\n"
                    "p = sys.argv[1]; buf = io.BytesIO()\n"
                    "np.lib.format.write_array_header_1_0(buf, {'descr': '<f8', "
                    "'fortran_order': False, 'shape': (187500000, 8)})\n"
@@ -475,7 +456,7 @@ TEST_CASE("hostile: an .npz array declaring 1.5 GB is refused on its header's sh
                    "struct.pack_into('<I', b, 22, 1500000000)\n"
                    "struct.pack_into('<I', b, b.rfind(b'PK\\x01\\x02') + 24, 1500000000)\n"
                    "open(p, 'wb').write(b)\n",
-                   d / "big.npz"));
+                   d / "big.npz") == 0);
     expect_refusal(run({"import", d / "model.safetensors", "--heads", "1", "--inputs",
                         d / "big.npz", "--out", d / "o.h5"}),
                    65, "array 'X' has shape (187500000, 8), expected (N, 4)");

@@ -21,6 +21,7 @@
 #include "attnspec/proofs/thm_3_3.hpp"
 #include "attnspec/spectral/svd.hpp"
 #include "jacobian_tolerances.hpp"
+#include "test_heads.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -38,10 +39,7 @@ namespace {
 // the logits of order one so that the softmax is not saturated (central differences apply).
 Head biased_head(Index N, Index D, Index d, std::uint64_t seed, double bias_scale = 1.0,
                  const std::string& corr = "none") {
-    RandomSpec rs;
-    rs.N = N, rs.D = D, rs.d = d, rs.seed = seed, rs.scale = LogitScale::inv_sqrt_d;
-    Head h = random_head(rs);
-    apply_correction(h, CorrectionSpec::parse(corr));
+    Head h = test::random_test_head(N, D, d, seed, corr, LogitScale::inv_sqrt_d);
     Rng rng(seed + 1000);
     h.b_Q = rng.gaussian(d, 1, bias_scale).col(0);
     h.b_K = rng.gaussian(d, 1, bias_scale).col(0);

@@ -9,10 +9,12 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "jacobian_tolerances.hpp"
+#include "test_heads.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using attnspec::test::kU;
+using attnspec::test::random_test_head;
 using attnspec::test::tol_complex_step;
 using attnspec::test::tol_fd;
 using attnspec::test::tol_routes;
@@ -20,15 +22,6 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 
 namespace {
-
-Head head_of(Index N, Index D, Index d, std::uint64_t seed, const std::string& corr = "none",
-             LogitScale sc = LogitScale::one, const std::string& dist = "gaussian") {
-    RandomSpec rs;
-    rs.N = N, rs.D = D, rs.d = d, rs.seed = seed, rs.scale = sc, rs.token_dist = dist;
-    Head h = random_head(rs);
-    apply_correction(h, CorrectionSpec::parse(corr));
-    return h;
-}
 
 double nsum(const Head& h) { return static_cast<double>(h.N() + h.D() + h.d()); }
 
@@ -101,7 +94,7 @@ TEST_CASE("T_{m,n} is defined by its action and matches vec(M^T)", "[jacobian]")
 TEST_CASE("structured route equals the literal Kronecker form of Thm 3.3", "[jacobian]") {
     for (auto [N, D, d] : {std::tuple<Index, Index, Index>{3, 4, 2}, {5, 2, 3}, {4, 3, 1}}) {
         for (LogitScale sc : {LogitScale::one, LogitScale::inv_sqrt_d}) {
-            const Head h = head_of(N, D, d, 7, "none", sc);
+            const Head h = random_test_head(N, D, d, 7, "none", sc);
             const auto f = attention_forward<double>(h);
             const MatrixXd Lam = SoftmaxJacobian(f.S).dense();
             const MatrixXd left = kron(f.V.transpose(), MatrixXd::Identity(N, N));
@@ -134,7 +127,8 @@ TEST_CASE("routes, complex step and central differences agree on a grid of shape
     for (auto [N, D, d] : shapes)
         for (const char* corr : {"none", "lambda:2", "svd", "lambda:10"})
             for (LogitScale sc : {LogitScale::one, LogitScale::inv_sqrt_d}) {
-                const Head h = head_of(N, D, d, 11 + N, corr, sc, N % 2 ? "layernorm" : "gaussian");
+                const Head h =
+                    random_test_head(N, D, d, 11 + N, corr, sc, N % 2 ? "layernorm" : "gaussian");
                 INFO("N D d = " << N << " " << D << " " << d << ", correction " << corr
                                 << ", s = " << h.s);
                 const double n = nsum(h);
@@ -153,7 +147,7 @@ TEST_CASE("routes, complex step and central differences agree on a grid of shape
 }
 
 TEST_CASE("jacobian_weights_block returns the column blocks of J", "[jacobian]") {
-    const Head h = head_of(4, 3, 2, 6, "svd");
+    const Head h = random_test_head(4, 3, 2, 6, "svd");
     const MatrixXd J = jacobian_weights(h);
     const Index Dd = h.D() * h.d();
     CHECK(jacobian_weights_block(h, WeightBlock::Q) == J.leftCols(Dd));
@@ -162,7 +156,7 @@ TEST_CASE("jacobian_weights_block returns the column blocks of J", "[jacobian]")
 }
 
 TEST_CASE("a planted error in one entry flips the route comparison", "[jacobian]") {
-    const Head h = head_of(4, 3, 2, 5);
+    const Head h = random_test_head(4, 3, 2, 5);
     MatrixXd J = jacobian_weights(h);
     const double tol = tol_routes(nsum(h)) * jacobian_weights_magnitude(h).norm();
     const MatrixXd Jc = jacobian_weights_complex_step(h);
@@ -172,7 +166,7 @@ TEST_CASE("a planted error in one entry flips the route comparison", "[jacobian]
 }
 
 TEST_CASE("SpecA: the Jacobian with respect to W is J evaluated at W + C", "[jacobian]") {
-    Head h = head_of(4, 5, 2, 3, "lambda:2");
+    Head h = random_test_head(4, 5, 2, 3, "lambda:2");
     Head e = h.effective();
     CHECK_FALSE(e.corrected());
     CHECK(e.W_Q == h.W_Q + h.C_Q);
@@ -186,7 +180,7 @@ TEST_CASE("SpecA: the Jacobian with respect to W is J evaluated at W + C", "[jac
 
 TEST_CASE("matrix-free operators: J v, J^T u match dense J and are adjoint", "[jacobian]") {
     for (auto [N, D, d] : {std::tuple<Index, Index, Index>{6, 4, 3}, {3, 7, 2}, {5, 5, 1}}) {
-        const Head h = head_of(N, D, d, 21, "svd", LogitScale::inv_sqrt_d);
+        const Head h = random_test_head(N, D, d, 21, "svd", LogitScale::inv_sqrt_d);
         const double n = nsum(h);
         const JacobianOperator op(h);
         const JacobianXOperator opx(h);
@@ -222,7 +216,8 @@ TEST_CASE("matrix-free operators: J v, J^T u match dense J and are adjoint", "[j
 
 TEST_CASE("J J^T and J_X J_X^T from factors equal the dense Gram matrices", "[jacobian]") {
     for (auto [N, D, d] : {std::tuple<Index, Index, Index>{5, 3, 2}, {3, 8, 3}, {4, 4, 1}}) {
-        const Head h = head_of(N, D, d, 31, N == 4 ? "svd" : "none", LogitScale::one, "layernorm");
+        const Head h =
+            random_test_head(N, D, d, 31, N == 4 ? "svd" : "none", LogitScale::one, "layernorm");
         const MatrixXd J = jacobian_weights(h), M = jacobian_weights_magnitude(h);
         const MatrixXd G = jacobian_gram_outer(h);
         // Entry error <= (errors of the factors ~ route bound) + gemm over 3Dd terms:
@@ -247,7 +242,7 @@ TEST_CASE("J J^T and J_X J_X^T from factors equal the dense Gram matrices", "[ja
 }
 
 TEST_CASE("softmax Jacobian: blocks, action and singular values", "[jacobian]") {
-    const Head h = head_of(4, 3, 2, 2);
+    const Head h = random_test_head(4, 3, 2, 2);
     const MatrixXd S = attention_forward<double>(h).S;
     const SoftmaxJacobian Lam(S);
     const MatrixXd dense = Lam.dense();
@@ -269,7 +264,7 @@ TEST_CASE("softmax Jacobian: blocks, action and singular values", "[jacobian]") 
 }
 
 TEST_CASE("bad input is refused with DataError before allocating", "[jacobian]") {
-    Head h = head_of(3, 4, 2, 1);
+    Head h = random_test_head(3, 4, 2, 1);
     Head bad = h;
     bad.W_K.resize(3, 2);
     CHECK_THROWS_AS(jacobian_weights(bad), Error);
@@ -310,7 +305,7 @@ TEST_CASE("bad input is refused with DataError before allocating", "[jacobian]")
 
 TEST_CASE("forward pass in long double and complex<long double> (extended-precision witness)",
           "[jacobian]") {
-    const Head h = head_of(5, 4, 3, 13, "lambda:2", LogitScale::inv_sqrt_d);
+    const Head h = random_test_head(5, 4, 3, 13, "lambda:2", LogitScale::inv_sqrt_d);
     using LD = long double;
     using CLD = std::complex<long double>;
     const Head e = h.effective();
@@ -370,7 +365,7 @@ TEST_CASE("softmax block eigenvalues: closed forms to high relative accuracy", "
     const Eigen::VectorXd e4 = softmax_block_eigenvalues(Eigen::Vector4d(0.25, 0.25, 0.5, 0));
     CHECK(e4 == Eigen::Vector4d(0, 0, 0.25, 0.375));
     // Against the dense eigensolver on random rows (absolute accuracy of the dense one).
-    const MatrixXd S = attention_forward<double>(head_of(9, 5, 3, 4)).S;
+    const MatrixXd S = attention_forward<double>(random_test_head(9, 5, 3, 4)).S;
     const Eigen::VectorXd a = softmax_jacobian_singular_values(S);
     const Eigen::VectorXd b = softmax_jacobian_singular_values(S, LambdaEigenMethod::dense);
     CHECK((a - b).cwiseAbs().maxCoeff() <= tol_routes(9));

@@ -190,31 +190,23 @@ TEST_CASE("matrix-free CW enclosure matches the dense Perron pair", "[infsa]") {
 
 TEST_CASE("bad inputs give clear errors", "[infsa]") {
     const Eigen::MatrixXd Q = Eigen::MatrixXd::Ones(4, 3), K3 = Eigen::MatrixXd::Ones(3, 3);
-    auto code = [](auto f) {
-        try {
-            f();
-        } catch (const Error& e) {
-            return e.code();
-        }
-        return ExitCode::Ok;
-    };
-    CHECK(code([&] { affinity(Q, K3); }) == ExitCode::DataError);
-    CHECK(code([&] { affinity(Eigen::MatrixXd(0, 3), Eigen::MatrixXd(0, 3)); }) ==
+    CHECK(test::code_of([&] { affinity(Q, K3); }) == ExitCode::DataError);
+    CHECK(test::code_of([&] { affinity(Eigen::MatrixXd(0, 3), Eigen::MatrixXd(0, 3)); }) ==
           ExitCode::DataError);
     Eigen::MatrixXd Qn = Q;
     Qn(1, 1) = NAN;
-    CHECK(code([&] { affinity(Qn, Q); }) == ExitCode::DataError);
+    CHECK(test::code_of([&] { affinity(Qn, Q); }) == ExitCode::DataError);
     const Affinity A = affinity(Q, Q);
-    CHECK(code([&] { NeumannKernel(A.A_hat, 1.0); }) == ExitCode::DataError);
-    CHECK(code([&] { NeumannKernel(A.A_hat, 0.0); }) == ExitCode::DataError);
+    CHECK(test::code_of([&] { NeumannKernel(A.A_hat, 1.0); }) == ExitCode::DataError);
+    CHECK(test::code_of([&] { NeumannKernel(A.A_hat, 0.0); }) == ExitCode::DataError);
     // gamma rho >= 1 with a given (unnormalised) affinity: refused.
-    CHECK(code([&] { NeumannKernel(Eigen::MatrixXd::Constant(3, 3, 1.0), 0.5); }) ==
+    CHECK(test::code_of([&] { NeumannKernel(Eigen::MatrixXd::Constant(3, 3, 1.0), 0.5); }) ==
           ExitCode::DataError);
-    CHECK(code([&] { NeumannKernel(-A.A_hat, 0.5); }) == ExitCode::DataError);
+    CHECK(test::code_of([&] { NeumannKernel(-A.A_hat, 0.5); }) == ExitCode::DataError);
     AffinityOptions small;
     small.max_bytes = 64;
-    CHECK(code([&] { affinity(Q, Q, small); }) == ExitCode::DataError);
-    CHECK(code([&] { draw_family("nope", 4, 2, 0, 1, Qn, Qn); }) == ExitCode::Usage);
+    CHECK(test::code_of([&] { affinity(Q, Q, small); }) == ExitCode::DataError);
+    CHECK(test::code_of([&] { draw_family("nope", 4, 2, 0, 1, Qn, Qn); }) == ExitCode::Usage);
 }
 
 TEST_CASE("Perron enclosure on a reducible matrix (a zero column)", "[infsa]") {

@@ -11,20 +11,13 @@
 
 using namespace attnspec;
 using attnspec::test::error_of;
-
-namespace {
-// Sets the budget for one scope and restores the default after it.
-struct BudgetScope {
-    explicit BudgetScope(double bytes) { set_memory_limit_bytes(bytes); }
-    ~BudgetScope() { set_memory_limit_bytes(default_memory_limit_bytes()); }
-};
-}  // namespace
+using attnspec::test::MemoryBudget;
 
 TEST_CASE("library refusals use the process memory budget", "[infsa][resources]") {
     const Eigen::MatrixXd Q = Rng(1).gaussian(300, 4), K = Rng(2).gaussian(300, 4);
     const Eigen::MatrixXd A = Eigen::MatrixXd::Constant(300, 300, 1.0 / 300);
     {
-        BudgetScope small(256 * 1024);  // below 8 * 300^2 = 703 KiB
+        MemoryBudget small(256 * 1024);  // below 8 * 300^2 = 703 KiB
         for (const Error& e :
              {error_of([&] { affinity(Q, K); }), error_of([&] { NeumannKernel(A, 0.5); }),
               error_of([&] { svd(A); }), error_of([&] { check_neumann_memory(300, 4); }),

@@ -12,12 +12,7 @@
 
 using namespace attnspec;
 using attnspec::test::error_of;
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
+using attnspec::test::seconds_since;
 
 TEST_CASE("truncation order: 0.25 ones(4,4) with gamma just below 1/rho is refused, fast",
           "[infsa][resources]") {

@@ -23,6 +23,7 @@
 
 using namespace attnspec;
 using attnspec::test::error_of;
+using attnspec::test::has;
 
 namespace {
 
@@ -76,16 +77,12 @@ std::string safetensors(const std::vector<StEntry>& es) {
         data += e.data;
     }
     header += "}";
-    return le(header.size(), 8) + header + data;
-}
-
-std::string with_header(const std::string& header, const std::string& data) {
-    return le(header.size(), 8) + header + data;
+    return test::safetensors(header, data);
 }
 
 std::string write_bytes(const std::string& dir, const std::string& name, const std::string& b) {
     const std::string path = dir + "/" + name;
-    std::ofstream(path, std::ios::binary) << b;
+    test::write_file(path, b);
     return path;
 }
 
@@ -93,12 +90,6 @@ std::string message_of(const std::function<void()>& f, ExitCode expected) {
     const Error e = error_of(f);
     CHECK(e.code() == expected);
     return e.what();
-}
-
-bool has(const std::string& text, const std::string& part) {
-    const bool found = text.find(part) != std::string::npos;
-    if (!found) UNSCOPED_INFO("message: " << text);
-    return found;
 }
 
 // Values exactly representable in float32, distinct, of both signs.
@@ -153,12 +144,6 @@ std::string zip_stored(const std::vector<std::pair<std::string, std::string>>& m
            le(cd.size(), 4) + le(cd_offset, 4) + le(0, 2);
     return out;
 }
-
-// Restores the memory budget when a test lowered it.
-struct BudgetGuard {
-    double saved = memory_limit_bytes();
-    ~BudgetGuard() { set_memory_limit_bytes(saved); }
-};
 
 }  // namespace
 
@@ -290,9 +275,9 @@ TEST_CASE("safetensors: hostile headers refused before reading data", "[import]"
     };
     for (const auto& [header, data, expect] : headers) {
         INFO(header);
-        refused(with_header(header, std::string(data, '\0')), expect);
+        refused(test::safetensors(header, std::string(data, '\0')), expect);
     }
-    refused(with_header(R"({"__metadata__":{"a":1}})", ""), "__metadata__ value 'a'");
+    refused(test::safetensors(R"({"__metadata__":{"a":1}})", ""), "__metadata__ value 'a'");
     std::system(("rm -rf " + dir).c_str());
 }
 
@@ -304,8 +289,7 @@ TEST_CASE("safetensors and npz: a size above the memory budget is refused before
     // npz whose central directory declares a 4 GiB member: never inflated or allocated
     const std::string npz = write_bytes(
         dir, "big.npz", zip_stored({{"w.npy", std::string(64, 'x')}}, false, 0xF0000000u, 8));
-    BudgetGuard guard;
-    set_memory_limit_bytes(32 * 1024);  // the tensor needs 32 KiB as F64 + 32 KiB as double
+    const test::MemoryBudget guard(32 * 1024);  // the tensor needs 32 KiB as F64 + 32 KiB as double
     const Error e = error_of([&] { open_tensor_file(st)->read("w"); });
     CHECK(e.code() == ExitCode::DataError);
     CHECK(e.parameter() == "max_bytes");
@@ -398,8 +382,7 @@ TEST_CASE("npz written by NumPy: savez and savez_compressed read back exactly", 
         "/p.npz', a=a, b=np.asfortranarray(a).astype(np.float32))\n"
         "np.savez_compressed('" +
         dir + "/c.npz', a=a)\n";
-    std::ofstream(dir + "/mk.py") << script;
-    REQUIRE(std::system((std::string(ATTNSPEC_PYTHON) + " " + dir + "/mk.py").c_str()) == 0);
+    REQUIRE(test::python(script) == 0);
     Eigen::MatrixXd expect(3, 4);
     for (int i = 0; i < 12; ++i) expect(i / 4, i % 4) = i / 7.0;
     for (const char* name : {"p.npz", "c.npz"}) {

@@ -20,7 +20,7 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
-using attnspec::test::error_of;
+using namespace attnspec::test;
 
 namespace {
 
@@ -75,16 +75,6 @@ void attention_input(hid_t f, hid_t type = H5T_IEEE_F64LE, hsize_t N = 3, hsize_
     dataset(f, "X", type, {N, D}, &x);
     for (const char* n : {"W_Q", "W_K", "W_V"}) dataset(f, n, type, {D, d}, &w);
 }
-
-bool has(const Error& e, const std::string& part) {
-    return std::string(e.what()).find(part) != std::string::npos;
-}
-
-// Restores the default memory budget when a test that lowered it ends (even by a failure).
-struct BudgetGuard {
-    explicit BudgetGuard(double bytes) { set_memory_limit_bytes(bytes); }
-    ~BudgetGuard() { set_memory_limit_bytes(default_memory_limit_bytes()); }
-};
 
 }  // namespace
 
@@ -232,7 +222,7 @@ TEST_CASE("h5 hostile: declared sizes are refused before any read or allocation"
         dataset(f.id, "huge", H5T_IEEE_F64LE, {1000000000ull, 1000000000ull});
     }
     {
-        BudgetGuard budget(1 << 20);  // --max-memory 1MiB
+        MemoryBudget budget(1 << 20);  // --max-memory 1MiB
         const Error e = error_of([&] { load_attention_heads(path); });
         CHECK(e.code() == ExitCode::DataError);
         CHECK(e.parameter() == "max_bytes");
@@ -249,7 +239,7 @@ TEST_CASE("h5 hostile: declared sizes are refused before any read or allocation"
         CHECK(has(error_of([&] { load_matrix_input(path, "X"); }), "would need 390.6 MiB"));
     }
     {
-        BudgetGuard budget(8.0 * (1ull << 30));
+        MemoryBudget budget(8.0 * (1ull << 30));
         const H5Reader r(path);
         const Error x = error_of([&] { r.matrix("X_issue"); });
         CHECK(x.code() == ExitCode::DataError);

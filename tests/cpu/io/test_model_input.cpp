@@ -12,17 +12,9 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
-using test::error_of;
+using namespace attnspec::test;
 
 namespace {
-
-struct DatasetDir : test::ScopedDatasetDir {
-    DatasetDir() : test::ScopedDatasetDir(test::temp_dir()) {}
-};
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 // Replaces the dataset at `path` with `v` (plants a fault after the fixture was written).
 void replace(H5Group& root, const std::string& path, const Eigen::MatrixXd& v) {
@@ -48,14 +40,14 @@ TEST_CASE("dataset selector: parse and describe are inverse", "[model_input]") {
         const Error e = error_of([&] { DatasetSelector::parse(bad); });
         INFO(bad << " -> " << e.what());
         CHECK(e.code() == ExitCode::Usage);
-        CHECK(contains(e.what(), "--dataset '" + std::string(bad) + "'"));
+        CHECK(has(e.what(), "--dataset '" + std::string(bad) + "'"));
     }
-    CHECK(contains(error_of([] { DatasetSelector::parse("m:x"); }).what(),
-                   "layer must be a non-negative integer or '*'"));
+    CHECK(has(error_of([] { DatasetSelector::parse("m:x"); }).what(),
+              "layer must be a non-negative integer or '*'"));
 }
 
 TEST_CASE("dataset catalogue: directory, list, find, unknown names", "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     CHECK(dataset_directory() == dd.dir);
     dd.write("small");
     test::ModelFixture bare;
@@ -70,7 +62,7 @@ TEST_CASE("dataset catalogue: directory, list, find, unknown names", "[model_inp
     REQUIRE(all.size() == 3);
     CHECK(all[0].name == "bare");
     CHECK(all[1].name == "odd");
-    CHECK(contains(all[1].problem, "layout is 'cube', expected 'model' or 'heads'"));
+    CHECK(has(all[1].problem, "layout is 'cube', expected 'model' or 'heads'"));
     const DatasetInfo& s = all[2];
     CHECK(s.problem.empty());
     CHECK(s.layout == "model");
@@ -91,8 +83,8 @@ TEST_CASE("dataset catalogue: directory, list, find, unknown names", "[model_inp
 
     const Error e = error_of([] { find_dataset("nope"); });
     CHECK(e.code() == ExitCode::NoInput);
-    CHECK(contains(e.what(), "unknown dataset 'nope'"));
-    CHECK(contains(e.what(), "known: bare, odd, small"));
+    CHECK(has(e.what(), "unknown dataset 'nope'"));
+    CHECK(has(e.what(), "known: bare, odd, small"));
     CHECK(find_dataset("small").path == dd.dir + "/small.h5");
 
     setenv("ATTNSPEC_DATASETS", (dd.dir + "/missing").c_str(), 1);
@@ -100,7 +92,7 @@ TEST_CASE("dataset catalogue: directory, list, find, unknown names", "[model_inp
 }
 
 TEST_CASE("model loader: heads in layer, head, sentence order with biases", "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     const std::vector<SelectedHead> all = load_selected_heads(DatasetSelector::parse("m"));
     REQUIRE(all.size() == 2 * 3 * 2);
@@ -139,30 +131,30 @@ TEST_CASE("model loader: heads in layer, head, sentence order with biases", "[mo
 }
 
 TEST_CASE("model loader: indices out of range name the count", "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     const Error l = error_of([] { load_selected_heads(DatasetSelector::parse("m:7")); });
     CHECK(l.code() == ExitCode::DataError);
     CHECK(std::string(l.what()) == "layer 7 out of range: m has 2 layers (0..1)");
     const Error h = error_of([] { load_selected_heads(DatasetSelector::parse("m:0:3")); });
     CHECK(h.code() == ExitCode::DataError);
-    CHECK(contains(h.what(), "head 3 out of range: m has 3 heads per layer"));
+    CHECK(has(h.what(), "head 3 out of range: m has 3 heads per layer"));
     const Error s = error_of([] { load_selected_heads(DatasetSelector::parse("m:0:0:2")); });
     CHECK(s.code() == ExitCode::DataError);
-    CHECK(contains(s.what(), "sentence 2 out of range: m has 2 sentences"));
+    CHECK(has(s.what(), "sentence 2 out of range: m has 2 sentences"));
     CHECK(error_of([] { load_selected_heads(DatasetSelector::parse("zz")); }).code() ==
           ExitCode::NoInput);
 }
 
 TEST_CASE("model loader: a weight-only file serves weight-only use and refuses X",
           "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     test::ModelFixture f;
     f.inputs = false;
     dd.write("minilm-x", f);
     const Error e = error_of([] { load_selected_heads(DatasetSelector::parse("minilm-x:0:0")); });
     CHECK(e.code() == ExitCode::DataError);
-    CHECK(contains(e.what(), "minilm-x: layer 0 has no inputs (weights only);"));
+    CHECK(has(e.what(), "minilm-x: layer 0 has no inputs (weights only);"));
     const std::vector<SelectedHead> w =
         load_selected_heads(DatasetSelector::parse("minilm-x:1"), /*need_inputs=*/false);
     REQUIRE(w.size() == 3);  // one per head, no sentences
@@ -173,11 +165,11 @@ TEST_CASE("model loader: a weight-only file serves weight-only use and refuses X
     const Error sent =
         error_of([] { load_selected_heads(DatasetSelector::parse("minilm-x:1:0:0"), false); });
     CHECK(sent.code() == ExitCode::Usage);
-    CHECK(contains(sent.what(), "reads weights only"));
+    CHECK(has(sent.what(), "reads weights only"));
 }
 
 TEST_CASE("model loader: malformed files are refused naming the dataset", "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     auto planted = [&](const std::function<void(H5Group&)>& fault) {
         test::ModelFixture f;
         f.extra = fault;
@@ -188,15 +180,15 @@ TEST_CASE("model loader: malformed files are refused naming the dataset", "[mode
         replace(r, "/layers/1/heads/2/W_K", test::fixture_matrix(4, 6, 1));  // PyTorch layout
     });
     CHECK(e.code() == ExitCode::DataError);
-    CHECK(contains(e.what(), "/layers/1/heads/2/W_K is 4x6, expected 6x4"));
+    CHECK(has(e.what(), "/layers/1/heads/2/W_K is 4x6, expected 6x4"));
     e = planted(
         [](H5Group& r) { replace(r, "/layers/0/heads/1/b_Q", test::fixture_matrix(5, 1, 1)); });
     CHECK(e.code() == ExitCode::DataError);
-    CHECK(contains(e.what(), "/layers/0/heads/1/b_Q must have shape (4,)"));
+    CHECK(has(e.what(), "/layers/0/heads/1/b_Q must have shape (4,)"));
     e = planted(
         [](H5Group& r) { replace(r, "/layers/1/inputs/0", test::fixture_matrix(4, 6, 1)); });
     CHECK(e.code() == ExitCode::DataError);
-    CHECK(contains(e.what(), "/layers/1/inputs/0 has 4 rows, but /sentences/n_tokens says 5"));
+    CHECK(has(e.what(), "/layers/1/inputs/0 has 4 rows, but /sentences/n_tokens says 5"));
     e = planted([](H5Group& r) {
         Eigen::MatrixXd X = test::fixture_matrix(5, 6, 1);
         X(2, 3) = std::nan("");
@@ -208,13 +200,13 @@ TEST_CASE("model loader: malformed files are refused naming the dataset", "[mode
         g.group("extra");
     });
     CHECK(e.code() == ExitCode::DataError);
-    CHECK(contains(e.what(), "/layers/0/heads holds 'extra'"));
+    CHECK(has(e.what(), "/layers/0/heads holds 'extra'"));
     e = planted([](H5Group& r) { REQUIRE(H5Adelete(r.id(), "s") >= 0); });
-    CHECK(contains(e.what(), "no root attribute s"));
+    CHECK(has(e.what(), "no root attribute s"));
 }
 
 TEST_CASE("model loader: an oversized selection is refused before reading", "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     dd.write("m");
     const double bytes = selected_bytes(DatasetSelector::parse("m"));
     // 12 heads x (3 D d + 3 d) doubles, X per (layer, sentence) read once and copied per head
@@ -224,14 +216,14 @@ TEST_CASE("model loader: an oversized selection is refused before reading", "[mo
     const Error e = error_of([] { load_selected_heads(DatasetSelector::parse("m")); });
     set_memory_limit_bytes(old);
     CHECK(e.code() == ExitCode::DataError);
-    CHECK(contains(e.what(), "loading --dataset 'm' (12 head(s))"));
+    CHECK(has(e.what(), "loading --dataset 'm' (12 head(s))"));
     set_memory_limit_bytes(bytes);
     CHECK(load_selected_heads(DatasetSelector::parse("m")).size() == 12);
     set_memory_limit_bytes(old);
 }
 
 TEST_CASE("model loader: a heads-layout file is a one-layer dataset", "[model_input]") {
-    const DatasetDir dd;
+    const ScopedDatasetDir dd;
     const std::string src =
         std::string(ATTNSPEC_SOURCE_DIR) + "/datasets/embedded/attention_heads.h5";
     std::filesystem::copy_file(src, dd.dir + "/heads.h5");
@@ -247,7 +239,7 @@ TEST_CASE("model loader: a heads-layout file is a one-layer dataset", "[model_in
     CHECK(one[0].label == "heads:L0:H1");
     const Error e = error_of([] { load_selected_heads(DatasetSelector::parse("heads:0:1:0")); });
     CHECK(e.code() == ExitCode::Usage);
-    CHECK(contains(e.what(), "a sentence part means nothing there"));
+    CHECK(has(e.what(), "a sentence part means nothing there"));
     CHECK(error_of([] { load_selected_heads(DatasetSelector::parse("heads:1")); }).code() ==
           ExitCode::DataError);
 }

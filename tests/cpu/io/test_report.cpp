@@ -11,17 +11,7 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
-
-namespace {
-ExitCode code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.code();
-    }
-    return ExitCode::Ok;
-}
-}  // namespace
+using attnspec::test::code_of;
 
 TEST_CASE("report round trip keeps shapes row-major and attributes typed", "[report]") {
     const std::string dir = test::temp_dir(), path = dir + "/r.h5";

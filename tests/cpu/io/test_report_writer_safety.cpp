@@ -19,31 +19,9 @@
 #include "test_support.hpp"
 
 using namespace attnspec;
+using namespace attnspec::test;
 
 namespace {
-ExitCode code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.code();
-    }
-    return ExitCode::Ok;
-}
-std::string slurp(const std::string& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-std::vector<std::string> entries(const std::string& dir) {
-    std::vector<std::string> out;
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (dirent* e = ::readdir(d))
-            if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
-                out.emplace_back(e->d_name);
-        ::closedir(d);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
 // A pid that is certainly not running: a child that has exited and been reaped.
 pid_t dead_pid() {
     const pid_t p = ::fork();

@@ -7,21 +7,15 @@
 #include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/proofs/thm_3_3.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
+#include "test_heads.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using namespace attnspec::proofs;
-
-namespace {
-Head small_head(std::uint64_t seed, long N = 6, long D = 5, long d = 3) {
-    RandomSpec s;
-    s.N = N, s.D = D, s.d = d, s.seed = seed;
-    return random_head(s);
-}
-}  // namespace
+using attnspec::test::random_test_head;
 
 TEST_CASE("thm3.3 holds on small heads and flags a planted closed-form error", "[thm3.3]") {
-    const Head h = small_head(1);
+    const Head h = random_test_head(6, 5, 3, 1);
     CHECK(check_thm_3_3(h).verdict == Verdict::holds);
     auto wrong = check_thm_3_3(h, [](const Head& x) {
         Eigen::MatrixXd J = jacobian_weights(x);
@@ -42,7 +36,7 @@ TEST_CASE("thm3.3 holds on small heads and flags a planted closed-form error", "
 }
 
 TEST_CASE("thm3.4: rank-deficient J is not_applicable, never violated", "[thm3.4]") {
-    Head h = small_head(2, 4, 3, 2);
+    Head h = random_test_head(4, 3, 2, 2);
     for (Eigen::Index i = 1; i < h.N(); ++i) h.X.row(i) = h.X.row(0);  // identical tokens
     auto r = check_thm_3_4(h);
     CHECK(r.verdict == Verdict::not_applicable);
@@ -51,7 +45,7 @@ TEST_CASE("thm3.4: rank-deficient J is not_applicable, never violated", "[thm3.4
 
 TEST_CASE("thm3.4: planted wrong factor is violated, strict kappa(Lambda) is vacuous",
           "[thm3.4][planted]") {
-    const Head h = small_head(3);
+    const Head h = random_test_head(6, 5, 3, 3);
     auto ok = check_thm_3_4(h);
     REQUIRE(ok.verdict == Verdict::holds);
     Thm34Options planted;

@@ -6,23 +6,16 @@
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/proofs/model_kappa_j.hpp"
 #include "attnspec/proofs/thm_3_4_model.hpp"
+#include "test_heads.hpp"
 #include "test_model_support.hpp"
 
 using namespace attnspec;
 using namespace attnspec::proofs;
-
-namespace {
-Head small_head(std::uint64_t seed) {
-    RandomSpec s;
-    s.N = 4, s.D = 7, s.d = 3, s.seed = seed;
-    s.scale = LogitScale::inv_sqrt_d;
-    return random_head(s);
-}
-}  // namespace
+using attnspec::test::random_test_head;
 
 TEST_CASE("thm3.4 by the Gram route agrees with the dense route", "[model][thm3.4-model]") {
     for (std::uint64_t seed : {1u, 2u, 3u}) {
-        const Head h = small_head(seed);
+        const Head h = random_test_head(4, 7, 3, seed, "none", LogitScale::inv_sqrt_d);
         Thm34Options gram;
         gram.j_route = Thm34JRoute::gram;
         const CheckResult a = check_thm_3_4(h), b = check_thm_3_4(h, gram);
@@ -38,7 +31,7 @@ TEST_CASE("thm3.4 by the Gram route agrees with the dense route", "[model][thm3.
 }
 
 TEST_CASE("thm3.4-model drops the biases and says so", "[model][thm3.4-model]") {
-    Head h = small_head(4);
+    Head h = random_test_head(4, 7, 3, 4, "none", LogitScale::inv_sqrt_d);
     const CheckResult plain = check_thm_3_4_model(h);
     h.b_Q = Eigen::VectorXd::Constant(3, 2.0);
     h.b_K = Eigen::VectorXd::Constant(3, -1.0);
@@ -56,7 +49,8 @@ TEST_CASE("thm3.4-model drops the biases and says so", "[model][thm3.4-model]") 
 TEST_CASE("thm3.4-model: a planted wrong factor is violated", "[model][thm3.4-model][planted]") {
     Thm34Options o;
     o.bound_factor = 1e-9;  // kappa(J) <= 1e-9 bound: false on any head
-    const CheckResult r = check_thm_3_4_model(small_head(5), o);
+    const CheckResult r =
+        check_thm_3_4_model(random_test_head(4, 7, 3, 5, "none", LogitScale::inv_sqrt_d), o);
     CHECK(r.verdict == Verdict::violated);
     CHECK(r.comparison("bound")->lhs_enc.lo > r.comparison("bound")->rhs_enc.hi);
 }

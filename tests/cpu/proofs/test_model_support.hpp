@@ -1,6 +1,6 @@
 // Helpers of the real-model analysis tests (tests/cpu/proofs/test_model_*.cpp): a small model
-// file (tests/model_fixture.hpp) made the dataset directory for the test's lifetime, and kappa
-// from Eigen's JacobiSVD (independent of spectral/svd.hpp).
+// file (tests/support/model_fixture.hpp) in the dataset directory for the test's lifetime, and
+// kappa from Eigen's JacobiSVD (independent of spectral/svd.hpp).
 #pragma once
 #include <Eigen/Dense>
 #include <algorithm>
@@ -13,31 +13,20 @@
 
 namespace attnspec::test {
 
-// Writes `f` as <temp>/<name>.h5 and points $ATTNSPEC_DATASETS at it until destroyed.
+// Writes `f` as <temp>/<name>.h5 and points $ATTNSPEC_DATASETS at it until destroyed
+// (ScopedDatasetDir, tests/support/model_fixture.hpp).
 class FixtureDatasets {
   public:
-    FixtureDatasets(const std::string& name, const ModelFixture& f = {}) {
-        if (const char* old = std::getenv("ATTNSPEC_DATASETS")) old_ = old, had_ = true;
-        const std::string dir = temp_dir();
-        path_ = dir + "/" + name + ".h5";
-        write_model_fixture(path_, f);
-        ::setenv("ATTNSPEC_DATASETS", dir.c_str(), 1);
-    }
-    ~FixtureDatasets() {
-        if (had_)
-            ::setenv("ATTNSPEC_DATASETS", old_.c_str(), 1);
-        else
-            ::unsetenv("ATTNSPEC_DATASETS");
-    }
-    FixtureDatasets(const FixtureDatasets&) = delete;
-    FixtureDatasets& operator=(const FixtureDatasets&) = delete;
+    FixtureDatasets(const std::string& name, const ModelFixture& f = {})
+        : path_(dir_.write(name, f)) {}
     const std::string& path() const { return path_; }
 
   private:
-    std::string old_, path_;
-    bool had_ = false;
+    ScopedDatasetDir dir_;
+    std::string path_;
 };
 
+// kappa of M from Eigen's JacobiSVD (independent of spectral/svd.hpp).
 inline double jacobi_kappa(const Eigen::MatrixXd& M) {
     const Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(M).singularValues();
     return s[0] / s[s.size() - 1];

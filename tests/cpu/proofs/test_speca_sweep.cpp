@@ -4,21 +4,15 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/proofs/speca_sweep.hpp"
+#include "test_heads.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using namespace attnspec::proofs;
-
-namespace {
-Head small_head(std::uint64_t seed) {
-    RandomSpec s;
-    s.N = 6, s.D = 5, s.d = 3, s.seed = seed;
-    return random_head(s);
-}
-}  // namespace
+using attnspec::test::random_test_head;
 
 TEST_CASE("specA-sweep records one curve per head, with no verdict", "[specA]") {
-    const Head h = small_head(4);
+    const Head h = random_test_head(6, 5, 3, 4);
     auto r = sweep_speca(h, false);
     CHECK(r.verdict == Verdict::not_applicable);  // an experiment tests no claim
     CHECK(r.comparisons.empty());
@@ -36,12 +30,12 @@ TEST_CASE("specA-sweep records one curve per head, with no verdict", "[specA]") 
 TEST_CASE("specA-sweep: raw tokens scaled by 30 saturate the softmax at lambda = 10", "[specA]") {
     // logits grow like lambda^2 ||x||^2 with Q, K and V corrected: J_Q, J_K vanish and kappa(J)
     // cannot be lowered; with unit-norm rows (||x|| = 1) and s = 1/sqrt(d) it is not saturated.
-    Head big = small_head(4);
+    Head big = random_test_head(6, 5, 3, 4);
     big.X *= 30;
     auto s = sweep_speca(big, false);
     CHECK(s.value("saturated_at_10") == 1.0);
     CHECK(s.value("lowered_at_10") == 0.0);
-    Head unit = small_head(4);
+    Head unit = random_test_head(6, 5, 3, 4);
     unit.X.rowwise().normalize();
     unit.s = 1 / std::sqrt(3.0);
     CHECK(sweep_speca(unit, true).value("saturated_at_10") == 0.0);

@@ -8,17 +8,14 @@
 #include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
+#include "test_heads.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using namespace attnspec::proofs;
+using attnspec::test::random_test_head;
 
 namespace {
-Head head(std::uint64_t seed, long N, long D, long d) {
-    RandomSpec s;
-    s.N = N, s.D = D, s.d = d, s.seed = seed;
-    return random_head(s);
-}
 
 // A small run: the d=D Gaussian regime (robust violations at seed 20251) and the search from it.
 RunOptions small_run() {
@@ -46,7 +43,7 @@ bool same_record(const CheckResult& a, const CheckResult& b) {
 }  // namespace
 
 TEST_CASE("thm3.4 records carry N, D, d and sigma_min/sigma_max(J)", "[thm3.4]") {
-    const Head h = head(5, 4, 8, 4);  // N < D
+    const Head h = random_test_head(4, 8, 4, 5);  // N < D
     const CheckResult r = check_thm_3_4(h);
     CHECK(r.value("N") == 4);
     CHECK(r.value("D") == 8);
@@ -60,7 +57,7 @@ TEST_CASE("thm3.4 violations are classified robust or fragile (planted both ways
           "[thm3.4][planted]") {
     Thm34Options planted;
     planted.bound_factor = 1e-12;  // a wrong factor: violated whatever the tolerance
-    const Head ok = head(3, 6, 5, 3);
+    const Head ok = random_test_head(6, 5, 3, 3);
     const CheckResult robust = check_thm_3_4(ok, planted);
     REQUIRE(robust.verdict == Verdict::violated);
     REQUIRE(robust.value("sigma_min/sigma_max(J)") > 1e-6);

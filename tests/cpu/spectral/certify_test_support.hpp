@@ -1,10 +1,13 @@
 // Shared by the certified sigma_min tests (test_certified*.cpp): the long-double reference, the
-// smallest left singular vector, and the exactly singular integer rows of the planted violations.
+// smallest left singular vector, and the exactly singular integer rows of the planted violations
+// (hadamard() is tests/support/test_matrices.hpp).
 #pragma once
 #include <Eigen/Dense>
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include "test_matrices.hpp"
 
 namespace attnspec::test {
 
@@ -79,18 +82,6 @@ Eigen::MatrixXd singular_integer_rows(Gen& gen, int n) {
     for (int i = 0; i < n; ++i)
         for (int k = 0; k < n - 1; ++k) J(i, k) = dist(gen);
     return J;
-}
-
-// Sylvester's Hadamard matrix of order 2^k (entries +-1).
-inline Eigen::MatrixXd hadamard(int order) {
-    Eigen::MatrixXd H = Eigen::MatrixXd::Ones(1, 1);
-    while (H.rows() < order) {
-        const Eigen::Index m = H.rows();
-        Eigen::MatrixXd N(2 * m, 2 * m);
-        N << H, H, H, -H;
-        H = N;
-    }
-    return H;
 }
 
 // sigma_k = 2^-k, k < n: exact, lambda_{k+1} = 4 lambda_k.

@@ -8,26 +8,17 @@
 #include "attnspec/base/interval_ops.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/spectral/svd.hpp"
+#include "test_matrices.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
+using attnspec::test::hadamard;
 using attnspec::test::kU;
 
 namespace {
 
 const SvdMethod kMethods[] = {SvdMethod::jacobi, SvdMethod::bdc, SvdMethod::gesdd,
                               SvdMethod::gejsv};
-
-// Sylvester Hadamard matrix: entries +-1, orthogonal columns of norm sqrt(n).
-Eigen::MatrixXd hadamard(int n) {
-    Eigen::MatrixXd H = Eigen::MatrixXd::Ones(1, 1);
-    while (H.rows() < n) {
-        Eigen::MatrixXd G(2 * H.rows(), 2 * H.cols());
-        G << H, H, H, -H;
-        H = G;
-    }
-    return H;
-}
 
 // Exact truth as an interval: sqrt(c) * d with d a power of two (exact products).
 struct Truth {

@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "../base/gpu_skip.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/attention/attention_cuda.hpp"
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
 #include "attnspec/gpu/base/device.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -7,12 +7,12 @@
 #include <random>
 #include <vector>
 
-#include "../base/gpu_skip.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/base/device.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/infsa/linear_infsa_cuda.hpp"
 #include "attnspec/gpu/infsa/relu_kernel_cuda.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

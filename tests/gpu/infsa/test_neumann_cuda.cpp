@@ -1,9 +1,9 @@
 // gpu::closure_times / neumann_kernels / closure_times_mixed on the device (exit 77 without
 // one): check_neumann agrees, and catches the planted dropped term and off-by-one head.
-#include "../base/gpu_skip.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/infsa/neumann_cuda.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -2,10 +2,10 @@
 // check_svd catching the planted off-by-one batch.
 #include <vector>
 
-#include "../base/gpu_skip.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/spectral/svd_cuda.hpp"
+#include "gpu_skip.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnspec/io/h5.hpp"
+#include "test_support.hpp"
 
 namespace attnspec::test {
 
@@ -95,6 +96,7 @@ struct ScopedDatasetDir {
     std::string dir;
     std::string old;
     bool had = false;
+    ScopedDatasetDir() : ScopedDatasetDir(temp_dir()) {}  // a fresh temporary directory
     explicit ScopedDatasetDir(std::string d) : dir(std::move(d)) {
         if (const char* e = std::getenv("ATTNSPEC_DATASETS")) had = true, old = e;
         setenv("ATTNSPEC_DATASETS", dir.c_str(), 1);

@@ -8,6 +8,7 @@
 #include "attnspec/gpu/base/device.hpp"
 
 namespace attnspec::test {
+// Exits 77 with "SKIP: no CUDA device (...)" when no CUDA device is usable; returns otherwise.
 inline void skip_without_device() {
     const auto info = attnspec::gpu::device_info();
     if (info.device_count == 0) {
