@@ -31,7 +31,7 @@ struct Run {
 Run run(const Head& h, CertifyMode mode) {
     LargeSvdOptions o;
     o.mode = LargeSvdMode::extremal;
-    o.certify = mode;
+    o.certify.mode = mode;
     o.max_bytes = 12.0 * (1ull << 30);  // the ViT-B certificate: 9 GB with the engine's own
     const auto t0 = std::chrono::steady_clock::now();
     Run r;

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     const Head h = random_head(rs);
     LargeSvdOptions o;
     o.mode = large_svd_mode_from_string(mode);
+    o.certify.mode = CertifyMode::never;  // the engine alone (bench_certified_kappa: with it)
     const OperatorSpectrum s = jacobian_spectrum(h, o);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -29,7 +29,7 @@ struct Options {
     std::string input, random, wrt = "weights", scale = "1", correction = "none";
     std::string token_dist = "gaussian", max_memory, store_limit = "16MiB", svd, bias = "keep";
     bool store_j = false, quiet = false;
-    std::string certify = "auto";
+    std::string certify = to_string(CertifyOptions{}.mode);  // the library's one default
     long heads = 1, full_upto = 512;
     double weight_scale = 1.0;
     std::string dataset;  // --dataset selector (sentence 0 unless given)
@@ -41,6 +41,23 @@ const char* kHelp =
     "examples:\n"
     "  attnspec jacobian --random 128,384,32 --seed 1 --token-dist layernorm --svd auto\n"
     "  attnspec jacobian --dataset minilm-l6:0:0 --svd auto\n";
+
+// "with --svd: certify sigma_min: auto (default), always, never", the default marked from the
+// library's CertifyOptions.
+const char* certify_help() {
+    static const std::string text = [] {
+        std::string t = "with --svd: certify sigma_min: ";
+        const CertifyMode modes[] = {CertifyMode::auto_select, CertifyMode::always,
+                                     CertifyMode::never};
+        for (const CertifyMode m : modes) {
+            if (m != modes[0]) t += ", ";
+            t += to_string(m);
+            if (m == CertifyOptions{}.mode) t += " (default)";
+        }
+        return t;
+    }();
+    return text.c_str();
+}
 
 void declare_options(po::options_description& desc, Options& o) {
     desc.add_options()("input", po::value(&o.input),
@@ -66,9 +83,8 @@ void declare_options(po::options_description& desc, Options& o) {
     desc.add_options()("svd", po::value(&o.svd),
                        "also sigma_max, sigma_min, kappa(J): full, extremal or auto")(
         "full-upto", count_value(&o.full_upto, "--full-upto", 1, kMaxDim),
-        "--svd auto: all eigenvalues up to R rows (default 512)")(
-        "certify", po::value(&o.certify),
-        "with --svd: certify sigma_min: auto (default), always, never");
+        "--svd auto: all eigenvalues up to R rows (default 512)")("certify", po::value(&o.certify),
+                                                                  certify_help());
 }
 
 // The heads: read from --input, or a seeded random layer sharing X.
@@ -145,7 +161,7 @@ JacobianOptions jacobian_options(const Options& o, const po::variables_map& vm) 
         fail_usage("--store-j writes J into the report: it does not go with --no-report");
     jo.spectrum = !o.svd.empty();
     if (jo.spectrum) jo.svd.mode = large_svd_mode_from_string(o.svd);
-    jo.svd.certify = certify_mode_from_string(o.certify);
+    jo.svd.certify.mode = certify_mode_from_string(o.certify);
     jo.svd.full_upto = o.full_upto;
     if (given(vm, "full-upto") && (!jo.spectrum || jo.svd.mode != LargeSvdMode::auto_select))
         fail_usage("--full-upto applies to --svd auto only");

@@ -33,6 +33,7 @@ CheckResult model_speca_curve(const Head& base, const std::vector<double>& lambd
     const std::string form = set_bias_form(kept, BiasForm::keep);
     LargeSvdOptions so;
     so.mode = LargeSvdMode::full;
+    so.certify.mode = CertifyMode::never;  // the engine's own enclosure, as in the reference run
     so.max_bytes = memory_limit_bytes();
     Eigen::MatrixXd curve(Eigen::Index(lambdas.size()), kScCols);
     for (Eigen::Index i = 0; i < curve.rows(); ++i) {

@@ -8,7 +8,6 @@
 #include <nanobind/stl/string.h>
 
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "attnspec/attention/jacobian_analysis.hpp"
@@ -25,15 +24,10 @@ namespace attnspec::python {
 namespace {
 
 // The one place where certify= ("auto", "always", "never"; Usage error otherwise) becomes the
-// engine's certification options, as `jacobian --certify` does. LargeSvdOptions::certify is
-// turning from a CertifyMode into CertifyOptions {mode, method}: both compile here; once the
-// struct has landed, the first branch can go.
-template <class Options>
-void set_certify(Options& o, const std::string& certify) {
-    if constexpr (std::is_same_v<decltype(o.certify), CertifyMode>)
-        o.certify = certify_mode_from_string(certify);
-    else
-        o.certify.mode = certify_mode_from_string(certify);
+// engine's certification options (CertifyOptions, whose default is the library's and the CLI's),
+// as `jacobian --certify` does.
+void set_certify(LargeSvdOptions& o, const std::string& certify) {
+    o.certify.mode = certify_mode_from_string(certify);
 }
 
 nb::dict triplet_dict(const RefinedTriplet& t) {

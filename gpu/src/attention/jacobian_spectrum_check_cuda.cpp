@@ -50,7 +50,8 @@ std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOption
         c.precision = "fp64";
         c.shape = {k.N, k.D, k.d};
         OperatorSpectrum cpu, gpu;
-        const double cpu_s = attn::median_seconds(1, [&] { cpu = attnspec::jacobian_spectrum(h); });
+        const double cpu_s = attn::median_seconds(
+            1, [&] { cpu = attnspec::jacobian_spectrum(h, jacobian_check_cpu_options()); });
         auto run = [&] { gpu = jacobian_spectrum(ctx, h); };
         if (opt.timings) {
             run();  // warm-up

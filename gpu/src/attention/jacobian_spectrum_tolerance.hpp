@@ -54,4 +54,12 @@ struct JacobianCheckTolerance {
 // The check's tolerance for head h against the CPU's spectrum of h (its enclosures only).
 JacobianCheckTolerance jacobian_check_tolerance(const Head& h, const OperatorSpectrum& cpu);
 
+// The CPU reference the twin is checked against: the engine with its defaults but no
+// certificate (the twin mirrors the engine, which certifies nothing on the device).
+inline LargeSvdOptions jacobian_check_cpu_options() {
+    LargeSvdOptions o;
+    o.certify.mode = CertifyMode::never;
+    return o;
+}
+
 }  // namespace attnspec::gpu

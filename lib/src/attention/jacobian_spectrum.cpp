@@ -28,9 +28,11 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
         o.product_rel_error = std::max(generic, static_cast<double>(n) * kUnitRoundoff);
     }
     // the double-double certificate (§8) takes J~ J~^T from the factors, not the rows of J
-    o.dd_gram = [&h, &opt](int threads) { return jacobian_gram_dd(h, threads, opt.max_bytes); };
-    o.dd_gram_updates = jacobian_gram_dd_updates(N, D, d);
-    o.dd_gram_bytes = jacobian_gram_dd_bytes(N, d);
+    o.certify.dd_gram = [&h, &opt](int threads) {
+        return jacobian_gram_dd(h, threads, opt.max_bytes);
+    };
+    o.certify.dd_gram_updates = jacobian_gram_dd_updates(N, D, d);
+    o.certify.dd_gram_bytes = jacobian_gram_dd_bytes(N, d);
     const JacobianOperator J(h);
     const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes, opt.progress);
     OperatorSpectrum s = operator_spectrum(J, &G, o);

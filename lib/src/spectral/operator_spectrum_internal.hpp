@@ -112,11 +112,11 @@ void refine_min(const LinearOperator& J, const CholShiftOp& chol, const GramEigs
 
 // ---- certify/policy.cpp -------------------------------------------------------------------------
 
-// opt.certify: replaces s.min's lower end by a certified bound (auto: when it is 0 or wider than
-// 1e-6 relative and the work fits max_bytes and auto's flop cap; always): the plain shift test of
-// spectral/certify/plain.hpp minus pad (the product error, A2) when it can work, else the deflated
-// certificate on G with chol (the factor of G + tau I) for its bottom pairs (rate: the measured
-// Cholesky flop/s, for its time estimate). Notes what it did.
+// opt.certify (CertifyOptions): replaces s.min's lower end by a certified bound (auto: when it is 0
+// or wider than 1e-6 relative and the work fits max_bytes and auto's flop cap; always): the plain
+// shift test of spectral/certify/plain.hpp minus pad (the product error, A2) when it can work, else
+// the deflated certificate on G with chol (the factor of G + tau I) for its bottom pairs (rate: the
+// measured Cholesky flop/s, for its time estimate). Notes what it did.
 void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholShiftOp& chol,
                  const LargeSvdOptions& opt, double pad, double rate, OperatorSpectrum& s);
 

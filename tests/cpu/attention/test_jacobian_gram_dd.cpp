@@ -273,8 +273,8 @@ TEST_CASE(
     const Head h = test_head(16, 32, 8, 1.6, 1, LogitScale::one);
     LargeSvdOptions o;
     o.mode = LargeSvdMode::extremal;
-    o.certify = CertifyMode::always;
-    o.certify_method = CertifyMethod::double_double;
+    o.certify.mode = CertifyMode::always;
+    o.certify.method = CertifyMethod::double_double;
     const OperatorSpectrum s = jacobian_spectrum(h, o);
     INFO("sigma_min in [" << s.min.enclosure.lo << ", " << s.min.enclosure.hi << "], basis "
                           << s.min.basis);

@@ -76,7 +76,7 @@ TEST_CASE("jacobian gpu-check tolerance: the emulated twin agrees clean, every f
     for (const JacCase k : {JacCase{31, 16, 8, false}, JacCase{32, 40, 8, true},
                             JacCase{33, 8, 4, true}, JacCase{33, 64, 2, false}}) {
         const Head h = gpu::spec_attention_instance(k.N, k.D, k.d, 1, 1 + k.N, k.biases).head(0);
-        const OperatorSpectrum cpu = jacobian_spectrum(h);
+        const OperatorSpectrum cpu = jacobian_spectrum(h, gpu::jacobian_check_cpu_options());
         const gpu::JacobianCheckTolerance tol = gpu::jacobian_check_tolerance(h, cpu);
         INFO("N " << k.N << " D " << k.D << " d " << k.d << ": sigma_max " << cpu.max.sigma
                   << " sigma_min " << cpu.min.sigma << "; " << tol.reason);
@@ -108,7 +108,7 @@ TEST_CASE("jacobian gpu-check tolerance: the review's planted sigma_max is rejec
     // Issue 32: the off-by-one gave sigma_max 71.087 against 73.951 inside a device-sized
     // tolerance of 99.9. The a priori tolerance does not depend on the device's value at all.
     const Head h = gpu::spec_attention_instance(32, 40, 8, 1, 33, true).head(0);
-    const OperatorSpectrum cpu = jacobian_spectrum(h);
+    const OperatorSpectrum cpu = jacobian_spectrum(h, gpu::jacobian_check_cpu_options());
     const gpu::JacobianCheckTolerance tol = gpu::jacobian_check_tolerance(h, cpu);
     const double cpu_v[2] = {cpu.max.sigma, cpu.min.sigma};
     const double off[2] = {cpu.max.sigma * (71.087 / 73.951), cpu.min.sigma};

@@ -69,7 +69,7 @@ TEST_CASE("certify: a planted under-estimated rounding bound is caught by the ex
         const CompensatedGram g = compensated_gram(J);
         for (double level : {1e-16, 1e-17, 1e-18}) {
             const double lam_est = level * g.G.diagonal().maxCoeff();
-            CertifyOptions planted;
+            PlainCertifyOptions planted;
             planted.slack_scale = 0;
             planted.max_attempts = 1;
             const CertifiedMin p = certify_lambda_min(g, lam_est, {}, planted);
@@ -94,7 +94,7 @@ TEST_CASE("certify: graded rows beyond the normwise limit are certified (van der
     DenseOperator op(J);
     const CertifiedMin r = certified_sigma_min(op, static_cast<double>(ref), left_vector_min(J));
     LargeSvdOptions never;
-    never.certify = CertifyMode::never;
+    never.certify.mode = CertifyMode::never;
     const OperatorSpectrum plain = operator_spectrum(op, nullptr, never);
     INFO("ref " << static_cast<double>(ref) << " lo " << r.sigma_lo << " c " << r.slack
                 << " engine lo " << plain.min.enclosure.lo);
@@ -110,14 +110,14 @@ TEST_CASE("certify: the engine hook, modes and refusals", "[certify]") {
     const long double ref = reference_sigma_min(J);
     DenseOperator op(J);
     LargeSvdOptions o;
-    o.certify = CertifyMode::always;
-    o.certify_method = CertifyMethod::plain;
+    o.certify.mode = CertifyMode::always;
+    o.certify.method = CertifyMethod::plain;
     const OperatorSpectrum s = operator_spectrum(op, nullptr, o);
     bool noted = false;
     for (const auto& n : s.notes) noted = noted || n.find("certify: certified") == 0;
     CHECK(noted);
     CHECK(static_cast<long double>(s.min.enclosure.lo) <= ref);
-    o.certify_method = CertifyMethod::auto_select;  // auto: the double-double test first (§8)
+    o.certify.method = CertifyMethod::auto_select;  // auto: the double-double test first (§8)
     const OperatorSpectrum d = operator_spectrum(op, nullptr, o);
     bool dd_noted = false;
     for (const auto& n : d.notes)
@@ -125,12 +125,12 @@ TEST_CASE("certify: the engine hook, modes and refusals", "[certify]") {
     CHECK(dd_noted);
     CHECK(static_cast<long double>(d.min.enclosure.lo) <= ref);
     CHECK(d.min.enclosure.lo >= s.min.enclosure.lo);
-    o.certify = CertifyMode::auto_select;  // a tight refined enclosure: auto does not run
+    o.certify.mode = CertifyMode::auto_select;  // a tight refined enclosure: auto does not run
     const OperatorSpectrum a = operator_spectrum(op, nullptr, o);
     for (const auto& n : a.notes) CHECK(n.find("certify") == std::string::npos);
     CHECK(certify_mode_from_string("never") == CertifyMode::never);
     CHECK_THROWS_AS(certify_mode_from_string("sometimes"), Error);
-    CertifyOptions small;
+    PlainCertifyOptions small;
     small.max_bytes = 1000;
     CHECK_THROWS_AS(certified_sigma_min(op, 1.0, {}, small), Error);
     const Eigen::MatrixXd tall = J.transpose();

@@ -159,8 +159,8 @@ TEST_CASE("deflated: an ill-conditioned attention head through the engine hook",
     const long double ref = reference_sigma_min(jacobian_weights(h));
     LargeSvdOptions o;
     o.mode = LargeSvdMode::extremal;
-    o.certify = CertifyMode::always;
-    o.certify_method = CertifyMethod::deflated;  // auto takes the double-double test here (§8)
+    o.certify.mode = CertifyMode::always;
+    o.certify.method = CertifyMethod::deflated;  // auto takes the double-double test here (§8)
     const OperatorSpectrum s = jacobian_spectrum(h, o);
     bool deflated = false;
     for (const auto& n : s.notes)

@@ -85,6 +85,8 @@ TEST_CASE("engine notice: the auto fallback to a full eigensolve says so, with a
     Rng rng(5);
     LargeSvdOptions o;
     o.full_upto = 10;  // auto takes the extremal path for 30 rows
+    o.certify.mode =
+        CertifyMode::never;  // the fallback's notice alone (a certificate adds its own)
     // Planted: rank 20 < 30 rows, so the extremal path cannot prove full rank.
     const Eigen::MatrixXd A = rng.with_spectrum(30, 70, geometric_spectrum(20, 1.0, 10.0));
     DenseOperator op(A);

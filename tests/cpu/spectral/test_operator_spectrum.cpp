@@ -101,6 +101,7 @@ TEST_CASE("operator_spectrum: smallest end within the Gram error takes the bound
     DenseOperator op(A);
     LargeSvdOptions o;
     o.mode = LargeSvdMode::extremal;
+    o.certify.mode = CertifyMode::never;  // the engine's own path; the default certifies: below
     const OperatorSpectrum s = operator_spectrum(op, nullptr, o);
     INFO("min " << s.min.sigma << " in [" << s.min.enclosure.lo << ", " << s.min.enclosure.hi
                 << "] basis " << s.min.basis << "; dense " << ds.sigma[119]);
@@ -110,6 +111,15 @@ TEST_CASE("operator_spectrum: smallest end within the Gram error takes the bound
     CHECK(s.min.basis.find("temple") == std::string::npos);
     CHECK(s.min.basis.find("jordan") == std::string::npos);
     CHECK(s.min.enclosure.hi >= ds.sigma[119] * (1 - 1e-6));  // Courant-Fischer, never below
+    // the library's default (certify auto) proves a positive lower end where the engine's is 0,
+    // still containing the dense value
+    LargeSvdOptions by_default;
+    by_default.mode = LargeSvdMode::extremal;
+    const OperatorSpectrum c = operator_spectrum(op, nullptr, by_default);
+    INFO("certified: [" << c.min.enclosure.lo << ", " << c.min.enclosure.hi << "] basis "
+                        << c.min.basis);
+    CHECK(c.min.enclosure.lo > 0);
+    CHECK(overlaps(c.min.enclosure, ds.enclosure(ds.sigma.size() - 1)));
     // the well-resolved case keeps the tol-1e-7 Lanczos (the gate can fail both ways)
     const Eigen::MatrixXd B = rng.with_spectrum(120, 300, geometric_spectrum(120, 1.0, 1e4));
     DenseOperator opb(B);

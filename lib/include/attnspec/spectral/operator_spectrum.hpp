@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attnspec/spectral/certified.hpp"
+#include "attnspec/spectral/certify/policy.hpp"
 #include "attnspec/spectral/operators.hpp"
 #include "attnspec/spectral/svd.hpp"
 
@@ -52,21 +53,10 @@ struct LargeSvdOptions {
     // 4 sqrt(rows + cols) u. Callers with an a-priori bound pass it.
     double product_rel_error = -1;
     double max_bytes = 8.0 * (1ull << 30);  // refuse Gram + factor copies above this
-    // Certified lower bound on sigma_min (spectral/certified.hpp) when the refined one is 0 or
-    // wider than 1e-6 relative and the work is moderate (auto), always, or never (the library's
-    // default, so verify's theorem checks are unchanged; `jacobian --certify` defaults to auto).
-    CertifyMode certify = CertifyMode::never;
-    // Which certificate: auto (double-double, §8, where it fits -- the rows of J, or dd_gram's
-    // Gram, with the factor and the engine's own -- and, under certify = auto, its work is
-    // moderate; else the plain double test, §6; then the deflated one, §7, if still needed), or
-    // only one of them (benchmarks and tests compare them this way).
-    CertifyMethod certify_method = CertifyMethod::auto_select;
-    // Optional: the double-double certificate's Gram from the operator's structure (J~ J~^T with
-    // its error bound; jacobian_spectrum sets jacobian_gram_dd), used instead of the rows of J,
-    // which need rows x cols doubles; its work (multiply-adds) and bytes, for auto's cap, the
-    // memory check and the notice. The argument is the thread count.
-    std::function<DdGram(int)> dd_gram;
-    double dd_gram_updates = 0, dd_gram_bytes = 0;
+    // Certified lower bound on sigma_min (spectral/certify/policy.hpp): when (auto by default:
+    // when the refined one is 0 or wider than 1e-6 relative and the work is moderate), which
+    // method, and the structured Gram of the double-double certificate.
+    CertifyOptions certify;
     EngineProgressFn progress;  // optional: progress inside the solve
     EngineNoticeFn notice;      // optional: fallbacks to a costlier method
 };

@@ -286,7 +286,7 @@ bool ritz_block(const Eigen::MatrixXd& V, const Eigen::MatrixXd& Y, const Deflat
         const double s0 = std::max(
             0.0, s_est - 4 * static_cast<double>(k) * kUnitRoundoff * sy.singularValues()[0]);
         const CompensatedGram gy = compensated_gram(Y.transpose());
-        CertifyOptions co;
+        PlainCertifyOptions co;
         co.max_bytes = opt.max_bytes;
         const CertifiedMin cy = certify_lambda_min(gy, s0 * s0, sy.matrixV().col(k - 1), co);
         if (!cy.certified) {

@@ -156,7 +156,7 @@ ShiftTest rump_shift_test(const CompensatedGram& g, double tau, double c_trial,
 }
 
 CertifiedMin certify_lambda_min(const CompensatedGram& g, const double lambda_est,
-                                const Eigen::VectorXd& u_est, const CertifyOptions& opt) {
+                                const Eigen::VectorXd& u_est, const PlainCertifyOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     CertifiedMin r;
     const Eigen::Index n = g.G.rows();
@@ -211,7 +211,7 @@ CertifiedMin certify_lambda_min(const CompensatedGram& g, const double lambda_es
 }
 
 CertifiedMin certified_sigma_min(const LinearOperator& J, double sigma_est,
-                                 const Eigen::VectorXd& u_est, const CertifyOptions& opt) {
+                                 const Eigen::VectorXd& u_est, const PlainCertifyOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     const Eigen::Index n = J.rows(), m = J.cols();
     if (n == 0 || m == 0) fail_data("certified_sigma_min: empty operator");

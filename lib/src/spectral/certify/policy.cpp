@@ -57,7 +57,7 @@ void note_bound(const char* what, double lo, const RefinedTriplet& t,
 // end.
 bool certify_plain(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
                    RefinedTriplet& t, std::vector<std::string>& notes) {
-    CertifyOptions co;
+    PlainCertifyOptions co;
     co.product_abs_error = pad;
     co.max_bytes = opt.max_bytes;
     const CertifiedMin r = certified_sigma_min(J, t.sigma, t.u, co);
@@ -86,16 +86,17 @@ constexpr double kDdRatePerThread = 1.5e9;
 // The double-double certificate's work (multiply-adds, one factorization) and bytes: from the
 // rows of J, or from the structured Gram when the caller gives one.
 double dd_updates(const LinearOperator& J, const LargeSvdOptions& opt) {
-    if (!opt.dd_gram) return dd_certify_updates(J.rows(), J.cols());
+    if (!opt.certify.dd_gram) return dd_certify_updates(J.rows(), J.cols());
     const double n = static_cast<double>(J.rows());
-    return opt.dd_gram_updates + n * n * n / 6;
+    return opt.certify.dd_gram_updates + n * n * n / 6;
 }
 // Bytes on top of what the engine holds meanwhile (its Gram and the factor of G + tau I, 16 n^2),
 // which count against max_bytes too.
 double dd_bytes(const LinearOperator& J, const LargeSvdOptions& opt) {
     const double n = static_cast<double>(J.rows()), held = 16 * n * n;
-    if (!opt.dd_gram) return dd_certify_bytes(J.rows(), J.cols()) + held;
-    return opt.dd_gram_bytes + 24 * n * n + held;  // pairs in dd_gram_bytes; factor and bound
+    if (!opt.certify.dd_gram) return dd_certify_bytes(J.rows(), J.cols()) + held;
+    // pairs in dd_gram_bytes; factor and bound
+    return opt.certify.dd_gram_bytes + 24 * n * n + held;
 }
 
 // The notice before the double-double certificate: what it factors and its expected time.
@@ -107,19 +108,19 @@ void notice_dd(const LinearOperator& J, const LargeSvdOptions& opt, int threads,
                   "multiply-adds, %.3g GB with the engine's): expect about %.2g s, and %.2g s "
                   "more for each further factorization when the first gives no bound (the "
                   "engine's vector far from lambda_min's)",
-                  opt.dd_gram ? "from the operator's structure" : "from the rows of J",
+                  opt.certify.dd_gram ? "from the operator's structure" : "from the rows of J",
                   static_cast<long>(J.rows()), static_cast<long>(J.rows()), dd_updates(J, opt),
                   dd_bytes(J, opt) / 1e9, seconds, nr * nr * nr / 6 / (kDdRatePerThread * threads));
     opt.notice(buf);
 }
 
-// The double-double certificate on the structured Gram (opt.dd_gram): a proved ||J~ - J|| from
-// the caller replaces A2's pad in o (factor_error, else NaN).
+// The double-double certificate on the structured Gram (opt.certify.dd_gram): a proved
+// ||J~ - J|| from the caller replaces A2's pad in o (factor_error, else NaN).
 DdCertifiedMin certify_structured_dd(const LargeSvdOptions& opt, double pad, int threads,
                                      const RefinedTriplet& t, DdCertifyOptions& o,
                                      double& factor_error) {
     const auto tg = std::chrono::steady_clock::now();
-    const DdGram g = opt.dd_gram(threads);
+    const DdGram g = opt.certify.dd_gram(threads);
     const double gram_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count();
     // a proved ||J~ - J|| from the caller replaces A2's pad on both ends
@@ -220,8 +221,8 @@ bool certify_dd(const LinearOperator& J, const LargeSvdOptions& opt, double pad,
     DdCertifiedMin r;
     double factor_error = std::numeric_limits<double>::quiet_NaN();
     with_heartbeat(opt.progress, "certify", seconds, [&] {
-        r = opt.dd_gram ? certify_structured_dd(opt, pad, threads, t, o, factor_error)
-                        : certified_sigma_min_dd(J, t.sigma, t.u, o);
+        r = opt.certify.dd_gram ? certify_structured_dd(opt, pad, threads, t, o, factor_error)
+                                : certified_sigma_min_dd(J, t.sigma, t.u, o);
     });
     return apply_dd(J, r, pad, factor_error, t, notes);
 }
@@ -234,7 +235,7 @@ void certify_deflated_min(const LinearOperator& J, const Eigen::MatrixXd& G,
                           double rate, bool dd_fits, bool plain_fits, OperatorSpectrum& s) {
     RefinedTriplet& t = s.min;
     std::vector<std::string>& notes = s.notes;
-    const bool always = opt.certify == CertifyMode::always;
+    const bool always = opt.certify.mode == CertifyMode::always;
     const double n = static_cast<double>(J.rows());
     // as many deflated pairs as fit max_bytes (at most kDeflatedPairs, at least 16)
     Eigen::Index kd = std::min<Eigen::Index>(kDeflatedPairs, J.rows() - 1);
@@ -311,10 +312,10 @@ void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholSh
                  const LargeSvdOptions& opt, double pad, double rate, OperatorSpectrum& s) {
     RefinedTriplet& t = s.min;
     std::vector<std::string>& notes = s.notes;
-    if (opt.certify == CertifyMode::never) return;
+    if (opt.certify.mode == CertifyMode::never) return;
     const double width = (t.enclosure.hi - t.enclosure.lo) / (2 * t.sigma);
     const bool needed = !(t.enclosure.lo > 0) || !(width <= 1e-6);
-    const bool always = opt.certify == CertifyMode::always;
+    const bool always = opt.certify.mode == CertifyMode::always;
     if (!always && !needed) return;
     const double n = static_cast<double>(J.rows()), m = static_cast<double>(J.cols());
     const double bytes = 8.0 * (3 * n * m + 3 * n * n), flops = 4 * n * n * m;
@@ -324,7 +325,7 @@ void certify_min(const LinearOperator& J, const Eigen::MatrixXd& G, const CholSh
     const bool plain_fits = bytes <= opt.max_bytes && (always || flops <= kAutoFlops);
     // double-double first where it fits: its rounding is ~(n/8)^2 u^2 against the plain test's
     // n u, so it resolves sigma_min where the plain one cannot, at a similar cost
-    const CertifyMethod method = opt.certify_method;
+    const CertifyMethod method = opt.certify.method;
     const bool auto_method = method == CertifyMethod::auto_select;
     const bool dd_fits = (auto_method || method == CertifyMethod::double_double) &&
                          dd_bytes(J, opt) <= opt.max_bytes &&

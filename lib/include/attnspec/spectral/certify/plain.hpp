@@ -30,7 +30,8 @@ struct CompensatedGram {
 // underflow the split.
 CompensatedGram compensated_gram(const Eigen::MatrixXd& rows);
 
-struct CertifyOptions {
+// The plain certificate's own settings (the engine's policy is CertifyOptions, certify/policy.hpp).
+struct PlainCertifyOptions {
     int max_attempts = 6;  // Cholesky attempts (tau lowered, or the slack raised, each time)
     // Absolute bound on ||J~ - J||_2, J~ the computed rows (assumption A2: the engine passes
     // product_rel_error x sigma_max); subtracted from sqrt(tau).
@@ -72,12 +73,12 @@ ShiftTest rump_shift_test(const CompensatedGram& g, double tau, double c_trial,
 // u_i^2 with u_est the approximate eigenvector, or 2 c max w^2 when empty): a failed dpotrf
 // lowers tau (margin x 4), a factor needing more slack raises c; at most max_attempts dpotrf.
 CertifiedMin certify_lambda_min(const CompensatedGram& g, double lambda_est,
-                                const Eigen::VectorXd& u_est, const CertifyOptions& opt = {});
+                                const Eigen::VectorXd& u_est, const PlainCertifyOptions& opt = {});
 
 // The whole method on a matrix-free operator (rows <= cols): rows of J by J^T e_i (n products),
 // compensated_gram, certify_lambda_min at sigma_est^2. Checks 8 (2 n m + 2 n^2) bytes against
 // opt.max_bytes before allocating (DataError). Throws DataError for a tall or empty operator.
 CertifiedMin certified_sigma_min(const LinearOperator& J, double sigma_est,
-                                 const Eigen::VectorXd& u_est, const CertifyOptions& opt = {});
+                                 const Eigen::VectorXd& u_est, const PlainCertifyOptions& opt = {});
 
 }  // namespace attnspec
