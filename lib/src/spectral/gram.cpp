@@ -190,6 +190,78 @@ GramEigs dense_eigs(const Eigen::MatrixXd& G) {
     return d;
 }
 
+// The bottom end of G's spectrum, unsorted: shift-invert Lanczos at -tau (tau > 0: never at 0,
+// where a singular G breaks the factorization) from v0. When a block inverse-iteration probe puts
+// sigma_min(J)^2 within the Gram error delta, a ladder of looser tolerances, then (none
+// converging) one pair from the block iteration; notes what it did.
+struct BottomPairs {
+    Vec vals;
+    Eigen::MatrixXd vecs;
+    Eigen::Index ops = 0;  // solves
+};
+BottomPairs bottom_pairs(const LinearOperator& J, CholShiftOp& chol, const Vec& v0, double tau,
+                         double delta, StageProgress& prog, long& count,
+                         std::vector<std::string>& notes) {
+    const Eigen::Index nev = 2, ncv = std::min<Eigen::Index>(v0.size(), 16);
+    const BlockBottom probe =
+        block_inverse_iteration(J, chol, v0, nev, ncv, kProbeIters, prog, count);
+    const bool below_noise = probe.sigma * probe.sigma <= delta;
+    BottomPairs out;
+    out.ops = probe.solves;
+    // one tolerance as always, or the noise ladder; the first that converges gives the pairs
+    const std::vector<double> tols =
+        below_noise ? std::vector<double>(std::begin(kNoiseTols), std::end(kNoiseTols))
+                    : std::vector<double>{1e-7};
+    std::string ladder;  // what the noise ladder did, for its note
+    bool converged = false;
+    for (const double tol : tols) {
+        const int restarts = below_noise ? kNoiseRestarts : 2000;
+        Counted<CholShiftOp> shift_op(chol, prog, count,
+                                      below_noise ? count + ncv + restarts * (ncv - nev) : 0);
+        Spectra::SymEigsShiftSolver<Counted<CholShiftOp>> bot(shift_op, nev, ncv, -tau);
+        bot.init(v0.data());
+        bot.compute(Spectra::SortRule::LargestMagn, restarts, tol);
+        out.ops += bot.num_operations();
+        converged = bot.info() == Spectra::CompInfo::Successful;
+        out.vals = bot.eigenvalues();
+        out.vecs = bot.eigenvectors();
+        char step[80];
+        std::snprintf(step, sizeof step, "%stol %.0e %s in %ld solves", ladder.empty() ? "" : ", ",
+                      tol, converged ? "converged" : "not reached",
+                      static_cast<long>(bot.num_operations()));
+        ladder += step;
+        if (converged) break;
+    }
+    if (!below_noise) {
+        if (!converged)
+            notes.emplace_back(
+                "shift-invert Lanczos (smallest) reported no convergence; residuals decide");
+        return out;
+    }
+    if (!converged) {
+        const BlockBottom blk =
+            block_inverse_iteration(J, chol, v0, nev, ncv, kBlockIters, prog, count);
+        out.ops += blk.solves;
+        // one pair: the smallest of J's Rayleigh-Ritz (ritz_check recomputes its quotient on G);
+        // with no second pair refine_min assumes nothing above it (no identification)
+        out.vecs = blk.vecs.leftCols(1);
+        out.vals = Vec::Zero(1);
+        char step[160];
+        std::snprintf(step, sizeof step,
+                      "; one pair from block inverse iteration (%ld vectors, %ld steps, "
+                      "relative Ritz residual %.2g) by Rayleigh-Ritz on J",
+                      static_cast<long>(ncv), static_cast<long>(blk.iters), blk.rel_res);
+        ladder += step;
+    }
+    char head[200];
+    std::snprintf(head, sizeof head,
+                  "shift-invert Lanczos (smallest): sigma_min(J)^2 <= %.3g, within the Gram "
+                  "error %.3g (no Gram bound resolves it; shift %.3g): ",
+                  probe.sigma * probe.sigma, delta, tau);
+    notes.emplace_back(head + ladder + "; residuals decide");
+    return out;
+}
+
 GramEigs lanczos_eigs(const LinearOperator& J, const Eigen::MatrixXd& G, CholShiftOp& chol,
                       double tau, Rng& rng, std::vector<std::string>& notes,
                       const EngineProgressFn& progress) {
@@ -219,75 +291,19 @@ GramEigs lanczos_eigs(const LinearOperator& J, const Eigen::MatrixXd& G, CholShi
     d.top_vals = top.eigenvalues();
     d.top_vecs = top.eigenvectors();
     d.top_ops = top.num_operations();
-    // shift-invert at -tau (tau > 0): never at 0, where a singular G breaks the factorization
-    const BlockBottom probe =
-        block_inverse_iteration(J, chol, v0, nev, ncv, kProbeIters, prog, count);
     const double delta = gram_error_bound(gram_est, n, d.top_vals.size() ? d.top_vals[0] : 0.0);
-    const bool below_noise = probe.sigma * probe.sigma <= delta;
-    Vec bv;
-    Eigen::MatrixXd bV;
-    d.bot_ops = probe.solves;
-    // one tolerance as always, or the noise ladder; the first that converges gives the pairs
-    const std::vector<double> tols =
-        below_noise ? std::vector<double>(std::begin(kNoiseTols), std::end(kNoiseTols))
-                    : std::vector<double>{1e-7};
-    std::string ladder;  // what the noise ladder did, for its note
-    bool converged = false;
-    for (const double tol : tols) {
-        const int restarts = below_noise ? kNoiseRestarts : 2000;
-        Counted<CholShiftOp> shift_op(chol, prog, count,
-                                      below_noise ? count + ncv + restarts * (ncv - nev) : 0);
-        Spectra::SymEigsShiftSolver<Counted<CholShiftOp>> bot(shift_op, nev, ncv, -tau);
-        bot.init(v0.data());
-        bot.compute(Spectra::SortRule::LargestMagn, restarts, tol);
-        d.bot_ops += bot.num_operations();
-        converged = bot.info() == Spectra::CompInfo::Successful;
-        bv = bot.eigenvalues();
-        bV = bot.eigenvectors();
-        char step[80];
-        std::snprintf(step, sizeof step, "%stol %.0e %s in %ld solves", ladder.empty() ? "" : ", ",
-                      tol, converged ? "converged" : "not reached",
-                      static_cast<long>(bot.num_operations()));
-        ladder += step;
-        if (converged) break;
-    }
-    if (!below_noise) {
-        if (!converged)
-            notes.emplace_back(
-                "shift-invert Lanczos (smallest) reported no convergence; residuals decide");
-    } else {
-        if (!converged) {
-            const BlockBottom blk =
-                block_inverse_iteration(J, chol, v0, nev, ncv, kBlockIters, prog, count);
-            d.bot_ops += blk.solves;
-            // one pair: the smallest of J's Rayleigh-Ritz (ritz_check recomputes its quotient
-            // on G); with no second pair refine_min assumes nothing above it (no identification)
-            bV = blk.vecs.leftCols(1);
-            bv = Vec::Zero(1);
-            char step[160];
-            std::snprintf(step, sizeof step,
-                          "; one pair from block inverse iteration (%ld vectors, %ld steps, "
-                          "relative Ritz residual %.2g) by Rayleigh-Ritz on J",
-                          static_cast<long>(ncv), static_cast<long>(blk.iters), blk.rel_res);
-            ladder += step;
-        }
-        char head[200];
-        std::snprintf(head, sizeof head,
-                      "shift-invert Lanczos (smallest): sigma_min(J)^2 <= %.3g, within the Gram "
-                      "error %.3g (no Gram bound resolves it; shift %.3g): ",
-                      probe.sigma * probe.sigma, delta, tau);
-        notes.emplace_back(head + ladder + "; residuals decide");
-    }
+    const BottomPairs bot = bottom_pairs(J, chol, v0, tau, delta, prog, count, notes);
+    d.bot_ops = bot.ops;
     prog.finish();
-    std::vector<Eigen::Index> order(bv.size());
-    for (Eigen::Index i = 0; i < bv.size(); ++i) order[i] = i;
+    std::vector<Eigen::Index> order(bot.vals.size());
+    for (Eigen::Index i = 0; i < bot.vals.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
-              [&](Eigen::Index a, Eigen::Index b) { return bv[a] < bv[b]; });
-    d.bot_vals.resize(bv.size());
-    d.bot_vecs.resize(n, bv.size());
-    for (Eigen::Index i = 0; i < bv.size(); ++i) {
-        d.bot_vals[i] = bv[order[i]];
-        d.bot_vecs.col(i) = bV.col(order[i]);
+              [&](Eigen::Index a, Eigen::Index b) { return bot.vals[a] < bot.vals[b]; });
+    d.bot_vals.resize(bot.vals.size());
+    d.bot_vecs.resize(n, bot.vals.size());
+    for (Eigen::Index i = 0; i < bot.vals.size(); ++i) {
+        d.bot_vals[i] = bot.vals[order[i]];
+        d.bot_vecs.col(i) = bot.vecs.col(order[i]);
     }
     if (d.top_vals.size() == 0 || d.bot_vals.size() == 0) {
         // Spectra returns only converged pairs: none at one end (seen with OpenBLAS's Prescott
