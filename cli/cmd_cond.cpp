@@ -1,12 +1,14 @@
 // attnspec cond: singular values and kappa, with enclosures, of any matrix stored in an HDF5 file.
-// Computation: spectral/cond_analysis.hpp; input and report section: io/cond_io.hpp.
+// Computation: spectral/cond_analysis.hpp; input: io/matrix_input.hpp; report section:
+// report/cond_section.hpp.
 #include <cstdio>
 #include <iostream>
 #include <optional>
 
 #include "attnspec/base/format.hpp"
-#include "attnspec/io/cond_io.hpp"
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/io/matrix_input.hpp"
+#include "attnspec/report/cond_section.hpp"
+#include "attnspec/report/names.hpp"
 #include "attnspec/spectral/cond_analysis.hpp"
 #include "cli.hpp"
 #include "commands.hpp"

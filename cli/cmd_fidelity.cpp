@@ -1,6 +1,7 @@
 // attnspec fidelity: how well Linear-InfSA's weights a approximate the Perron / Katz vectors of the
 // InfSA affinity, over data families, draws, heads and N (proofs/infsa_fidelity.md).
-// Options -> fidelity_table (generated, or io/qk_input blocks) -> io/infsa_io -> text or JSON.
+// Options -> fidelity_table (generated, or io/qk_input blocks) -> report/infsa_sections -> text or
+// JSON.
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -10,8 +11,8 @@
 #include "attnspec/base/format.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/infsa/fidelity_table.hpp"
-#include "attnspec/io/infsa_io.hpp"
 #include "attnspec/io/qk_input.hpp"
+#include "attnspec/report/infsa_sections.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "dataset_option.hpp"

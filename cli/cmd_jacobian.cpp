@@ -1,7 +1,7 @@
 // attnspec jacobian: dense J (weights) or J_X (input) of attention heads, from an HDF5 input in
 // the attention input schema or a seeded random instance; prints shape, norms and timing; writes
 // the inputs and J to a report. Computation: attention/jacobian_analysis.hpp; report section:
-// io/jacobian_io.hpp; input: io/attention_input.hpp.
+// report/jacobian_section.hpp; input: io/attention_input.hpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -12,9 +12,9 @@
 #include "attnspec/attention/jacobian_analysis.hpp"
 #include "attnspec/base/format.hpp"
 #include "attnspec/io/attention_input.hpp"
-#include "attnspec/io/jacobian_io.hpp"
-#include "attnspec/io/spectrum_io.hpp"
 #include "attnspec/report/jacobian_output.hpp"
+#include "attnspec/report/jacobian_section.hpp"
+#include "attnspec/report/spectrum_record.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "dataset_option.hpp"

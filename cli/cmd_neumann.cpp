@@ -1,6 +1,7 @@
 // attnspec neumann: InfSA Neumann-kernel analysis of one (sample, head): affinity norms, kernel
 // invariants, truncation table, centralities and the absorbing-chain reading (proofs/infsa_*.md).
-// Options -> Â (generated or io/qk_input) -> analyze_neumann -> io/infsa_io -> text or JSON.
+// Options -> Â (generated or io/qk_input) -> analyze_neumann -> report/infsa_sections -> text or
+// JSON.
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -10,9 +11,9 @@
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
 #include "attnspec/infsa/neumann_analysis.hpp"
-#include "attnspec/io/infsa_io.hpp"
 #include "attnspec/io/qk_input.hpp"
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/report/infsa_sections.hpp"
+#include "attnspec/report/names.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "dataset_option.hpp"

@@ -1,5 +1,5 @@
 // attnspec verify: run theorem checks from the proofs/ registry (or replay one stored instance),
-// print verdicts, write the report and the counterexample files (io/check_records.hpp).
+// print verdicts, write the report and the counterexample files (report/check_records.hpp).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "attnspec/base/parallel.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/model_input.hpp"
 #include "attnspec/io/provenance.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "attnspec/report/check_output.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "attnspec/report/experiment_output.hpp"
 #include "cli.hpp"
 #include "commands.hpp"

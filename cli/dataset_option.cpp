@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/report/names.hpp"
 
 namespace attnspec::cli {
 

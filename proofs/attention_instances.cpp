@@ -8,7 +8,7 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/io/attention_input.hpp"
-#include "attnspec/io/check_records.hpp"
+#include "attnspec/report/check_records.hpp"
 
 namespace attnspec::proofs {
 

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/proofs/attention_instances.hpp"
 #include "attnspec/proofs/infsa_checks.hpp"
 #include "attnspec/proofs/model_infsa.hpp"
@@ -22,11 +21,12 @@
 #include "attnspec/proofs/thm_3_4_model.hpp"
 #include "attnspec/proofs/thm_3_5.hpp"
 #include "attnspec/proofs/thm_3_8.hpp"
+#include "attnspec/report/check_records.hpp"
 
 namespace attnspec::proofs {
 
 namespace {
-// Replays: re-run a check on the inputs stored in a record (io/check_records.hpp).
+// Replays: re-run a check on the inputs stored in a record (report/check_records.hpp).
 using G = const std::string&;
 CheckResult replay_thm_3_3(const H5Reader& r, G g) { return check_thm_3_3(stored_head(r, g)); }
 CheckResult replay_thm_3_4(const H5Reader& r, G g) { return check_thm_3_4(stored_head(r, g)); }

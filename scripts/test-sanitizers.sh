@@ -5,20 +5,21 @@
 #
 #   scripts/test-sanitizers.sh [--all]
 #
-#   (default)  the tests that exercise memory handling (CI): file and HDF5 IO, the hostile-input
-#              suite, the thread pool and parallel loops, the run loop and its instance spread, the
-#              memory budget, the GPU backend loader and driver probe, and every CLI test (the
-#              executable end to end: parsing, reports, counterexample files, render, merge). Not
-#              the numerical tests of attention/, spectral/, infsa/ and the checks, which are the
-#              same code paths at other sizes and take most of the sanitizer time.
+#   (default)  the tests that exercise memory handling (CI): file and HDF5 IO, the report
+#              sections, the hostile-input suite, the thread pool and parallel loops, the run loop
+#              and its instance spread, the memory budget, the GPU backend loader and driver
+#              probe, and every CLI test (the executable end to end: parsing, reports,
+#              counterexample files, render, merge). Not the numerical tests of attention/,
+#              spectral/, infsa/ and the checks, which are the same code paths at other sizes and
+#              take most of the sanitizer time.
 #   --all      every cpu and cli test
 set -euo pipefail
 cd "$(dirname "$0")/.."
-filter='^(cpu/(io|base|gpu)/|cpu/proofs/test_(run_loop|instance_spread)|cpu/infsa/test_memory_budget|cli/|hostile/)'
+filter='^(cpu/(io|base|gpu|report)/|cpu/proofs/test_(run_loop|instance_spread)|cpu/infsa/test_memory_budget|cli/|hostile/)'
 case "${1:-}" in
   --all) filter="" ;;
   "") ;;
-  -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
   *) echo "test-sanitizers.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
 esac
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -9,9 +9,9 @@
 #include <filesystem>
 
 #include "attnspec/base/memory.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/registry.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "check_pool.hpp"
 #include "h5_builder.hpp"
 

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "attnspec/base/format.hpp"
-#include "attnspec/io/spectrum_io.hpp"
 #include "attnspec/report/kappa_text.hpp"
+#include "attnspec/report/spectrum_record.hpp"
 
 namespace attnspec {
 

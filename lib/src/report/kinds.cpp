@@ -11,7 +11,7 @@
 #include "attnspec/base/format.hpp"
 #include "attnspec/infsa/fidelity_table.hpp"
 #include "attnspec/io/provenance.hpp"
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/report/names.hpp"
 
 namespace attnspec {
 

@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/h5.hpp"
 #include "attnspec/io/provenance.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "attnspec/report/shard.hpp"
 #include "attnspec/report/summary.hpp"
 
@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The counterexample attributes of a check run (io/check_records.cpp, write_check_run).
+// The counterexample attributes of a check run (report/check_records.cpp, write_check_run).
 const char* const kCounterexampleDir = "counterexample_dir";
 const char* const kCounterexampleFiles = "counterexample_files";
 

@@ -13,10 +13,10 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/io/attention_input.hpp"
-#include "attnspec/io/check_records.hpp"
-#include "attnspec/io/cond_io.hpp"
 #include "attnspec/io/h5.hpp"
+#include "attnspec/io/matrix_input.hpp"
 #include "attnspec/io/qk_input.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

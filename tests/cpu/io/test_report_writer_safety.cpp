@@ -14,8 +14,8 @@
 #include <regex>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

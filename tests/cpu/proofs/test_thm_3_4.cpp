@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "attnspec/attention/attention.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/h5.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "attnspec/proofs/thm_3_4.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "test_heads.hpp"
 #include "test_support.hpp"
 

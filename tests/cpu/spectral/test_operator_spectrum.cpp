@@ -209,7 +209,7 @@ TEST_CASE("jacobian_spectrum agrees with the dense SVD of J (structured vs dense
 
 #include "attnspec/base/json.hpp"
 #include "attnspec/io/report_writer.hpp"
-#include "attnspec/io/spectrum_io.hpp"
+#include "attnspec/report/spectrum_record.hpp"
 
 TEST_CASE("operator spectrum summary: HDF5 and JSON writers", "[spectral][large]") {
     Rng rng(9);

@@ -2,9 +2,9 @@
 
 #include <cstdio>
 
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/proofs/registry.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "fuzz_support.hpp"
 
 namespace attnspec::fuzz {

@@ -2,8 +2,8 @@
 // (weights, SC Thm 3.3) or J_X (input) from the structured closed form (attention/jacobian.hpp),
 // its Frobenius and max norms, block norms ||J_Q||, ||J_K||, ||J_V||, timing, and optionally the
 // spectrum (sigma_max, sigma_min, kappa with enclosures) through jacobian_spectrum /
-// operator_spectrum; the layer norm when the heads share X. Result structs only; io/jacobian_io.hpp
-// writes them. CPU only.
+// operator_spectrum; the layer norm when the heads share X. Result structs only;
+// report/jacobian_section.hpp writes them. CPU only.
 #pragma once
 #include <array>
 #include <functional>

@@ -7,7 +7,7 @@
 
 #include "attnspec/base/check.hpp"
 #include "attnspec/base/json.hpp"
-#include "attnspec/io/experiment_records.hpp"
+#include "attnspec/report/experiment_records.hpp"
 
 namespace attnspec {
 

@@ -1,6 +1,6 @@
 // What `attnspec jacobian` prints on stdout: the text lines (per head J's size, norms and time,
 // each head's spectrum, the layer norm, the report) or the members of its --json object. The
-// report itself is io/jacobian_io.hpp. CPU only.
+// report itself is report/jacobian_section.hpp. CPU only.
 #pragma once
 #include <ostream>
 #include <string>

@@ -1,6 +1,6 @@
 // Reads the check runs of a report (reports/SCHEMA.md) and renders them as text (`report show`);
 // the Markdown page of every kind is report/kinds.hpp + report/page.hpp. Reading goes through
-// io/check_records.hpp. CPU only.
+// report/check_records.hpp. CPU only.
 #pragma once
 #include <map>
 #include <string>
@@ -8,14 +8,15 @@
 #include <vector>
 
 #include "attnspec/base/json.hpp"
-#include "attnspec/io/check_records.hpp"
-#include "attnspec/io/experiment_records.hpp"
 #include "attnspec/io/h5.hpp"
+#include "attnspec/report/check_records.hpp"
+#include "attnspec/report/experiment_records.hpp"
 
 namespace attnspec {
 
 // A report as `report show` and `report render` see it: root provenance, the check runs (read by
-// io/check_records.hpp, the one reader of the check-record schema) and the other top-level groups.
+// report/check_records.hpp, the one reader of the check-record schema) and the other top-level
+// groups.
 struct ReportSummary {
     std::vector<std::pair<std::string, std::string>> provenance;
     std::vector<CheckRunSummary> checks;

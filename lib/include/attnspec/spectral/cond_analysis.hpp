@@ -1,7 +1,7 @@
 // The condition analysis of one matrix (`attnspec cond`): every singular value with a rigorous
 // enclosure (spectral/svd.hpp: Weyl on the whole decomposition, tightened per triplet), the
 // numerical rank and kappa in both conventions (strict, nz) with enclosures. Eigen / LAPACKE
-// backends. Result struct only; io/cond_io.hpp writes it. CPU only.
+// backends. Result struct only; report/cond_section.hpp writes it. CPU only.
 #pragma once
 #include <Eigen/Dense>
 

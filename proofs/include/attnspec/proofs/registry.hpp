@@ -70,7 +70,7 @@ const CheckInfo* find_check(const std::string& name);  // nullptr when unknown
 // select). Cost: the check's run, less the search when the filter does not name it.
 CheckRun run_check(const CheckInfo& c, RunOptions opt);
 
-// Re-runs `c` on the record `group` of `r` (io/check_records.hpp: find_replay_record) and gives
+// Re-runs `c` on the record `group` of `r` (report/check_records.hpp: find_replay_record) and gives
 // the result the record's seed and regime. Cost: one instance of the check. Errors: Usage when the
 // check cannot replay, DataError when the record lacks an input.
 CheckResult replay_record(const CheckInfo& c, const H5Reader& r, const std::string& group);

@@ -1,11 +1,11 @@
 // The `/neumann` and `/fidelity` report sections and their JSON forms (reports/SCHEMA.md).
-#include "attnspec/io/infsa_io.hpp"
+#include "attnspec/report/infsa_sections.hpp"
 
 #include <cstdint>
 #include <vector>
 
 #include "attnspec/io/h5.hpp"
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/report/names.hpp"
 
 namespace attnspec {
 

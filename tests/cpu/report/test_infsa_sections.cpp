@@ -1,5 +1,6 @@
-// io/infsa_io: the /neumann and /fidelity report sections read back equal to the result structs
-// they were written from (bit for bit), and their JSON forms carry the documented keys in order.
+// report/infsa_sections: the /neumann and /fidelity report sections read back equal to the result
+// structs they were written from (bit for bit), and their JSON forms carry the documented keys in
+// order.
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -7,8 +8,8 @@
 
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/infsa/fidelity.hpp"
-#include "attnspec/io/infsa_io.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/infsa_sections.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

@@ -1,5 +1,5 @@
-// Check records, check runs and instance files (io/check_records.hpp; reports/SCHEMA.md).
-#include "attnspec/io/check_records.hpp"
+// Check records, check runs and instance files (report/check_records.hpp; reports/SCHEMA.md).
+#include "attnspec/report/check_records.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/io/experiment_records.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/experiment_records.hpp"
 
 namespace attnspec {
 
@@ -176,7 +176,7 @@ void write_check_runs(H5Group& root, const std::vector<CheckRun>& runs,
     H5Group checks = root.group(kChecks);
     for (size_t i = 0; i < runs.size(); ++i)
         if (runs[i].kind == "experiment")
-            write_experiment_run(checks, runs[i]);  // io/experiment_records.hpp
+            write_experiment_run(checks, runs[i]);  // report/experiment_records.hpp
         else
             write_check_run(checks, runs[i], files ? &(*files)[i] : nullptr);
 }

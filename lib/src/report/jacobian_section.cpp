@@ -1,13 +1,13 @@
-// The /jacobian report section (io/jacobian_io.hpp).
-#include "attnspec/io/jacobian_io.hpp"
+// The /jacobian report section (report/jacobian_section.hpp).
+#include "attnspec/report/jacobian_section.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "attnspec/io/report_names.hpp"
-#include "attnspec/io/spectrum_io.hpp"
+#include "attnspec/report/names.hpp"
+#include "attnspec/report/spectrum_record.hpp"
 
 namespace attnspec {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attnspec/base/check.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/h5.hpp"
+#include "attnspec/report/check_records.hpp"
 
 namespace attnspec {
 

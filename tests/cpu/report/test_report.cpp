@@ -1,13 +1,13 @@
 // HDF5 report writer/reader: row-major layout, attributes, atomic commit, errors; check records
-// and counterexample files written and read back (io/check_records.hpp).
+// and counterexample files written and read back (report/check_records.hpp).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "attnspec/base/errors.hpp"
-#include "attnspec/io/check_records.hpp"
 #include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/check_records.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;

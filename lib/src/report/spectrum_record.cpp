@@ -1,11 +1,11 @@
-// Spectrum records of the large-scale engine, in HDF5 and JSON (io/spectrum_io.hpp).
-#include "attnspec/io/spectrum_io.hpp"
+// Spectrum records of the large-scale engine, in HDF5 and JSON (report/spectrum_record.hpp).
+#include "attnspec/report/spectrum_record.hpp"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/report/names.hpp"
 
 namespace attnspec {
 

@@ -1,6 +1,6 @@
 // Report section of `attnspec jacobian`: the group /jacobian with the run's attributes, the
 // inputs (X shared or per head, weights, corrections, biases), per-head norms, timings, block
-// norms, the optional spectrum (io/spectrum_io.hpp) and J itself when stored. Layout:
+// norms, the optional spectrum (report/spectrum_record.hpp) and J itself when stored. Layout:
 // reports/SCHEMA.md, "attnspec jacobian". HDF5 via io/h5.hpp. CPU only.
 #pragma once
 #include <string>

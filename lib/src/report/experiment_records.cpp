@@ -1,5 +1,5 @@
-// Experiment runs in a report (io/experiment_records.hpp; reports/SCHEMA.md, "Experiments").
-#include "attnspec/io/experiment_records.hpp"
+// Experiment runs in a report (report/experiment_records.hpp; reports/SCHEMA.md, "Experiments").
+#include "attnspec/report/experiment_records.hpp"
 
 #include <set>
 #include <sstream>

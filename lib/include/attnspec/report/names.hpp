@@ -1,13 +1,13 @@
 // The names of the analysis report sections (reports/SCHEMA.md: /jacobian, /cond, /neumann,
 // /fidelity, the spectrum records inside them and the groups of a dataset run) that a writer
-// (io/jacobian_io.cpp, io/cond_io.cpp, io/spectrum_io.cpp, io/infsa_io.cpp, cli/'s dataset runs)
-// and the reader (report/kinds.cpp) both spell: each is spelled here once. A name only a writer
-// spells stays beside it. Constants only; CPU only.
+// (report/jacobian_section.cpp, report/cond_section.cpp, report/spectrum_record.cpp,
+// report/infsa_sections.cpp, cli/'s dataset runs) and the reader (report/kinds.cpp) both spell:
+// each is spelled here once. A name only a writer spells stays beside it. Constants only; CPU only.
 #pragma once
 
 namespace attnspec::names {
 
-// A spectrum record (io/spectrum_io.hpp) and the kappa groups of /cond.
+// A spectrum record (report/spectrum_record.hpp) and the kappa groups of /cond.
 namespace spectrum {
 inline constexpr char kSigmaMax[] = "sigma_max";
 inline constexpr char kSigmaMin[] = "sigma_min";
@@ -23,7 +23,7 @@ inline constexpr char kRtol[] = "rtol";
 inline constexpr char kSigmaMinUsed[] = "sigma_min_used";
 }  // namespace spectrum
 
-// /jacobian and its /jacobian/head_<h> groups (io/jacobian_io.hpp).
+// /jacobian and its /jacobian/head_<h> groups (report/jacobian_section.hpp).
 namespace jacobian {
 inline constexpr char kGroup[] = "jacobian";
 inline constexpr char kWrt[] = "wrt";
@@ -46,7 +46,7 @@ inline constexpr char kSeconds[] = "seconds";
 inline constexpr char kSpectrum[] = "spectrum";
 }  // namespace jacobian
 
-// /cond (io/cond_io.hpp); its kappa groups are spectrum::kKappaPrefix + convention.
+// /cond (report/cond_section.hpp); its kappa groups are spectrum::kKappaPrefix + convention.
 namespace cond {
 inline constexpr char kGroup[] = "cond";
 inline constexpr char kInput[] = "input";
@@ -66,7 +66,7 @@ inline constexpr char kSigmaHi[] = "sigma_hi";
 inline constexpr char kBasis[] = "basis";
 }  // namespace cond
 
-// /neumann (io/infsa_io.hpp).
+// /neumann (report/infsa_sections.hpp).
 namespace neumann {
 inline constexpr char kGroup[] = "neumann";
 inline constexpr char kSource[] = "source";
@@ -88,7 +88,8 @@ inline constexpr char kMinLeak[] = "min_leak";
 inline constexpr char kProbabilistic[] = "probabilistic";
 }  // namespace neumann
 
-// /fidelity (io/infsa_io.hpp); its metric columns are infsa/fidelity_table.hpp's kFidelityMetrics.
+// /fidelity (report/infsa_sections.hpp); its metric columns are infsa/fidelity_table.hpp's
+// kFidelityMetrics.
 namespace fidelity {
 inline constexpr char kGroup[] = "fidelity";
 inline constexpr char kGamma[] = "gamma";

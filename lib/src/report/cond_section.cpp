@@ -1,11 +1,10 @@
-// `attnspec cond`: the matrix input and the /cond report section (io/cond_io.hpp).
-#include "attnspec/io/cond_io.hpp"
+// The /cond report section of `attnspec cond` (report/cond_section.hpp).
+#include "attnspec/report/cond_section.hpp"
 
 #include <cstdint>
 #include <vector>
 
-#include "attnspec/base/errors.hpp"
-#include "attnspec/io/report_names.hpp"
+#include "attnspec/report/names.hpp"
 
 namespace attnspec {
 
@@ -18,21 +17,6 @@ std::vector<double> as_vector(const Eigen::VectorXd& v) {
     return std::vector<double>(v.data(), v.data() + v.size());
 }
 }  // namespace
-
-Eigen::MatrixXd load_matrix_input(const std::string& file, const std::string& dataset) {
-    const H5Reader in(file);
-    if (!in.exists(dataset)) fail_data(file + ": no dataset '" + dataset + "'");
-    const auto shape = in.shape(dataset);
-    if (shape.empty() || shape.size() > 2)
-        fail_data(file + ": dataset '" + dataset + "' has rank " + std::to_string(shape.size()) +
-                  " (expected a matrix or a vector)");
-    double elems = 1;
-    for (auto s : shape) elems *= static_cast<double>(s);
-    if (elems == 0) fail_data(file + ": dataset '" + dataset + "' is empty");
-    // M, U, V and work space: refused before reading (memory_limit_bytes(), --max-memory)
-    in.check_fits(8.0 * 4 * elems, "reading and decomposing '" + dataset + "'");
-    return in.input_matrix(dataset);  // float32/float64 only; rejects NaN/Inf
-}
 
 void write_cond_section(H5Group& parent, const CondAnalysis& a, const std::string& input,
                         const std::string& dataset) {
