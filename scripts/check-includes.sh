@@ -6,7 +6,12 @@
 #   * in proofs/ names a header of gpu/ or cli/; in gpu/ names a header of proofs/ or cli/;
 #   * names a private library header lib/src/<module>/X.hpp from outside lib/src/<module>/;
 #   * names a private GPU header gpu/src/<module>/X.hpp from outside gpu/;
-#   * names a private proofs header proofs/X.hpp from outside proofs/.
+#   * names a private proofs header proofs/X.hpp from outside proofs/;
+#   * in lib/ names a header of a library module that is not below its own, in the order
+#     base < spectral < attention, infsa < io < report (attention and infsa never include each
+#     other; report is the only module that reads and writes report sections);
+#   * in proofs/ names proofs/registry.hpp from anywhere but proofs/registry.cpp (the checks and
+#     the run loop never include the registry: it includes them).
 # Tests are white-box: tests/<suite>/<module>/ may include the private headers of <module> in
 # lib/src/ and gpu/src/ (the CPU suite runs the twins' *_logic.hpp), tests/<suite>/gpu/ those of
 # gpu/src/, tests/<suite>/proofs/ those of proofs/.
@@ -57,7 +62,38 @@ def resolve(src_dir, name):
     return None
 
 
+LIB_RANK = {"base": 0, "spectral": 1, "attention": 2, "infsa": 2, "io": 3, "report": 4}
+
+
+def lib_module(rel):
+    """The library module of a path under lib/ (src/<m>/ or include/attnspec/<m>/), else None."""
+    p = rel.split("/")
+    if p[0] == "lib" and len(p) > 3 and p[1] == "src":
+        return p[2]
+    if p[0] == "lib" and len(p) > 4 and p[1] == "include" and p[2] == "attnspec":
+        return p[3]
+    return None
+
+
+def layer_problem(frm, tgt_rel, name):
+    """The layering rules inside lib/ and proofs/ (see the header of this script)."""
+    if name.startswith("attnspec/"):
+        tgt = "lib/include/" + name if name.split("/")[1] not in ("gpu", "proofs") else None
+    else:
+        tgt = tgt_rel
+    a, b = lib_module(frm), lib_module(tgt) if tgt else None
+    if a in LIB_RANK and b in LIB_RANK and a != b and LIB_RANK[b] >= LIB_RANK[a]:
+        return f"lib/{a} must not include lib/{b} (base < spectral < attention, infsa < io < report)"
+    reg = name.endswith("proofs/registry.hpp") or (tgt_rel or "").endswith("proofs/registry.hpp")
+    if frm.startswith("proofs/") and reg and frm != "proofs/registry.cpp":
+        return "only proofs/registry.cpp includes the registry (checks and run loop never do)"
+    return None
+
+
 def problem(frm, tgt_rel, name):
+    why = layer_problem(frm, tgt_rel, name)
+    if why:
+        return why
     f = owner(frm)
     fp = frm.split("/")
     if name.startswith("attnspec/"):
@@ -143,6 +179,10 @@ self_test() {
     'cli/cli.cpp|#include "../gpu/src/base/cuda_status_codes.hpp"'
     'tests/cpu/base/test_plant.cpp|#include "../../../gpu/src/infsa/infsa_faults.hpp"'
     'cli/cli.cpp|#include "../proofs/attention_run.hpp"'
+    'lib/src/io/h5.cpp|#include "attnspec/report/kinds.hpp"'
+    'lib/include/attnspec/spectral/svd.hpp|#include "../attention/jacobian.hpp"'
+    'lib/src/infsa/neumann.cpp|#include "attnspec/attention/attention.hpp"'
+    'proofs/run_loop.cpp|#include "attnspec/proofs/registry.hpp"'
   )
   local p file line n expect=()
   for p in "${plants[@]}"; do
