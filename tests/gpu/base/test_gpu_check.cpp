@@ -1,7 +1,6 @@
 // gpu-check end to end on a device: the registry lists the six twins in order, every planted
 // fault makes every twin disagree (through the runner and through the CLI, exit 1), and the
-// normal quick run agrees (exit 0) and writes the report. Skipped (77) without a device. Until the
-// twin branches merge, the placeholders (twin_placeholders_cuda.cpp) make the agreeing runs fail.
+// normal quick run agrees (exit 0) and writes the report. Skipped (77) without a device.
 #include <algorithm>
 #include <iterator>
 

@@ -100,9 +100,9 @@ struct GpuCheckRun {
 // empty.
 GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault);
 
-// Per-twin entries (one per twin source file; CPU-only builds do not define them — the runner is
-// not built there). Until the twin branches merge, gpu/src/check/twin_placeholders_cuda.cpp holds
-// weak placeholders (one case, agrees = false, note "twin not built").
+// Per-twin entries (one per twin source file, gpu/src/<module>/*_check_cuda.cpp). In a CPU-only
+// build check/check_stub.cpp defines each to throw NoDevice "not compiled", so that the GPU tests
+// link there too.
 std::vector<TwinCase> check_linear_infsa(Context& ctx, const GpuCheckOptions& opt);
 std::vector<TwinCase> check_spec_attention(Context& ctx, const GpuCheckOptions& opt);
 std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOptions& opt);
