@@ -277,6 +277,34 @@ TEST_CASE("hostile: error lines are capped and control characters escaped", "[cl
     CHECK_FALSE(has(e.err, "\x1b"));
 }
 
+TEST_CASE("hostile: report merge of shards claiming 10^6 or 2^53 shards answers at once",
+          "[cli][hostile]") {
+    TempDir d;
+    const Outcome v = run({"verify", "thm3.5", "--trials", "2", "-q", "--fail-on", "never",
+                           "--shard", "0/2", "--out", d / "s0.h5"},
+                          60);
+    INFO(v.err);
+    REQUIRE(v.code == 0);
+    // two shards of one run whose shard_count claims 10^6, then 2^53 (the largest count a reader
+    // takes): all but two are missing, and the answer must not walk through them
+    for (const char* count : {"1000000", "9007199254740992"}) {
+        REQUIRE(python(std::string("import shutil, sys, h5py, numpy as np\n"
+                                   "d = sys.argv[1]\n"
+                                   "shutil.copy(d + '/s0.h5', d + '/s1.h5')\n"
+                                   "for i in (0, 1):\n"
+                                   "    with h5py.File(d + '/s%d.h5' % i, 'a') as f:\n"
+                                   "        f.attrs['shard_index'] = np.int64(i)\n"
+                                   "        f.attrs['shard_count'] = np.int64(") +
+                           count + ")\n",
+                       d.path) == 0);
+        const Outcome r = run({"report", "merge", d / "s0.h5", d / "s1.h5", "--out", d / "m.h5"});
+        expect_refusal(r, 65, std::string("shard(s) 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and "));
+        CHECK(has(r.err, std::string(" of ") + count + " missing (given 2 file(s))"));
+        CHECK(r.err.size() < 400);
+        CHECK_FALSE(exists(d / "m.h5"));
+    }
+}
+
 TEST_CASE("hostile: a replayed instance is estimated from its declared shapes before any read",
           "[cli][hostile]") {
     TempDir d;
