@@ -12,6 +12,7 @@ The same C++ library as the ``attnspec`` command line, so the same numbers::
     J = attnspec.jacobian(head)                  # dense J (N d x 3 D d) when it fits
     ds = attnspec.datasets.load("minilm-l6")     # a trained model's heads
     print(attnspec.spectrum(ds.head(0, 0, 0)).kappa)
+    print(attnspec.checks.run("thm3.5").verdicts)  # theorem checks (attnspec verify)
 
 Conventions: docs/MATH.md (tokens are rows, column-major vec, kappa strict and nz); what the
 enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``DataError`` and
@@ -19,7 +20,7 @@ enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``D
 """
 
 from . import _core
-from . import datasets
+from . import checks, datasets
 from ._errors import (ArrayTypeError, DataError, Error, InputNotFoundError, InternalError,
                       OutputError, ResourceError, UnavailableError, UsageError)
 from ._head import DENSE_AUTO_BYTES, Head, JacobianOperator, jacobian
@@ -43,7 +44,8 @@ def set_memory_limit(nbytes):
 
 __all__ = [
     "__version__", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
-    "Kappa", "datasets", "memory_limit", "set_memory_limit", "Error", "UsageError", "DataError",
-    "ArrayTypeError", "InputNotFoundError", "UnavailableError", "InternalError",
-    "ResourceError", "OutputError", "DENSE_AUTO_BYTES", "FULL_UPTO",
+    "Kappa", "datasets", "checks", "memory_limit", "set_memory_limit",
+    "Error", "UsageError", "DataError", "ArrayTypeError", "InputNotFoundError",
+    "UnavailableError", "InternalError", "ResourceError", "OutputError", "DENSE_AUTO_BYTES",
+    "FULL_UPTO",
 ]

@@ -11,5 +11,6 @@ void bind_errors(nanobind::module_& m);    // the translator of attnspec::Error;
 void bind_head(nanobind::module_& m);      // Head, its forward pass, dense J, J as an operator
 void bind_spectrum(nanobind::module_& m);  // kappa(J) of a head (the CLI's engine), of a matrix
 void bind_datasets(nanobind::module_& m);  // the named datasets (io/model_input.hpp)
+void bind_checks(nanobind::module_& m);    // the theorem checks: list, run, replay (proofs/)
 
 }  // namespace attnspec::python

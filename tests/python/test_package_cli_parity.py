@@ -1,48 +1,21 @@
 """The package gives the CLI's numbers bit for bit: the same library functions on the same input
 (`attnspec jacobian --dataset ... --svd ... --json` against attnspec.spectrum on the head
-datasets.load gives). The CLI is $ATTNSPEC_CLI, else build/cli/attnspec (skipped without one).
-The CLI runs with ATTNSPEC_BLAS_CORE=off: it keeps the OpenBLAS kernels OpenBLAS chose, as this
-process does (the CLI's default may re-execute itself with faster ones: docs/blas.md)."""
+datasets.load gives). The CLI is the `cli` fixture (conftest.py, cli_support.py: skipped without
+one, run with ATTNSPEC_BLAS_CORE=off)."""
 import json
-import os
 import re
-import subprocess
 
 import pytest
 
+from cli_support import num, run_cli
+
 attnspec = pytest.importorskip("attnspec", reason="the package is not installed "
                                "(bash scripts/python-env.sh builds it into a venv)")
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-@pytest.fixture(scope="module")
-def cli():
-    path = os.environ.get("ATTNSPEC_CLI")
-    if path:
-        assert os.access(path, os.X_OK), "ATTNSPEC_CLI=%s is not an executable" % path
-        return path
-    path = os.path.join(ROOT, "build", "cli", "attnspec")
-    if not os.access(path, os.X_OK):
-        pytest.skip("no attnspec executable: build it (scripts/build.sh) or set ATTNSPEC_CLI")
-    return path
-
-
-def run_cli(cli, *args):
-    env = dict(os.environ, ATTNSPEC_BLAS_CORE="off")
-    p = subprocess.run([cli, *args, "--json"], capture_output=True,
-                       text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
 
 
 def untimed(notes):
     """The notes without their measured seconds ("dpotrf 0.01 s" -> "dpotrf <t> s")."""
     return [re.sub(r"\b\d+(\.\d+)? s\b", "<t> s", n) for n in notes]
-
-
-def num(x):
-    return float(x)  # %.17g round-trips; "inf" / "nan" as strings
 
 
 @pytest.mark.parametrize("selector, wrt, svd", [
