@@ -13,6 +13,8 @@ The same C++ library as the ``attnspec`` command line, so the same numbers::
     ds = attnspec.datasets.load("minilm-l6")     # a trained model's heads
     print(attnspec.spectrum(ds.head(0, 0, 0)).kappa)
     print(attnspec.checks.run("thm3.5").verdicts)  # theorem checks (attnspec verify)
+    Q, K = attnspec.infsa.draw_family("gaussian", N=64, d=16)
+    nk = attnspec.infsa.neumann(attnspec.infsa.affinity(Q, K).A_hat, gamma=0.9)  # InfSA
 
 Conventions: docs/MATH.md (tokens are rows, column-major vec, kappa strict and nz); what the
 enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``DataError`` and
@@ -20,7 +22,7 @@ enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``D
 """
 
 from . import _core
-from . import checks, datasets
+from . import checks, datasets, infsa
 from ._errors import (ArrayTypeError, DataError, Error, InputNotFoundError, InternalError,
                       OutputError, ResourceError, UnavailableError, UsageError)
 from ._head import DENSE_AUTO_BYTES, Head, JacobianOperator, jacobian
@@ -44,7 +46,7 @@ def set_memory_limit(nbytes):
 
 __all__ = [
     "__version__", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
-    "Kappa", "datasets", "checks", "memory_limit", "set_memory_limit",
+    "Kappa", "datasets", "checks", "infsa", "memory_limit", "set_memory_limit",
     "Error", "UsageError", "DataError", "ArrayTypeError", "InputNotFoundError",
     "UnavailableError", "InternalError", "ResourceError", "OutputError", "DENSE_AUTO_BYTES",
     "FULL_UPTO",

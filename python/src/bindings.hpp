@@ -12,5 +12,6 @@ void bind_head(nanobind::module_& m);      // Head, its forward pass, dense J, J
 void bind_spectrum(nanobind::module_& m);  // kappa(J) of a head (the CLI's engine), of a matrix
 void bind_datasets(nanobind::module_& m);  // the named datasets (io/model_input.hpp)
 void bind_checks(nanobind::module_& m);    // the theorem checks: list, run, replay (proofs/)
+void bind_infsa(nanobind::module_& m);     // InfSA: Neumann kernel, Perron, Linear-InfSA, fidelity
 
 }  // namespace attnspec::python

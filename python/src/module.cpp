@@ -15,4 +15,5 @@ NB_MODULE(_core, m) {
     attnspec::python::bind_spectrum(m);
     attnspec::python::bind_datasets(m);
     attnspec::python::bind_checks(m);
+    attnspec::python::bind_infsa(m);
 }
