@@ -15,6 +15,7 @@ The same C++ library as the ``attnspec`` command line, so the same numbers::
     print(attnspec.checks.run("thm3.5").verdicts)  # theorem checks (attnspec verify)
     Q, K = attnspec.infsa.draw_family("gaussian", N=64, d=16)
     nk = attnspec.infsa.neumann(attnspec.infsa.affinity(Q, K).A_hat, gamma=0.9)  # InfSA
+    r = attnspec.reports.read("reports/reference/verify.h5")  # reports (attnspec report)
 
 Conventions: docs/MATH.md (tokens are rows, column-major vec, kappa strict and nz); what the
 enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``DataError`` and
@@ -22,7 +23,7 @@ enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``D
 """
 
 from . import _core
-from . import checks, datasets, infsa
+from . import checks, datasets, infsa, reports
 from ._errors import (ArrayTypeError, DataError, Error, InputNotFoundError, InternalError,
                       OutputError, ResourceError, UnavailableError, UsageError)
 from ._head import DENSE_AUTO_BYTES, Head, JacobianOperator, jacobian
@@ -46,7 +47,7 @@ def set_memory_limit(nbytes):
 
 __all__ = [
     "__version__", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
-    "Kappa", "datasets", "checks", "infsa", "memory_limit", "set_memory_limit",
+    "Kappa", "datasets", "checks", "infsa", "reports", "memory_limit", "set_memory_limit",
     "Error", "UsageError", "DataError", "ArrayTypeError", "InputNotFoundError",
     "UnavailableError", "InternalError", "ResourceError", "OutputError", "DENSE_AUTO_BYTES",
     "FULL_UPTO",

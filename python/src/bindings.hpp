@@ -13,5 +13,6 @@ void bind_spectrum(nanobind::module_& m);  // kappa(J) of a head (the CLI's engi
 void bind_datasets(nanobind::module_& m);  // the named datasets (io/model_input.hpp)
 void bind_checks(nanobind::module_& m);    // the theorem checks: list, run, replay (proofs/)
 void bind_infsa(nanobind::module_& m);     // InfSA: Neumann kernel, Perron, Linear-InfSA, fidelity
+void bind_reports(nanobind::module_& m);   // reports: kind, summary, page, render (report/)
 
 }  // namespace attnspec::python

@@ -16,4 +16,5 @@ NB_MODULE(_core, m) {
     attnspec::python::bind_datasets(m);
     attnspec::python::bind_checks(m);
     attnspec::python::bind_infsa(m);
+    attnspec::python::bind_reports(m);
 }
