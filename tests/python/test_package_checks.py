@@ -110,6 +110,28 @@ def test_table_without_pandas_is_a_dict_of_arrays(runs, monkeypatch):
     assert t["verdict"].dtype.kind == "U"
 
 
+def test_table_is_a_dataframe_with_pandas(runs):
+    pandas = pytest.importorskip("pandas", reason="pandas is not installed (optional)")
+    t = runs["thm3.5"].instances
+    assert isinstance(t, pandas.DataFrame) and list(t.columns)[:3] == ["regime", "verdict", "seed"]
+    assert len(t) == len(runs["thm3.5"].records) and t["seed"].dtype == np.uint64
+
+
+def test_experiment_table_equals_the_cli(cli):
+    # specA-sweep: an experiment (a table, no verdict); --trials 6 keeps it to 0.1 s
+    out = run_cli(cli, "verify", "specA-sweep", "--seed", str(SEED), "--threads", "1",
+                  "--trials", "6", "--no-report")
+    ref = out["checks"][0]
+    run = attnspec.checks.run("specA-sweep", seed=SEED, threads=1, trials=6)["specA-sweep"]
+    assert run.kind == ref["kind"] == "experiment" and len(run.records) == ref["instances"]
+    t = run.table
+    assert list(t.keys()) == ref["axes"] + ref["columns"]
+    assert len(t[ref["axes"][0]]) == len(ref["rows"]) > 0
+    for i, row in enumerate(ref["rows"]):
+        assert [t[a][i] for a in ref["axes"]] == [row[a] for a in ref["axes"]]
+        assert all(same(t[c][i], row[c]) for c in ref["columns"]), i
+
+
 def test_seed_decides_the_instances():
     a = attnspec.checks.run("infsa.perron", seed=SEED, threads=1)["infsa.perron"]
     b = attnspec.checks.run("infsa.perron", seed=SEED + 1, threads=1)["infsa.perron"]
