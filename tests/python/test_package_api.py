@@ -40,6 +40,9 @@ def test_stubs_are_shipped():
     pyi = os.path.join(os.path.dirname(attnspec._core.__file__), "_core.pyi")
     text = open(pyi).read()
     assert "def head_spectrum(" in text and "class Head" in text
+    for name in ("run_checks", "replay_check", "infsa_neumann", "infsa_linear", "report_read",
+                 "report_render"):
+        assert "def %s(" % name in text, name
 
 
 def test_head_forward_matches_numpy():

@@ -168,6 +168,9 @@ def test_replay_of_a_report_record_equals_the_cli(cli):
     (lambda: attnspec.checks.run(CHEAP, quick="yes"), attnspec.UsageError, "quick"),
     (lambda: attnspec.checks.run(CHEAP, regimes=["no-such-regime"]), attnspec.UsageError,
      "regimes"),
+    # a fixed shape whose lower memory bound passes the budget: refused before any work
+    (lambda: attnspec.checks.run(CHEAP, shape=(10**6, 10**6)), attnspec.DataError, "max_bytes"),
+    (lambda: attnspec.checks.run(CHEAP, shape=(4,)), attnspec.UsageError, "shape"),
     (lambda: attnspec.checks.replay(os.path.join(REFERENCE, "verify.h5")), attnspec.UsageError,
      "check"),
     (lambda: attnspec.checks.replay(os.path.join(REFERENCE, "verify.h5"), "no-such-check"),
