@@ -118,17 +118,7 @@ int replay(const VerifyOptions& o) {
     if (!c->replay) fail_usage("check '" + c->name + "' cannot replay stored instances");
     check_output_target(o.common.out, {o.instance});  // a replay writes nothing: never the input
     H5Reader r(o.instance);
-    // the schema versions `report show` reads: the same major version, or none is refused
-    const auto major = [](const std::string& v) { return v.substr(0, v.find('.')); };
-    if (!r.has_attr("/", "schema_version"))
-        fail_data(o.instance +
-                  " is HDF5 but not an attnspec report or instance file (no "
-                  "schema_version)");
-    if (const std::string v = r.attr_as_text("/", "schema_version");
-        major(v) != major(kSchemaVersion))
-        fail_data(o.instance + ": schema_version '" + v.substr(0, 40) +
-                  "'; this attnspec reads schema " + major(kSchemaVersion) + ".x (" +
-                  kSchemaVersion + ")");
+    check_replay_schema(r);  // the schema versions `report show` reads
     const std::string group = find_replay_record(r, c->name, o.record);
     // the estimate from the declared shapes, before any read (replay_record checks it again)
     if (const std::string estimate = check_replay_size(r, group); !o.quiet && !estimate.empty())

@@ -17,7 +17,6 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/io/h5.hpp"
-#include "attnspec/io/provenance.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "attnspec/report/check_records.hpp"
 #include "bindings.hpp"
@@ -170,21 +169,14 @@ nb::list run_checks(const RunArgs& a) {
     return l;
 }
 
-// The replay of `verify CHECK --instance FILE [--record R]`: the schema major version checked as
-// the CLI does, the record found (find_replay_record), the memory estimated before any read.
+// The replay of `verify CHECK --instance FILE [--record R]`: the schema major version checked
+// (check_replay_schema), the record found (find_replay_record), the memory estimated before any
+// read (replay_record).
 nb::dict replay(const std::string& path, const std::string& check, const std::string& record) {
     const proofs::CheckInfo* c = proofs::find_check(check);
     if (!c) fail_usage("unknown check '" + check + "' (attnspec.checks.list())", "check");
     H5Reader r(path);
-    const auto major = [](const std::string& v) { return v.substr(0, v.find('.')); };
-    if (!r.has_attr("/", "schema_version"))
-        fail_data(path +
-                  " is HDF5 but not an attnspec report or instance file (no "
-                  "schema_version)");
-    if (const std::string v = r.attr_as_text("/", "schema_version");
-        major(v) != major(kSchemaVersion))
-        fail_data(path + ": schema_version '" + v.substr(0, 40) + "'; this attnspec reads schema " +
-                  major(kSchemaVersion) + ".x (" + kSchemaVersion + ")");
+    check_replay_schema(r);
     const std::string group = find_replay_record(r, c->name, record);
     CheckResult res;
     {

@@ -3,6 +3,8 @@ the same checks and seed (equal verdicts, equal bits: the same library code runs
 replay of the committed counterexample files of reports/reference/ (scripts/check-reference.sh
 replays each with the CLI and expects `violated`)."""
 import os
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -160,6 +162,30 @@ def test_replay_of_a_report_record_equals_the_cli(cli):
     r = attnspec.checks.replay(path, "thm3.5")
     assert r.group == out["group"] and r.group.startswith("/checks/thm3.5/records/")
     assert_same_record(r, out["record"])
+
+
+def h5py_python():
+    """An interpreter with h5py (Debian's python3-h5py for /usr/bin/python3), or None."""
+    py = "/usr/bin/python3"
+    ok = os.access(py, os.X_OK) and subprocess.run([py, "-c", "import h5py"]).returncode == 0
+    return py if ok else None
+
+
+@pytest.mark.parametrize("edit, words", [
+    ("f.attrs['schema_version'] = '2.0'", "schema_version '2.0'; this attnspec reads schema 1.x"),
+    ("del f.attrs['schema_version']", "no schema_version"),
+])
+def test_replay_refuses_other_schemas(tmp_path, edit, words):
+    py = h5py_python()
+    if py is None:
+        pytest.skip("no python3 with h5py to edit the file (python3-h5py)")
+    path = str(tmp_path / "edited.h5")
+    shutil.copy(os.path.join(COUNTEREXAMPLES, counterexample_files()[0]), path)
+    subprocess.run([py, "-c", "import h5py, sys\nwith h5py.File(sys.argv[1], 'a') as f: " + edit,
+                    path], check=True)
+    with pytest.raises(attnspec.DataError) as e:
+        attnspec.checks.replay(path)
+    assert words in str(e.value)
 
 
 @pytest.mark.parametrize("call, exc, parameter", [

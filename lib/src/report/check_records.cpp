@@ -309,6 +309,18 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r) {
     return out;
 }
 
+void check_replay_schema(const H5Reader& r) {
+    const auto major = [](const std::string& v) { return v.substr(0, v.find('.')); };
+    if (!r.has_attr("/", "schema_version"))
+        fail_data(r.path() +
+                  " is HDF5 but not an attnspec report or instance file (no schema_version)");
+    if (const std::string v = r.attr_as_text("/", "schema_version");
+        major(v) != major(kSchemaVersion))
+        fail_data(r.path() + ": schema_version '" + v.substr(0, 40) +
+                  "'; this attnspec reads schema " + major(kSchemaVersion) + ".x (" +
+                  kSchemaVersion + ")");
+}
+
 std::string find_replay_record(const H5Reader& r, const std::string& check,
                                const std::string& record) {
     const std::string& file = r.path();

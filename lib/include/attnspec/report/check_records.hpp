@@ -101,6 +101,12 @@ std::vector<CheckRunSummary> read_check_runs(const H5Reader& r);
 // The top-level group read_check_runs reads ("checks").
 const char* check_runs_group();
 
+// Before a replay reads a file (`verify CHECK --instance F`, attnspec.checks.replay): its root
+// schema_version is of the major version this attnspec reads (kSchemaVersion), as `report show`
+// requires. Errors: DataError "F is HDF5 but not an attnspec report or instance file (no
+// schema_version)", or naming the version found and the one read. O(1).
+void check_replay_schema(const H5Reader& r);
+
 // The record of `check` to replay in a file: an instance file's /record (DataError when it holds
 // another check), or in a report /checks/<check>/records/<record>, or without `record` the first
 // violated record, else the first one. Errors: DataError naming what is missing.
