@@ -195,6 +195,31 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("hostile: a scalar where a report column belongs is refused, not an exception",
+          "[cli][hostile]") {
+    // found by fuzz_report_sections: /neumann/truncation/K (and /fidelity/N) as a scalar made
+    // the page's shape(...).at(0) throw std::out_of_range (exit 70, "non-attnspec exception")
+    TempDir d;
+    const std::string rep = neumann_report(d);
+    REQUIRE(python("import sys, h5py\n"
+                   "with h5py.File(sys.argv[1], 'a') as f:\n"
+                   "    del f['neumann/truncation/K']\n"
+                   "    f['neumann/truncation/K'] = 3.0\n",
+                   rep) == 0);
+    expect_refusal(run({"report", "show", rep}), 65, "'/neumann/truncation/K' is not 1-D (rank 0)");
+    const std::string fid = d / "f.h5";
+    const Outcome f =
+        run({"fidelity", "--tokens", "16", "--dh", "4", "--draws", "1", "--out", fid}, 60);
+    INFO(f.err);
+    REQUIRE(f.code == 0);
+    REQUIRE(python("import sys, h5py\n"
+                   "with h5py.File(sys.argv[1], 'a') as f:\n"
+                   "    del f['fidelity/N']\n"
+                   "    f['fidelity/N'] = 16\n",
+                   fid) == 0);
+    expect_refusal(run({"report", "render", fid}), 65, "'/fidelity/N' is not 1-D (rank 0)");
+}
+
 TEST_CASE("hostile: report render --out DIR never deletes files it did not write",
           "[cli][hostile]") {
     TempDir d;

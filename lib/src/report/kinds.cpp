@@ -24,6 +24,16 @@ namespace nn = names::neumann;
 namespace fn = names::fidelity;
 namespace dr = names::dataset_run;
 
+// The length of the 1-D dataset `d` that sets a table's rows (DataError when it is not 1-D: a
+// scalar or a matrix where a column belongs). One shape query; nothing is read.
+std::size_t column_length(const H5Reader& r, const std::string& d) {
+    const auto dims = r.shape(d);
+    if (dims.size() != 1)
+        fail_data(r.path() + ": dataset '" + d + "' is not 1-D (rank " +
+                  std::to_string(dims.size()) + ")");
+    return dims[0];
+}
+
 // The columns of one page table: 1-D numeric datasets of exactly n values each (DataError
 // naming the first that is not), every shape checked and the whole table (each value read and
 // printed as a cell of some 64 bytes) held against the memory budget before any is read.
@@ -269,7 +279,7 @@ Page cond_page(const H5Reader& r, const std::string& g) {
     PageSection sec{"cond", "Condition number", {}};
     sec.table(kappa_table(r, g));
     const std::string sigma = g + "/" + cn::kSigma;
-    const std::size_t n = r.shape(sigma).empty() ? 0 : r.shape(sigma)[0];
+    const std::size_t n = column_length(r, sigma);
     const auto cols = columns(r, {sigma, g + "/" + cn::kSigmaLo, g + "/" + cn::kSigmaHi}, n);
     const auto &sig = cols[0], &lo = cols[1], &hi = cols[2];
     const auto basis = r.strings(g + "/" + cn::kBasis);
@@ -298,7 +308,7 @@ Page neumann_page(const H5Reader& r, const std::string& g) {
     const double gamma = r.attr_double(g, nn::kGamma), rlo = r.attr_double(g, nn::kRhoLo),
                  rhi = r.attr_double(g, nn::kRhoHi);
     const std::string tr = g + "/" + nn::kTruncation, ce = g + "/" + nn::kCentralities;
-    const std::size_t k = r.shape(tr + "/" + nn::kK).at(0);
+    const std::size_t k = column_length(r, tr + "/" + nn::kK);
     const auto cols =
         columns(r, {tr + "/" + nn::kK, tr + "/" + nn::kError, tr + "/" + nn::kBound}, k);
     const auto &K = cols[0], &err = cols[1], &bound = cols[2];
@@ -353,7 +363,7 @@ Page fidelity_page(const H5Reader& r) {
     const std::string g = std::string("/") + fn::kGroup, family = g + "/" + fn::kFamily;
     Page p;
     p.kind = "fidelity";
-    const std::size_t n = r.shape(g + "/" + fn::kN).at(0);
+    const std::size_t n = column_length(r, g + "/" + fn::kN);
     const auto fam = r.strings(family);
     if (fam.size() != n)
         fail_data(r.path() + ": '" + family + "' is not of length " + std::to_string(n));
