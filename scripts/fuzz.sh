@@ -11,7 +11,8 @@
 #                  them; exit 0 even when a target crashed (CI, until the known loader bugs are
 #                  fixed). Crash inputs are left in build-fuzz/artifacts/<target>/
 #   --crashes      do not fuzz: replay tests/fuzz/crashes/<target>/* and say which still fail
-#   TARGET         attention_input, qk_input, safetensors, instance, report, report_raw, options
+#   TARGET         attention_input, qk_input, safetensors, instance, report, report_sections,
+#                  report_raw, options, exchange
 #                  (default: every tests/fuzz/fuzz_*.cpp)
 #
 # Each target starts from its committed seed corpus tests/fuzz/corpus/<target>/ (copied into
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
     --seconds) mode=(-max_total_time="$2"); shift 2 ;;
     --keep-going) keep_going=1; shift ;;
     --crashes) replay=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 64 ;;
     *) targets+=("$1"); shift ;;
   esac
