@@ -117,6 +117,7 @@ class DictParser {
 detail::FloatKind npy_kind(const std::string& descr, const std::string& what) {
     if (descr == "<f8") return detail::FloatKind::f64;
     if (descr == "<f4") return detail::FloatKind::f32;
+    if (descr == "<f2") return detail::FloatKind::f16;
     if (descr.size() > 1 && descr[1] == 'O')
         fail_data(what + ": object arrays (dtype '" + descr +
                   "') are refused; store float32 or "
@@ -124,7 +125,8 @@ detail::FloatKind npy_kind(const std::string& descr, const std::string& what) {
     if (!descr.empty() && descr[0] == '>')
         fail_data(what + ": big-endian dtype '" + descr + "' is not supported; save it as '<" +
                   descr.substr(1) + "' (little-endian)");
-    fail_data(what + ": dtype '" + descr + "' is not supported (float32 '<f4' or float64 '<f8')");
+    fail_data(what + ": dtype '" + descr +
+              "' is not supported (float16 '<f2', float32 '<f4' or float64 '<f8')");
 }
 
 // ---- zip
@@ -238,7 +240,7 @@ void NpzFile::index() {
         }
         const std::string name = m.file_name.substr(0, dot);
         if (members_.count(name)) bad("member '" + m.file_name + "' appears twice");
-        entries_.push_back({name, "", {}, m.size / 4});  // float32 is the smallest accepted
+        entries_.push_back({name, "", {}, m.size / 2});  // float16 is the smallest accepted
         members_.emplace(name, m);
     }
     if (entries_.empty() && pickle)
@@ -325,7 +327,7 @@ std::string NpzFile::member_bytes(const Member& m) const {
 Tensor NpzFile::read(const std::string& name) const {
     const auto it = members_.find(name);
     if (it == members_.end()) fail_data(path_ + ": no array '" + name + "'");
-    return parse_npy(member_bytes(it->second), path_ + ":" + it->second.file_name);
+    return parse_npy(member_bytes(it->second), path_ + ":" + it->second.file_name, keep_nonfinite_);
 }
 
 }  // namespace
@@ -350,7 +352,7 @@ NpyHeader npy_header(const std::string& bytes, const std::string& what, std::uin
 
 }  // namespace
 
-Tensor parse_npy(const std::string& bytes, const std::string& what) {
+Tensor parse_npy(const std::string& bytes, const std::string& what, bool keep_nonfinite) {
     std::uint64_t data = 0;
     const NpyHeader h = npy_header(bytes, what, &data);
     const detail::FloatKind kind = npy_kind(h.descr, what);
@@ -364,7 +366,7 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
     Tensor t;
     t.shape = h.shape;
     t.dtype = h.descr;
-    t.values = detail::decode_floats(bytes.data() + data, count, kind, what);
+    t.values = detail::decode_floats(bytes.data() + data, count, kind, what, keep_nonfinite);
     if (h.fortran && h.shape.size() > 1) {  // column-major -> row-major
         std::vector<double> c(t.values.size());
         const size_t rank = h.shape.size();

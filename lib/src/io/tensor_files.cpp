@@ -78,7 +78,7 @@ std::uint64_t le_uint(const char* p, int bytes) {
 int float_bytes(FloatKind k) { return k == FloatKind::f64 ? 8 : k == FloatKind::f32 ? 4 : 2; }
 
 std::vector<double> decode_floats(const char* p, std::uint64_t count, FloatKind k,
-                                  const std::string& what) {
+                                  const std::string& what, bool keep_nonfinite) {
     const int w = float_bytes(k);
     std::vector<double> out(count);
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -96,7 +96,7 @@ std::vector<double> decode_floats(const char* p, std::uint64_t count, FloatKind 
         } else {
             std::memcpy(&x, &bits, 8);
         }
-        if (!std::isfinite(x))
+        if (!keep_nonfinite && !std::isfinite(x))
             fail_data(what + " holds a non-finite value (" +
                       std::string(std::isnan(x) ? "NaN" : "inf") + ") at element " +
                       std::to_string(i));

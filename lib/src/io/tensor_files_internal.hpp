@@ -30,9 +30,10 @@ std::uint64_t le_uint(const char* p, int bytes);
 // Stored float kinds a tensor may hold.
 enum class FloatKind { f16, bf16, f32, f64 };
 int float_bytes(FloatKind k);
-// Decodes `count` little-endian values at `p`; DataError naming `what` on NaN or infinity.
+// Decodes `count` little-endian values at `p`; DataError naming `what` on NaN or infinity unless
+// `keep_nonfinite`.
 std::vector<double> decode_floats(const char* p, std::uint64_t count, FloatKind k,
-                                  const std::string& what);
+                                  const std::string& what, bool keep_nonfinite = false);
 // Product of `shape` (each >= 0); DataError naming `what` when it exceeds 2^53.
 std::uint64_t element_count(const std::vector<std::int64_t>& shape, const std::string& what);
 // "(3, 4)" as NumPy prints shapes.

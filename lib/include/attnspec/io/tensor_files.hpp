@@ -44,10 +44,14 @@ class TensorFile {
     // caller can refuse a wrong shape before the data are read. Errors as read().
     virtual std::vector<std::int64_t> declared_shape(const std::string& name) const;
     const std::string& path() const { return path_; }
+    // From now on read() keeps NaN and infinity instead of refusing them (npz: the output of a
+    // kernel under test, where they are findings, not bad data).
+    void keep_nonfinite(bool on) { keep_nonfinite_ = on; }
 
   protected:
     explicit TensorFile(std::string path) : path_(std::move(path)) {}
     std::string path_;
+    bool keep_nonfinite_ = false;
 };
 
 std::unique_ptr<TensorFile> open_safetensors(const std::string& path);
@@ -55,8 +59,25 @@ std::unique_ptr<TensorFile> open_npz(const std::string& path);
 // By content: a zip signature -> npz; otherwise safetensors. NoInput (66) when unreadable.
 std::unique_ptr<TensorFile> open_tensor_file(const std::string& path);
 
-// Decodes one .npy image (the bytes of a .npy file); `what` names it in errors.
-Tensor parse_npy(const std::string& bytes, const std::string& what);
+// Decodes one .npy image (the bytes of a .npy file); `what` names it in errors. dtypes '<f8',
+// '<f4' and '<f2' (IEEE binary16). NaN/Inf refused unless `keep_nonfinite`.
+Tensor parse_npy(const std::string& bytes, const std::string& what, bool keep_nonfinite = false);
+
+// One array to write: row-major float64 values stored as '<f8', or as '<f4' when `f32` (each
+// value rounded to float32 once).
+struct NpyArray {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    const std::vector<double>* values = nullptr;
+    bool f32 = false;
+};
+// The .npy image (format 1.0) of one array. O(size).
+std::string npy_image(const NpyArray& a);
+// Writes an uncompressed .npz (a zip of stored .npy members with CRC-32, as numpy.savez writes;
+// numpy.load and open_npz read it) atomically (io/report_writer.hpp: write_text_file_atomically).
+// DataError when the archive would pass 4 GiB (no zip64 written); CantCreate / IoError as the
+// atomic writer.
+void write_npz(const std::string& path, const std::vector<NpyArray>& arrays);
 
 // IEEE 754 binary16 and bfloat16 bit patterns to double (exact, subnormals, inf and NaN kept).
 double half_to_double(std::uint16_t bits);

@@ -1,0 +1,41 @@
+// The files of check-kernel: arrays by name from a NumPy .npz (float16, float32 or float64
+// members, any rank) or an HDF5 file (float datasets of rank 1 or 2 at the root, /q, /k, ...),
+// chosen by content (the HDF5 signature) and read as row-major float64 kernels::Array; and the
+// stress-case writer. Inputs (q, k, v) are refused when they hold NaN/Inf; outputs (o, lse) keep
+// them (a kernel's NaN is a finding: kernels/attention_check.hpp). Missing file: NoInput (66);
+// malformed file or missing array: DataError (65) naming the file and the array. CPU only.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "attnspec/kernels/attention_problem.hpp"
+
+namespace attnspec {
+
+class H5Reader;
+class TensorFile;
+
+class KernelArrayFile {
+  public:
+    explicit KernelArrayFile(const std::string& path);
+    ~KernelArrayFile();
+    KernelArrayFile(const KernelArrayFile&) = delete;
+    KernelArrayFile& operator=(const KernelArrayFile&) = delete;
+    bool has(const std::string& name) const;
+    kernels::Array read(const std::string& name, bool keep_nonfinite) const;
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+    std::unique_ptr<H5Reader> h5_;
+    std::unique_ptr<TensorFile> npz_;
+};
+
+// Q, K, V (arrays "q", "k", "v") of `path` into `p` (mask and scale untouched).
+void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p);
+
+// Writes q, k, v of `p` to an .npz at `path` (float32 members, or float64 when `f64`;
+// io/tensor_files.hpp: write_npz).
+void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64);
+
+}  // namespace attnspec

@@ -1,0 +1,78 @@
+// check-kernel's array files: .npz or .h5 in, .npz out (io/kernel_files.hpp).
+#include "attnspec/io/kernel_files.hpp"
+
+#include <cmath>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/io/h5.hpp"
+#include "attnspec/io/tensor_files.hpp"
+#include "tensor_files_internal.hpp"
+
+namespace attnspec {
+namespace {
+bool hdf5_signature(const std::string& path) {
+    const detail::ByteFile f(path);
+    return f.size() >= 8 && f.read(0, 8) == std::string("\x89HDF\r\n\x1a\n", 8);
+}
+}  // namespace
+
+KernelArrayFile::KernelArrayFile(const std::string& path) : path_(path) {
+    if (hdf5_signature(path)) {
+        h5_ = std::make_unique<H5Reader>(path);
+    } else {
+        npz_ = open_npz(path);
+        npz_->keep_nonfinite(true);
+    }
+}
+
+KernelArrayFile::~KernelArrayFile() = default;
+
+bool KernelArrayFile::has(const std::string& name) const {
+    if (h5_) return h5_->exists("/" + name);
+    for (const TensorEntry& e : npz_->entries())
+        if (e.name == name) return true;
+    return false;
+}
+
+kernels::Array KernelArrayFile::read(const std::string& name, bool keep_nonfinite) const {
+    if (!has(name)) fail_data("'" + path_ + "' has no array '" + name + "'");
+    kernels::Array a;
+    if (h5_) {
+        const std::vector<hsize_t> dims = h5_->shape("/" + name);
+        if (dims.size() > 2)
+            fail_data("'" + path_ + "': /" + name + " has rank " + std::to_string(dims.size()) +
+                      "; .h5 inputs of check-kernel are read up to rank 2 (store (H, N, d) "
+                      "arrays in an .npz)");
+        const Eigen::MatrixXd M = h5_->matrix("/" + name, true);
+        for (hsize_t e : dims) a.shape.push_back(static_cast<std::int64_t>(e));
+        a.values.resize(static_cast<size_t>(M.size()));
+        for (Eigen::Index i = 0; i < M.rows(); ++i)
+            for (Eigen::Index j = 0; j < M.cols(); ++j) a.values[i * M.cols() + j] = M(i, j);
+    } else {
+        Tensor t = npz_->read(name);
+        a.shape = std::move(t.shape);
+        a.values = std::move(t.values);
+    }
+    if (!keep_nonfinite)
+        for (double x : a.values)
+            if (!std::isfinite(x))
+                fail_data("'" + path_ + "': array '" + name +
+                          "' holds NaN or Inf (an input must "
+                          "be finite)");
+    return a;
+}
+
+void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p) {
+    const KernelArrayFile f(path);
+    p.q = f.read("q", false);
+    p.k = f.read("k", false);
+    p.v = f.read("v", false);
+}
+
+void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64) {
+    write_npz(path, {{"q", p.q.shape, &p.q.values, !f64},
+                     {"k", p.k.shape, &p.k.values, !f64},
+                     {"v", p.v.shape, &p.v.values, !f64}});
+}
+
+}  // namespace attnspec
