@@ -1,0 +1,25 @@
+// attnspec's own plain attention at a declared precision, the baseline of the FlashAttention-style
+// rule ("error <= factor x the error of a plain implementation in the same dtype"): every
+// operation rounded in software (kernels/precision.hpp) as a plain kernel would round it. For one
+// query row with n visible keys, in this order:
+//   q, k, v rounded to the storage format (identity when they are representable);
+//   x_j = fl_a(fl_a(s) * dot_a(q, k_j)), dot_a summing left to right, each product and sum
+//   rounded to the accumulation format; m = max_j x_j; t_j = fl_a(exp(fl_a(x_j - m)));
+//   l = sum_a t_j; p_j = fl_s(fl_a(t_j / l)) (P stored in the storage format);
+//   o_c = sum_a fl_a(p_j v_jc); output fl_out(o_c); lse = fl_a(m + fl_a(log l)).
+// exp and log are float64 results rounded once (within 1 ulp of the format). O(n (d + d_v)) per
+// row, O(n) scratch. CPU only; kernels/attention_baseline.cpp.
+#pragma once
+#include <vector>
+
+#include "attnspec/kernels/attention_reference.hpp"
+#include "attnspec/kernels/precision.hpp"
+
+namespace attnspec::kernels {
+
+// The plain kernel's row o (d_v values) and lse; `t` is scratch. A row with n == 0 gives zeros
+// and lse = -inf.
+void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,
+                  double& lse, std::vector<double>& t);
+
+}  // namespace attnspec::kernels

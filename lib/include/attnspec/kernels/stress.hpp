@@ -1,0 +1,37 @@
+// Stress inputs for attention kernels, named by how they build Q, K, V, reproducible from
+// (case, seed, shape): one std::mt19937_64 stream (base/random.hpp) seeded with `seed`, drawn in
+// the order q, k, v, row-major; values rounded to the declared storage format so that a kernel
+// reading them in that format sees exactly the values the reference uses.
+//   gaussian          q, k, v ~ N(0, 1)
+//   large-logits      q, k ~ N(0, 1) scaled by one factor c so that max |s q.k| = 1e4
+//   near-ties         k_j = b + 1e-3 g_j around one base row b, q = 3 N(0, 1): the largest logits
+//                     of a row lie within ~1e-2 of each other
+//   spike-v           q, k, v ~ N(0, 1), and row N/2 of V replaced by 1e3 e_0 (one-hot spike)
+//   heavy-tail        q, k, v ~ Student's t with 3 degrees of freedom (power-law tails),
+//                     clipped to +-1e3
+//   rank-deficient-k  K = G H / sqrt(r), G (N x r), H (r x d), r = max(1, d / 8)
+// CPU only; kernels/stress.cpp.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnspec/kernels/attention_problem.hpp"
+#include "attnspec/kernels/precision.hpp"
+
+namespace attnspec::kernels {
+
+enum class StressCase { gaussian, large_logits, near_ties, spike_v, heavy_tail, rank_deficient_k };
+const char* stress_name(StressCase c);
+StressCase parse_stress(const std::string& text, const std::string& parameter);
+// Every case, in the order above.
+std::vector<StressCase> stress_cases();
+
+// Q, K, V of `shape` = (N, d), (H, N, d) or (B, H, N, d) (K and V have Q's shape), mask none,
+// scale `scale` (0: 1/sqrt(d)). DataError when a dimension is < 1 or the element count exceeds
+// 2^28 per array. O(B H N d).
+AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
+                                 const std::vector<std::int64_t>& shape, Format storage,
+                                 double scale = 0);
+
+}  // namespace attnspec::kernels

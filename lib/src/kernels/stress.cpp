@@ -1,0 +1,140 @@
+// Seeded stress inputs for attention kernels (kernels/stress.hpp).
+#include "attnspec/kernels/stress.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnspec/base/enum_names.hpp"
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
+
+namespace attnspec::kernels {
+namespace {
+
+constexpr EnumName<StressCase> kStressNames[] = {
+    {StressCase::gaussian, "gaussian"},     {StressCase::large_logits, "large-logits"},
+    {StressCase::near_ties, "near-ties"},   {StressCase::spike_v, "spike-v"},
+    {StressCase::heavy_tail, "heavy-tail"}, {StressCase::rank_deficient_k, "rank-deficient-k"},
+};
+
+constexpr double kLargeLogit = 1e4;  // max |s q.k| of large-logits
+constexpr double kTieSpread = 1e-3;  // near-ties: k_j = b + 1e-3 g_j
+constexpr double kSpike = 1e3;       // spike-v: the one-hot value
+constexpr double kHeavyClip = 1e3;   // heavy-tail: |x| clipped (fp16's range is 65504)
+
+struct Dims {
+    long heads = 1, N = 0, d = 0;  // heads: B H flattened
+};
+
+Array filled(const std::vector<std::int64_t>& shape, Rng& rng, double (*draw)(Rng&)) {
+    Array a;
+    a.shape = shape;
+    std::size_t n = 1;
+    for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+    a.values.resize(n);
+    for (double& x : a.values) x = draw(rng);
+    return a;
+}
+
+double normal(Rng& r) { return r.normal(); }
+// Student's t with 3 degrees of freedom: N(0, 1) / sqrt(chi^2_3 / 3), clipped.
+double heavy(Rng& r) {
+    double chi2 = 0;
+    for (int i = 0; i < 3; ++i) {
+        const double g = r.normal();
+        chi2 += g * g;
+    }
+    const double x = r.normal() / std::sqrt(chi2 / 3);
+    return std::clamp(x, -kHeavyClip, kHeavyClip);
+}
+
+// K rows around one base row per head: b + spread g_j.
+void near_ties(Array& k, Rng& rng, const Dims& D) {
+    for (long h = 0; h < D.heads; ++h) {
+        std::vector<double> b(static_cast<size_t>(D.d));
+        for (double& x : b) x = rng.normal();
+        for (long j = 0; j < D.N; ++j)
+            for (long c = 0; c < D.d; ++c)
+                k.values[(h * D.N + j) * D.d + c] = b[c] + kTieSpread * rng.normal();
+    }
+}
+
+// K = G H / sqrt(r) per head.
+void rank_deficient(Array& k, Rng& rng, const Dims& D) {
+    const long r = std::max(1L, D.d / 8);
+    for (long h = 0; h < D.heads; ++h) {
+        const Eigen::MatrixXd K =
+            rng.gaussian(D.N, r) * rng.gaussian(r, D.d) / std::sqrt(double(r));
+        for (long j = 0; j < D.N; ++j)
+            for (long c = 0; c < D.d; ++c) k.values[(h * D.N + j) * D.d + c] = K(j, c);
+    }
+}
+
+// Scales q and k by one factor so that max |s q.k| over the tensor is kLargeLogit.
+void large_logits(Array& q, Array& k, const Dims& D, double s) {
+    double mx = 0;
+    for (long h = 0; h < D.heads; ++h)
+        for (long i = 0; i < D.N; ++i)
+            for (long j = 0; j < D.N; ++j) {
+                double dot = 0;
+                for (long c = 0; c < D.d; ++c)
+                    dot += q.values[(h * D.N + i) * D.d + c] * k.values[(h * D.N + j) * D.d + c];
+                mx = std::max(mx, std::fabs(s * dot));
+            }
+    const double f = mx > 0 ? std::sqrt(kLargeLogit / mx) : 1.0;
+    for (double& x : q.values) x *= f;
+    for (double& x : k.values) x *= f;
+}
+
+}  // namespace
+
+const char* stress_name(StressCase c) { return enum_name(c, kStressNames); }
+
+StressCase parse_stress(const std::string& text, const std::string& parameter) {
+    return enum_from_name(text, kStressNames, "stress case", parameter);
+}
+
+std::vector<StressCase> stress_cases() {
+    std::vector<StressCase> all;
+    for (const auto& e : kStressNames) all.push_back(e.value);
+    return all;
+}
+
+AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
+                                 const std::vector<std::int64_t>& shape, Format storage,
+                                 double scale) {
+    if (shape.size() < 2 || shape.size() > 4)
+        fail_data("a stress shape is (N, d), (H, N, d) or (B, H, N, d), got " + shape_text(shape));
+    double count = 1;
+    for (std::int64_t e : shape) {
+        if (e < 1) fail_data("a stress shape has dimensions >= 1, got " + shape_text(shape));
+        count *= static_cast<double>(e);
+    }
+    if (count > double(1 << 28))
+        fail_data("a stress shape above 2^28 elements: " + shape_text(shape));
+    Dims D;
+    D.N = static_cast<long>(shape[shape.size() - 2]), D.d = static_cast<long>(shape.back());
+    D.heads = static_cast<long>(count) / (D.N * D.d);
+    Rng rng(seed);
+    AttentionProblem p;
+    p.scale = scale;
+    const double s = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(D.d));
+    double (*draw)(Rng&) = c == StressCase::heavy_tail ? heavy : normal;
+    p.q = filled(shape, rng, draw);
+    if (c == StressCase::near_ties)
+        for (double& x : p.q.values) x *= 3;
+    p.k = filled(shape, rng, draw);
+    if (c == StressCase::near_ties) near_ties(p.k, rng, D);
+    if (c == StressCase::rank_deficient_k) rank_deficient(p.k, rng, D);
+    p.v = filled(shape, rng, draw);
+    if (c == StressCase::spike_v)
+        for (long h = 0; h < D.heads; ++h)
+            for (long col = 0; col < D.d; ++col)
+                p.v.values[(h * D.N + D.N / 2) * D.d + col] = col == 0 ? kSpike : 0.0;
+    if (c == StressCase::large_logits) large_logits(p.q, p.k, D, s);
+    for (Array* a : {&p.q, &p.k, &p.v})
+        for (double& x : a->values) x = round_to(x, storage);
+    return p;
+}
+
+}  // namespace attnspec::kernels
