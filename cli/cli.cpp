@@ -26,6 +26,9 @@ namespace attnspec::cli {
 // clang-format off
 std::vector<Command>& command_table() {
     static std::vector<Command> table = {
+        {"check-kernel", "a user's attention kernel output against the float64 reference: "
+                         "rounding bound, baseline rule, verdict",
+         run_check_kernel},
         {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix "
                  "in an HDF5 file",
          run_cond},
@@ -184,10 +187,13 @@ namespace {
 // the static_assert below refuses an unsorted table.
 constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"K", "--orders"},
+    {"accumulate", "--accumulate"},
     {"affinity", "--affinity"},
     {"bias", "--bias"},
     {"correction", "--correction"},
+    {"dtype", "--dtype"},
     {"eps", "--eps"},
+    {"factor", "--factor"},
     {"family", "--family"},
     {"gamma", "--gamma"},
     {"heads", "--heads"},
@@ -195,6 +201,7 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"kappa_lambda", "--kappa-lambda"},
     {"large_svd_mode", "--svd"},
     {"layers", "--layers"},
+    {"mask", "--mask"},
     {"matrix_free", "--matrix-free"},
     {"max_bytes", "--max-memory"},
     {"mu", "--mu"},
@@ -205,6 +212,7 @@ constexpr std::pair<std::string_view, std::string_view> kParameterFlags[] = {
     {"search_seconds", "--search-seconds"},
     {"seed", "--seed"},
     {"store_bytes", "--store-limit"},
+    {"stress_case", "--generate"},
     {"svd_method", "--method"},
     {"target", "--target"},
     {"time_budget_s", "--time-budget"},

@@ -1,0 +1,203 @@
+// attnspec check-kernel attention: a user's attention output against the float64 reference, with
+// the rounding bound and the baseline rule (kernels/attention_check.hpp); or --generate a seeded
+// stress case (kernels/stress.hpp) for the kernel to run. Files: io/kernel_files.hpp.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "attnspec/io/kernel_files.hpp"
+#include "attnspec/io/report_writer.hpp"
+#include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/stress.hpp"
+#include "cli.hpp"
+#include "commands.hpp"
+
+namespace attnspec::cli {
+namespace {
+
+using namespace attnspec::kernels;
+
+const char* kSynopsis =
+    "attention --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
+    "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--factor F] [--json]\n"
+    "       attnspec check-kernel attention --generate CASE --seed S --shape N,d|H,N,d "
+    "--inputs IN [--dtype D]";
+
+const char* kExamples =
+    "examples:\n"
+    "  attnspec check-kernel attention --generate spike-v --seed 7 --shape 4,256,64 "
+    "--dtype fp16 --inputs in.npz\n"
+    "  attnspec check-kernel attention --inputs in.npz --output out.npz --dtype fp16 "
+    "--mask causal\n";
+
+struct Args {
+    std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
+    std::string generate, shape;
+    double scale = 0, factor = 2;
+    CommonOptions common;
+};
+
+// "N,d", "H,N,d" or "B,H,N,d" (or with x): parse_dims with the count the text spells.
+std::vector<std::int64_t> parse_shape(const std::string& text) {
+    size_t count = 1;
+    for (char c : text) count += c == ',' || c == 'x' || c == 'X';
+    const std::vector<long> dims = parse_dims(text, std::clamp<size_t>(count, 2, 4), "--shape");
+    return std::vector<std::int64_t>(dims.begin(), dims.end());
+}
+
+void json_element(JsonWriter& j, const ElementReport& e) {
+    j.begin_object().key("index").begin_array();
+    for (std::int64_t i : e.index) j.value(i);
+    j.end_array().kv("got", e.got).kv("reference", e.reference).kv("error", e.error);
+    j.kv("bound", e.bound).kv("allowed", e.allowed).kv("baseline", e.baseline).end_object();
+}
+
+void json_list(JsonWriter& j, const char* key, const std::vector<ElementReport>& list) {
+    j.key(key).begin_array();
+    for (const ElementReport& e : list) json_element(j, e);
+    j.end_array();
+}
+
+void print_json(const KernelCheckResult& r, const Args& a) {
+    JsonWriter j(std::cout);
+    j.begin_object();
+    json_header(j, "check-kernel attention");
+    j.kv("verdict", verdict_name(r.verdict)).kv("summary", r.summary);
+    j.kv("dtype", a.dtype).kv("accumulate", a.accumulate).kv("mask", a.mask);
+    j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
+    j.kv("rows", static_cast<std::int64_t>(r.rows));
+    j.kv("masked_rows", static_cast<std::int64_t>(r.masked_rows));
+    j.kv("rows_beyond_rule", static_cast<std::int64_t>(r.rows_beyond_rule));
+    j.kv("elements_beyond_bound", static_cast<std::int64_t>(r.elements_beyond_bound));
+    j.kv("nonfinite", static_cast<std::int64_t>(r.nonfinite));
+    j.kv("tensor_error", r.tensor_error).kv("tensor_baseline", r.tensor_baseline);
+    j.kv("tensor_floor", r.tensor_floor).kv("tensor_allowed", r.tensor_allowed);
+    j.kv("worst_rule_ratio", r.worst_rule_ratio).kv("worst_bound_ratio", r.worst_bound_ratio);
+    j.kv("baseline_bound_ratio", r.baseline_bound_ratio);
+    j.kv("max_reference_error", r.max_reference_error).kv("lse", r.has_lse);
+    if (r.has_lse) {
+        j.kv("lse_error", r.lse_error).kv("lse_baseline", r.lse_baseline);
+        j.kv("lse_allowed", r.lse_allowed).kv("lse_bound_ratio", r.lse_bound_ratio);
+        j.kv("lse_beyond_bound", static_cast<std::int64_t>(r.lse_beyond_bound));
+        json_list(j, "worst_lse", r.worst_lse);
+    }
+    json_list(j, "worst_by_bound", r.worst_by_bound);
+    json_list(j, "worst_by_rule", r.worst_by_rule);
+    j.end_object();
+    j.finish();
+}
+
+std::string index_text(const std::vector<std::int64_t>& ix) { return shape_text(ix); }
+
+void print_list(const char* title, const std::vector<ElementReport>& list) {
+    if (list.empty()) return;
+    std::printf("worst elements by %s:\n  %-16s %14s %14s %10s %10s %10s\n", title, "index", "got",
+                "reference", "error", "bound", "allowed");
+    for (const ElementReport& e : list)
+        std::printf("  %-16s %14.7g %14.7g %10.3g %10.3g %10.3g\n", index_text(e.index).c_str(),
+                    e.got, e.reference, e.error, e.bound, e.allowed);
+}
+
+void print_text(const KernelCheckResult& r, const Args& a) {
+    std::printf("check-kernel attention: %s\n", verdict_name(r.verdict));
+    std::printf("  %s\n", r.summary.c_str());
+    std::printf("  q %s, k %s, v %s; dtype %s, accumulate %s, mask %s, scale %.9g%s\n",
+                shape_text(r.q_shape).c_str(), shape_text(r.k_shape).c_str(),
+                shape_text(r.v_shape).c_str(), a.dtype.c_str(), a.accumulate.c_str(),
+                a.mask.c_str(), r.scale, r.inputs_exact ? "" : " (inputs rounded to the dtype)");
+    std::printf(
+        "  tensor: max error %.3g, baseline %.3g, allowed %.3g (%g x baseline + floor %.3g)\n",
+        r.tensor_error, r.tensor_baseline, r.tensor_allowed, a.factor, r.tensor_floor);
+    std::printf(
+        "  rows: %ld (%ld fully masked), %ld beyond their rule (worst error/allowed %.3g)\n",
+        r.rows, r.masked_rows, r.rows_beyond_rule, r.worst_rule_ratio);
+    std::printf(
+        "  rounding bound: %ld elements beyond it, %ld NaN/Inf (worst error/bound %.3g); "
+        "baseline error/bound %.3g; reference error <= %.3g\n",
+        r.elements_beyond_bound, r.nonfinite, r.worst_bound_ratio, r.baseline_bound_ratio,
+        r.max_reference_error);
+    if (r.has_lse)
+        std::printf(
+            "  lse: max error %.3g, baseline %.3g, allowed %.3g, %ld beyond the bound "
+            "(worst error/bound %.3g)\n",
+            r.lse_error, r.lse_baseline, r.lse_allowed, r.lse_beyond_bound, r.lse_bound_ratio);
+    print_list("error / bound", r.worst_by_bound);
+    if (r.verdict != KernelVerdict::wrong) print_list("error / allowed", r.worst_by_rule);
+}
+
+int generate(const Args& a, const po::variables_map& vm) {
+    reject_given(vm, "check-kernel", {"output", "accumulate", "mask", "factor"},
+                 "with --generate (it only writes the inputs)");
+    if (a.inputs.empty() || a.shape.empty())
+        fail_usage("check-kernel attention --generate needs --inputs IN and --shape N,d");
+    const Format f = parse_format(a.dtype, "dtype");
+    const AttentionProblem p = generate_stress(parse_stress(a.generate, "stress_case"),
+                                               a.common.seed, parse_shape(a.shape), f, a.scale);
+    check_output_target(a.inputs);
+    write_attention_inputs(a.inputs, p, f == Format::fp64);
+    if (a.common.json) {
+        JsonWriter j(std::cout);
+        j.begin_object();
+        json_header(j, "check-kernel attention --generate");
+        j.kv("case", a.generate).kv("seed", a.common.seed).kv("shape", shape_text(p.q.shape));
+        j.kv("dtype", a.dtype).kv("inputs", a.inputs).end_object();
+        j.finish();
+    } else {
+        std::printf("wrote %s: q, k, v %s, case %s, seed %llu, values in %s\n", a.inputs.c_str(),
+                    shape_text(p.q.shape).c_str(), a.generate.c_str(),
+                    static_cast<unsigned long long>(a.common.seed), a.dtype.c_str());
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run_check_kernel(const Invocation& inv) {
+    po::options_description desc("check-kernel options");
+    Args a;
+    desc.add_options()("op", po::value(&a.op), "the operation: attention (positional)")(
+        "inputs", po::value(&a.inputs), "IN (.npz or .h5) with arrays q, k, v")(
+        "output", po::value(&a.output), "OUT (.npz or .h5) with the kernel's o (and lse)")(
+        "dtype", po::value(&a.dtype),
+        "storage format: fp16, bf16, tf32, fp32, fp64 (default fp32)")(
+        "accumulate", po::value(&a.accumulate), "accumulation format: fp32 or fp64 (default fp32)")(
+        "mask", po::value(&a.mask), "none or causal (default none)")(
+        "scale", real_value(&a.scale, "--scale", 0, 1e300, true),
+        "logit scale s (default 1/sqrt(d))")(
+        "factor", real_value(&a.factor, "--factor", 1, 1e300),
+        "allowed error = F x baseline error + floor (default 2)")(
+        "generate", po::value(&a.generate),
+        "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
+        "rank-deficient-k")("shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d");
+    add_common_options(desc, a.common, "", kSeed | kJson);
+    po::positional_options_description pos;
+    pos.add("op", 1);
+    po::variables_map vm;
+    if (!parse(inv, "check-kernel", kSynopsis, kExamples, desc, vm, &pos)) return 0;
+    if (a.op.empty()) fail_usage("check-kernel: missing the operation (attention)");
+    if (a.op != "attention")
+        fail_usage("check-kernel: unknown operation '" + a.op + "' (expected attention)");
+    if (given(vm, "generate")) return generate(a, vm);
+    reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
+    if (a.inputs.empty() || a.output.empty())
+        fail_usage("check-kernel attention needs --inputs IN and --output OUT");
+    KernelCheckOptions opt;
+    opt.storage = parse_format(a.dtype, "dtype");
+    opt.accumulate = parse_format(a.accumulate, "accumulate");
+    if (opt.accumulate != Format::fp32 && opt.accumulate != Format::fp64)
+        fail_usage("--accumulate expects fp32 or fp64, got '" + a.accumulate + "'");
+    opt.factor = a.factor;
+    AttentionProblem p;
+    p.mask = parse_mask(a.mask, "mask");
+    p.scale = a.scale;
+    load_attention_inputs(a.inputs, p);
+    const KernelArrayFile out(a.output);
+    const Array o = out.read("o", true);
+    Array lse;
+    if (out.has("lse")) lse = out.read("lse", true);
+    const KernelCheckResult r = check_attention(p, o, out.has("lse") ? &lse : nullptr, opt);
+    a.common.json ? print_json(r, a) : print_text(r, a);
+    return r.verdict == KernelVerdict::pass ? 0 : static_cast<int>(ExitCode::Violated);
+}
+
+}  // namespace attnspec::cli
