@@ -30,7 +30,10 @@ ModelRow model_row(const RoundingModel& M, const RowInput& in, const RowScratch&
     const double g_logit = gamma_n(static_cast<double>(in.d + 3), M.u_a);
     const double f_logit = (1 + M.u_in) * (1 + M.u_in) * (1 + g_logit) - 1;
     const double tau_logit = static_cast<double>(in.d + 3) * M.tau_a;
-    for (long j = 0; j < n; ++j) r.E = std::max(r.E, f_logit * s.A[j] + tau_logit);
+    double A_max = 0;
+    for (long j = 0; j < n; ++j) A_max = std::max(A_max, s.A[j]);
+    r.E = f_logit * A_max + tau_logit;
+    const double shift = M.u_a * A_max;  // the shift m rounded once, relative to |m| (A3)
     const double rescales = M.online ? static_cast<double>(n - 1) : 0.0;
     const double g_w = gamma_n(M.c_exp + (M.c_exp + 1) * rescales, M.u_a);
     const double g_sum = gamma_n(static_cast<double>(n - 1), M.u_a);
@@ -38,9 +41,9 @@ ModelRow model_row(const RoundingModel& M, const RowInput& in, const RowScratch&
     double eps = 0;
     for (long j = 0; j < n; ++j) {
         const double e_j = f_logit * s.A[j] + tau_logit;
-        const double a_j = e_j + r.E + M.u_a * (m - s.x[j] + e_j + r.E);
+        const double a_j = e_j + r.E + shift + M.u_a * (m - s.x[j] + e_j + r.E);
         kappa[j] = std::exp(a_j) * (1 + g_w) - 1;  // r_j of (B2) until the loop below
-        eps += s.t[j] / l * ((1 + kappa[j]) * (1 + g_sum) - 1);
+        eps += s.t[j] / l * ((1 + kappa[j]) * (1 + M.u_p) * (1 + g_sum) - 1);  // (B3)
     }
     r.eps_l = eps / (1 - phi) + 2.0 * static_cast<double>(n) * M.tau_a;
     eps = r.eps_l;
@@ -85,12 +88,13 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
     out.lse = m + std::log(l);
 }
 
-// The log-sum-exp bound of one model: (E + L + c_exp u (|log l| + L) + 2 u |lse|) / (1 - u),
-// L = -log(1 - eps_l) (proofs/kernel_tolerance.md, (B7)).
+// The log-sum-exp bound of one model: (E + L + (c_exp + 1) u (|log l| + L) + 3 u |lse|) /
+// (1 - u), L = -log(1 - eps_l) (proofs/kernel_tolerance.md, (B7)).
 double lse_bound(const RoundingModel& M, const ModelRow& r, double log_l, double abs_lse) {
     if (!r.finite) return kInf;
     const double L = -std::log1p(-r.eps_l);
-    return (r.E + L + M.c_exp * M.u_a * (std::fabs(log_l) + L) + 2 * M.u_a * abs_lse) / (1 - M.u_a);
+    return (r.E + L + (M.c_exp + 1) * M.u_a * (std::fabs(log_l) + L) + 3 * M.u_a * abs_lse) /
+           (1 - M.u_a);
 }
 
 }  // namespace
