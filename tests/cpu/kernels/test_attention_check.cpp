@@ -179,6 +179,29 @@ TEST_CASE("check-kernel: shapes (N, d), d_v != d, grouped heads, fully masked ro
     CHECK(r.verdict == KernelVerdict::wrong);
 }
 
+TEST_CASE("check-kernel: rank-4 shapes and a tf32 kernel fed fp32 data", "[kernels]") {
+    const AttentionProblem p4 =
+        stress(StressCase::rank_deficient_k, Format::bf16, MaskKind::causal, {2, 2, 24, 8});
+    KernelCheckResult r = check(p4, flash_kernel(p4, Format::bf16), Format::bf16);
+    CHECK(r.verdict == KernelVerdict::pass);
+    CHECK(r.rows == 2 * 2 * 24);
+    CHECK(r.worst_by_bound.at(0).index.size() == 4);
+    // tf32: the data are fp32 (not representable in tf32); the kernel rounds q, k, v to tf32 on
+    // entry, as the matrix units do, and writes fp32.
+    const AttentionProblem p = stress(StressCase::gaussian, Format::fp32, MaskKind::none);
+    AttentionProblem entered = p;
+    for (Array* a : {&entered.q, &entered.k, &entered.v})
+        for (double& x : a->values) x = round_to(x, Format::tf32);
+    r = check(p, flash_kernel(entered, Format::tf32), Format::tf32);
+    INFO(why(r));
+    CHECK_FALSE(r.inputs_exact);
+    CHECK(r.verdict == KernelVerdict::pass);
+    CHECK(r.worst_bound_ratio <= 1.0);
+    // the same kernel judged as fp32 is beyond the fp32 bound: tf32 is not fp32
+    CHECK(check(p, flash_kernel(entered, Format::tf32), Format::fp32).verdict ==
+          KernelVerdict::wrong);
+}
+
 TEST_CASE("check-kernel: planted wrong kernels are caught", "[kernels]") {
     const Format f = Format::fp32;
     const AttentionProblem g = stress(StressCase::gaussian, f);
