@@ -22,7 +22,7 @@ void baseline_row(const RowInput& in, Format storage, Format accumulate, std::ve
     for (long j = 0; j < n; ++j) {
         const double* k = in.K + j * d;
         double dot = 0;
-        for (long c = 0; c < d; ++c) dot = ra(dot + ra(round_to(in.q[c], S) * round_to(k[c], S)));
+        for (long c = 0; c < d; ++c) dot = ra(dot + ra(in.q[c] * k[c]));
         t[j] = ra(s * dot);
         m = std::max(m, t[j]);
     }
@@ -31,7 +31,7 @@ void baseline_row(const RowInput& in, Format storage, Format accumulate, std::ve
     for (long j = 0; j < n; ++j) {
         const double p = round_to(ra(t[j] / l), S);
         const double* v = in.V + j * dv;
-        for (long c = 0; c < dv; ++c) o[c] = ra(o[c] + ra(p * round_to(v[c], S)));
+        for (long c = 0; c < dv; ++c) o[c] = ra(o[c] + ra(p * v[c]));
     }
     for (long c = 0; c < dv; ++c) o[c] = round_to(o[c], out);
     lse = ra(m + ra(std::log(l)));

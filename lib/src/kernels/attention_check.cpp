@@ -44,6 +44,14 @@ bool all_inputs_exact(const AttentionProblem& p, Format f) {
     return true;
 }
 
+// q, k, v rounded to `f` (what a kernel's matrix units read); O(B H N d) memory, once.
+AttentionProblem entered_inputs(const AttentionProblem& p, Format f) {
+    AttentionProblem e = p;
+    for (Array* a : {&e.q, &e.k, &e.v})
+        for (double& x : a->values) x = round_to(x, f);
+    return e;
+}
+
 void check_shape(const Array& a, const std::vector<std::int64_t>& want, const char* name) {
     if (a.shape != want)
         fail_data(std::string(name) + " has shape " + shape_text(a.shape) + ", expected " +
@@ -79,12 +87,15 @@ struct Checker {
         if (c >= 0) ix.push_back(c);
         return ix;
     }
-    RowInput row_input(long b, long h, long i) const {
+    const AttentionProblem* entered = &p;  // q, k, v as the baseline reads them (see below)
+
+    // Row i of head h in batch b, reading `src` (p, or the inputs rounded to the storage format).
+    RowInput row_input(long b, long h, long i, const AttentionProblem& src) const {
         const long kv = b * sh.H_kv + sh.kv_head(h);
         RowInput in;
-        in.q = p.q.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.d;
-        in.K = p.k.values.data() + kv * sh.Nk * sh.d;
-        in.V = p.v.values.data() + kv * sh.Nk * sh.dv;
+        in.q = src.q.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.d;
+        in.K = src.k.values.data() + kv * sh.Nk * sh.d;
+        in.V = src.v.values.data() + kv * sh.Nk * sh.dv;
         in.n = sh.visible(i, p.mask), in.d = sh.d, in.dv = sh.dv;
         in.scale = r.scale;
         return in;
@@ -113,7 +124,7 @@ void Checker::masked_row(const double* got, const std::vector<std::int64_t>& ix0
 }
 
 void Checker::row(long b, long h, long i, const double* got, const double* got_lse) {
-    const RowInput in = row_input(b, h, i);
+    const RowInput in = row_input(b, h, i, p);
     ++r.rows;
     if (in.n == 0) {
         masked_row(got, index(b, h, i, 0));
@@ -121,7 +132,7 @@ void Checker::row(long b, long h, long i, const double* got, const double* got_l
         return;
     }
     analyze_row(in, model, scratch, ref);
-    baseline_row(in, opt.storage, opt.accumulate, base, base_lse, t);
+    baseline_row(row_input(b, h, i, *entered), opt.storage, opt.accumulate, base, base_lse, t);
     double row_err = 0, row_base = 0, row_ref = 0;
     for (long c = 0; c < sh.dv; ++c) {
         const double err = std::isfinite(got[c]) ? std::fabs(got[c] - ref.o[c])
@@ -227,6 +238,8 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
     r.inputs_exact = all_inputs_exact(p, opt.storage);
     r.has_lse = lse != nullptr;
     Checker ck(p, sh, opt, kernel_model(opt.storage, opt.accumulate, r.inputs_exact), r);
+    AttentionProblem rounded;
+    if (!r.inputs_exact) rounded = entered_inputs(p, opt.storage), ck.entered = &rounded;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
@@ -241,7 +254,7 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
 void baseline_attention(const AttentionProblem& p, Format storage, Format accumulate, Array& o,
                         Array& lse) {
     const ProblemShape sh = problem_shape(p);
-    AttentionProblem scaled = p;
+    AttentionProblem scaled = entered_inputs(p, storage);
     scaled.scale = effective_scale(p, sh);
     o.shape = sh.out_shape(), lse.shape = sh.lse_shape();
     o.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
@@ -255,7 +268,8 @@ void baseline_attention(const AttentionProblem& p, Format storage, Format accumu
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
                 const long at = (b * sh.H + h) * sh.Nq + i;
-                baseline_row(ck.row_input(b, h, i), storage, accumulate, row, lse.values[at], t);
+                baseline_row(ck.row_input(b, h, i, scaled), storage, accumulate, row,
+                             lse.values[at], t);
                 std::copy(row.begin(), row.end(), o.values.begin() + at * sh.dv);
             }
 }

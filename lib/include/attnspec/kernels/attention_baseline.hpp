@@ -2,7 +2,8 @@
 // rule ("error <= factor x the error of a plain implementation in the same dtype"): every
 // operation rounded in software (kernels/precision.hpp) as a plain kernel would round it. For one
 // query row with n visible keys, in this order:
-//   q, k, v rounded to the storage format (identity when they are representable);
+//   q, k, v rounded to the storage format (by the caller, once: `in` must hold those values;
+//   check_attention and baseline_attention do it);
 //   x_j = fl_a(fl_a(s) * dot_a(q, k_j)), dot_a summing left to right, each product and sum
 //   rounded to the accumulation format; m = max_j x_j; t_j = fl_a(exp(fl_a(x_j - m)));
 //   l = sum_a t_j; p_j = fl_s(fl_a(t_j / l)) (P stored in the storage format);
@@ -17,8 +18,8 @@
 
 namespace attnspec::kernels {
 
-// The plain kernel's row o (d_v values) and lse; `t` is scratch. A row with n == 0 gives zeros
-// and lse = -inf.
+// The plain kernel's row o (d_v values) and lse; `t` is scratch. q, k, v of `in` must be
+// representable in `storage`. A row with n == 0 gives zeros and lse = -inf.
 void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,
                   double& lse, std::vector<double>& t);
 
