@@ -543,6 +543,34 @@ std::vector<double> H5Reader::vector(const std::string& dataset) const {
     return out;
 }
 
+std::vector<double> H5Reader::array(const std::string& dataset, std::vector<hsize_t>& dims,
+                                    bool allow_nonfinite) const {
+    dims = shape(dataset);
+    if (dims.empty() || dims.size() > 8)
+        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' has rank " +
+                                             std::to_string(dims.size()) + ", expected 1 to 8");
+    H5Id d = open_dataset(dataset);
+    H5Id ftype(H5Dget_type(d.get()), H5Tclose);
+    const auto cls = H5Tget_class(ftype.get());
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is not numeric");
+    double elems = 1;
+    for (hsize_t e : dims) elems *= static_cast<double>(e);
+    if (elems == 0)
+        throw Error(ExitCode::DataError, path_ + ": dataset '" + dataset + "' is empty");
+    check_fits(8.0 * elems, "reading '" + dataset + "' (" + dims_text(dims) + ")");
+    check_stored(d.get(), elems * static_cast<double>(H5Tget_size(ftype.get())), dataset,
+                 dims_text(dims));
+    std::vector<double> out(static_cast<std::size_t>(elems));
+    if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+        throw Error(ExitCode::DataError, path_ + ": cannot read dataset '" + dataset + "'");
+    for (double x : out)
+        if (!allow_nonfinite && !std::isfinite(x))
+            throw Error(ExitCode::DataError,
+                        path_ + ": dataset '" + dataset + "' contains NaN or Inf");
+    return out;
+}
+
 std::vector<std::string> H5Reader::strings(const std::string& dataset) const {
     auto dims = shape(dataset);
     if (dims.size() != 1)

@@ -38,16 +38,9 @@ kernels::Array KernelArrayFile::read(const std::string& name, bool keep_nonfinit
     if (!has(name)) fail_data("'" + path_ + "' has no array '" + name + "'");
     kernels::Array a;
     if (h5_) {
-        const std::vector<hsize_t> dims = h5_->shape("/" + name);
-        if (dims.size() > 2)
-            fail_data("'" + path_ + "': /" + name + " has rank " + std::to_string(dims.size()) +
-                      "; .h5 inputs of check-kernel are read up to rank 2 (store (H, N, d) "
-                      "arrays in an .npz)");
-        const Eigen::MatrixXd M = h5_->matrix("/" + name, true);
+        std::vector<hsize_t> dims;
+        a.values = h5_->array("/" + name, dims, true);
         for (hsize_t e : dims) a.shape.push_back(static_cast<std::int64_t>(e));
-        a.values.resize(static_cast<size_t>(M.size()));
-        for (Eigen::Index i = 0; i < M.rows(); ++i)
-            for (Eigen::Index j = 0; j < M.cols(); ++j) a.values[i * M.cols() + j] = M(i, j);
     } else {
         Tensor t = npz_->read(name);
         a.shape = std::move(t.shape);
@@ -57,8 +50,7 @@ kernels::Array KernelArrayFile::read(const std::string& name, bool keep_nonfinit
         for (double x : a.values)
             if (!std::isfinite(x))
                 fail_data("'" + path_ + "': array '" + name +
-                          "' holds NaN or Inf (an input must "
-                          "be finite)");
+                          "' holds NaN or Inf (an input must be finite)");
     return a;
 }
 

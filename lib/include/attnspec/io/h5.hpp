@@ -100,6 +100,10 @@ class H5Reader {
     // double); any other stored type is refused with DataError naming the dtype and dataset.
     Eigen::MatrixXd input_matrix(const std::string& dataset) const;
     std::vector<double> vector(const std::string& dataset) const;
+    // A numeric dataset of any rank (1 to 8) as row-major doubles, its shape into `dims`; NaN/Inf
+    // refused unless allowed. The same hostile-file checks as matrix().
+    std::vector<double> array(const std::string& dataset, std::vector<hsize_t>& dims,
+                              bool allow_nonfinite = false) const;
     std::vector<std::string> strings(const std::string& dataset) const;
     // "float64", "float32", "int32", "uint8", "string", ... the stored type of a dataset.
     std::string dtype(const std::string& dataset) const;

@@ -1,5 +1,5 @@
 // The files of check-kernel: arrays by name from a NumPy .npz (float16, float32 or float64
-// members, any rank) or an HDF5 file (float datasets of rank 1 or 2 at the root, /q, /k, ...),
+// members, any rank) or an HDF5 file (numeric datasets of any rank at the root, /q, /k, ...),
 // chosen by content (the HDF5 signature) and read as row-major float64 kernels::Array; and the
 // stress-case writer. Inputs (q, k, v) are refused when they hold NaN/Inf; outputs (o, lse) keep
 // them (a kernel's NaN is a finding: kernels/attention_check.hpp). Missing file: NoInput (66);
