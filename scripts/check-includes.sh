@@ -8,8 +8,9 @@
 #   * names a private GPU header gpu/src/<module>/X.hpp from outside gpu/;
 #   * names a private proofs header proofs/X.hpp from outside proofs/;
 #   * in lib/ names a header of a library module that is not below its own, in the order
-#     base < spectral < attention, infsa < io < report (attention and infsa never include each
-#     other; report is the only module that reads and writes report sections);
+#     base < spectral < attention, infsa, kernels < io < report (those three never include each
+#     other; report is the only module that reads and writes report sections; a new module
+#     is a finding until it is given its layer in LIB_RANK);
 #   * in proofs/ names proofs/registry.hpp from anywhere but proofs/registry.cpp (the checks and
 #     the run loop never include the registry: it includes them).
 # Tests are white-box: tests/<suite>/<module>/ may include the private headers of <module> in
@@ -62,7 +63,8 @@ def resolve(src_dir, name):
     return None
 
 
-LIB_RANK = {"base": 0, "spectral": 1, "attention": 2, "infsa": 2, "io": 3, "report": 4}
+LIB_RANK = {"base": 0, "spectral": 1, "attention": 2, "infsa": 2, "kernels": 2, "io": 3,
+            "report": 4}
 
 
 def lib_module(rel):
@@ -82,8 +84,12 @@ def layer_problem(frm, tgt_rel, name):
     else:
         tgt = tgt_rel
     a, b = lib_module(frm), lib_module(tgt) if tgt else None
-    if a in LIB_RANK and b in LIB_RANK and a != b and LIB_RANK[b] >= LIB_RANK[a]:
-        return f"lib/{a} must not include lib/{b} (base < spectral < attention, infsa < io < report)"
+    for m in (a, b):
+        if m is not None and m not in LIB_RANK:
+            return f"lib/{m} is not in LIB_RANK (scripts/check-includes.sh): give it its layer"
+    if a and b and a != b and LIB_RANK[b] >= LIB_RANK[a]:
+        return (f"lib/{a} must not include lib/{b} "
+                "(base < spectral < attention, infsa, kernels < io < report)")
     reg = name.endswith("proofs/registry.hpp") or (tgt_rel or "").endswith("proofs/registry.hpp")
     if frm.startswith("proofs/") and reg and frm != "proofs/registry.cpp":
         return "only proofs/registry.cpp includes the registry (checks and run loop never do)"
@@ -183,6 +189,8 @@ self_test() {
     'lib/include/attnspec/spectral/svd.hpp|#include "../attention/jacobian.hpp"'
     'lib/src/infsa/neumann.cpp|#include "attnspec/attention/attention.hpp"'
     'proofs/run_loop.cpp|#include "attnspec/proofs/registry.hpp"'
+    'lib/src/kernels/precision.cpp|#include "attnspec/infsa/perron.hpp"'
+    'lib/src/newmod/x.cpp|#include "attnspec/base/errors.hpp"'
   )
   local p file line n expect=()
   for p in "${plants[@]}"; do
