@@ -23,7 +23,7 @@ enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``D
 """
 
 from . import _core
-from . import checks, datasets, infsa, reports
+from . import checks, datasets, infsa, reports, testing
 from ._errors import (ArrayTypeError, DataError, Error, InputNotFoundError, InternalError,
                       OutputError, ResourceError, UnavailableError, UsageError)
 from ._head import DENSE_AUTO_BYTES, Head, JacobianOperator, jacobian
@@ -47,7 +47,8 @@ def set_memory_limit(nbytes):
 
 __all__ = [
     "__version__", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
-    "Kappa", "datasets", "checks", "infsa", "reports", "memory_limit", "set_memory_limit",
+    "Kappa", "datasets", "checks", "infsa", "reports", "testing", "memory_limit",
+    "set_memory_limit",
     "Error", "UsageError", "DataError", "ArrayTypeError", "InputNotFoundError",
     "UnavailableError", "InternalError", "ResourceError", "OutputError", "DENSE_AUTO_BYTES",
     "FULL_UPTO",

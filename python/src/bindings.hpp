@@ -14,5 +14,6 @@ void bind_datasets(nanobind::module_& m);  // the named datasets (io/model_input
 void bind_checks(nanobind::module_& m);    // the theorem checks: list, run, replay (proofs/)
 void bind_infsa(nanobind::module_& m);     // InfSA: Neumann kernel, Perron, Linear-InfSA, fidelity
 void bind_reports(nanobind::module_& m);   // reports: kind, summary, page, render (report/)
+void bind_kernels(nanobind::module_& m);   // kernel validation: check, baseline, stress (kernels/)
 
 }  // namespace attnspec::python

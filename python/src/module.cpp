@@ -17,4 +17,5 @@ NB_MODULE(_core, m) {
     attnspec::python::bind_checks(m);
     attnspec::python::bind_infsa(m);
     attnspec::python::bind_reports(m);
+    attnspec::python::bind_kernels(m);
 }

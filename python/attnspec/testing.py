@@ -1,0 +1,273 @@
+"""attnspec.testing: validate an attention kernel (yours) against a float64 reference.
+
+The same check as ``attnspec check-kernel attention`` (docs/cli/check-kernel.md; the bounds are
+derived in proofs/kernel_tolerance.md). For a declared storage dtype (``"fp16"``, ``"bf16"``,
+``"tf32"``, ``"fp32"``, ``"fp64"``: inputs, P and output) and accumulation (``"fp32"`` default,
+or ``"fp64"``), each output element gets two tolerances:
+
+* the **rounding bound**: no kernel that rounds correctly at those precisions, in any summation
+  order or blocking (online softmax included), can be farther from the exact result;
+* the **baseline rule**: ``factor`` (default 2) x the error of attnspec's own plain kernel at the
+  same precisions, per query row and over the tensor (FlashAttention's rule), plus a floor.
+
+The verdict is ``"pass"`` (within the rule), ``"fail"`` (beyond the rule, within the bound) or
+``"wrong"`` (beyond the bound, or NaN/Inf where the reference is finite: no correct kernel at
+these precisions produces it), with the worst elements.
+
+Arrays: ``q``, ``k``, ``v`` of shape (N, d), (H, N, d) or (B, H, N, d) (K and V may have fewer
+heads than Q, d_v may differ from d), ``out`` of shape (..., N, d_v) and ``lse`` (..., N). numpy
+arrays or CPU torch tensors of any float dtype; they are upcast to float64 (exact) and copied once.
+``dtype=None`` takes the storage dtype from ``out`` (float16 -> fp16, bfloat16 -> bf16, float32 ->
+fp32, float64 -> fp64; tf32 must be named). Units: errors are absolute, in the output's units.
+
+Example::
+
+    import numpy as np, attnspec.testing as at
+    q, k, v = at.stress_case("spike-v", seed=1, shape=(2, 128, 64), dtype="fp16")
+    out = my_fp16_attention(q, k, v)                 # your kernel, returning float16
+    at.assert_attention_close(out, q, k, v)          # AssertionError with the worst elements
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _core
+from ._arrays import _to_numpy
+from ._errors import ArrayTypeError, DataError, UsageError, make
+from ._table import table
+
+#: The declared precisions, in the CLI's spelling.
+DTYPES = ("fp16", "bf16", "tf32", "fp32", "fp64")
+#: The verdicts, best first.
+VERDICTS = ("pass", "fail", "wrong")
+
+_NUMPY_DTYPE = {"float16": "fp16", "float32": "fp32", "float64": "fp64"}
+_TORCH_DTYPE = {"torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32",
+                "torch.float64": "fp64"}
+
+
+def _dtype_of(x, name):
+    """The declared storage of ``x`` from its dtype (tf32 cannot be seen: name it)."""
+    d = str(getattr(x, "dtype", ""))
+    found = _TORCH_DTYPE.get(d) or _NUMPY_DTYPE.get(d)
+    if found is None:
+        raise make(UsageError, "%s: dtype %s names no storage precision; pass dtype= one of %s"
+                   % (name, d or type(x).__name__, DTYPES), "dtype")
+    return found
+
+
+def _f64(x, name, allow_nonfinite=False):
+    """``x`` as a C-contiguous float64 numpy array (an exact upcast of any float dtype)."""
+    a = _to_numpy(x, name)
+    if a.dtype.kind != "f" or a.dtype.itemsize > 8:
+        raise make(ArrayTypeError, "%s: dtype %s is not float16, bfloat16, float32 or float64"
+                   % (name, a.dtype), name)
+    if a.ndim < 1 or a.size == 0:
+        raise make(DataError, "%s: shape %s is empty" % (name, a.shape), name)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if not allow_nonfinite and not np.isfinite(a).all():
+        i = tuple(int(j) for j in np.argwhere(~np.isfinite(a))[0])
+        raise make(DataError, "%s: NaN or Inf at index %s" % (name, i), name)
+    return a
+
+
+def _choice(value, name, allowed):
+    if value not in allowed:
+        raise make(UsageError, "%s must be one of %s, got %r" % (name, allowed, value), name)
+    return value
+
+
+@dataclass(frozen=True)
+class Element:
+    """One output element: its index, the kernel's value, the reference, |got - reference|,
+    the rounding bound there, the row's allowed error and the baseline's error there."""
+    index: tuple
+    got: float
+    reference: float
+    error: float
+    bound: float
+    allowed: float
+    baseline: float
+
+
+def _elements(items):
+    return tuple(Element(tuple(e["index"]), e["got"], e["reference"], e["error"], e["bound"],
+                         e["allowed"], e["baseline"]) for e in items)
+
+
+@dataclass(frozen=True)
+class KernelCheck:
+    """The outcome of one check: ``verdict`` (VERDICTS) and ``summary`` (one line, as the CLI
+    prints it); ``worst_rule_ratio`` (max over rows of error / allowed: <= 1 passes the rule),
+    ``worst_bound_ratio`` (max over elements of error / rounding bound: > 1 is wrong),
+    ``baseline_bound_ratio`` (the same for attnspec's own kernel: a self-check, <= 1);
+    ``rows``, ``masked_rows``, ``rows_beyond_rule``, ``elements_beyond_bound``, ``nonfinite``;
+    the tensor-wide figures; ``worst_by_bound`` and ``worst_by_rule`` (Element tuples); and the
+    log-sum-exp figures when ``lse`` was given (``has_lse``)."""
+    verdict: str
+    summary: str
+    dtype: str
+    accumulate: str
+    scale: float
+    inputs_exact: bool
+    rows: int
+    masked_rows: int
+    rows_beyond_rule: int
+    elements_beyond_bound: int
+    nonfinite: int
+    tensor_error: float
+    tensor_baseline: float
+    tensor_allowed: float
+    worst_rule_ratio: float
+    worst_bound_ratio: float
+    baseline_bound_ratio: float
+    max_reference_error: float
+    worst_by_bound: tuple = field(repr=False)
+    worst_by_rule: tuple = field(repr=False)
+    has_lse: bool = False
+    lse_beyond_bound: int = 0
+    lse_bound_ratio: float = 0.0
+    worst_lse: tuple = field(default=(), repr=False)
+
+    @property
+    def passed(self):
+        return self.verdict == "pass"
+
+    def message(self):
+        """The verdict, the summary and the worst elements, one per line."""
+        lines = ["attention kernel check: %s (dtype %s, accumulate %s)"
+                 % (self.verdict, self.dtype, self.accumulate), self.summary]
+        worst = self.worst_by_bound if self.verdict == "wrong" else self.worst_by_rule
+        for e in worst:
+            lines.append("  at %s: got %.17g, reference %.17g, error %.3g, allowed %.3g, "
+                         "rounding bound %.3g" % (e.index, e.got, e.reference, e.error,
+                                                  e.allowed, e.bound))
+        for e in self.worst_lse if self.lse_beyond_bound else ():
+            lines.append("  lse at %s: got %.17g, reference %.17g, error %.3g, bound %.3g"
+                         % (e.index, e.got, e.reference, e.error, e.bound))
+        return "\n".join(lines)
+
+
+def _mask(causal):
+    if causal not in (True, False):
+        raise make(UsageError, "causal must be True or False, got %r" % (causal,), "causal")
+    return "causal" if causal else "none"
+
+
+def _scale(scale):
+    if scale is None:
+        return 0.0
+    s = float(scale)
+    if not np.isfinite(s) or s <= 0:
+        raise make(DataError, "scale must be finite and > 0, got %r" % (scale,), "scale")
+    return s
+
+
+def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp32",
+                           causal=False, scale=None, factor=2.0, floor_units=2.0, worst=5):
+    """Checks ``out`` = softmax(scale q k^T + mask) v (and ``lse``, the log-sum-exp per row) as a
+    kernel storing ``dtype`` and accumulating in ``accumulate`` computed it; returns a
+    KernelCheck. ``scale`` None is 1/sqrt(d); ``causal`` is FlashAttention's bottom-right
+    alignment. Cost O(B H N_q N_k (d + d_v)) on one thread, memory O(N d) beyond the inputs."""
+    dtype = _choice(dtype or _dtype_of(out, "out"), "dtype", DTYPES)
+    _choice(accumulate, "accumulate", ("fp32", "fp64"))
+    if not (float(factor) >= 1 and np.isfinite(float(factor))):
+        raise make(DataError, "factor must be finite and >= 1, got %r" % (factor,), "factor")
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o = _f64(out, "out", allow_nonfinite=True)
+    l = None if lse is None else _f64(lse, "lse", allow_nonfinite=True)
+    d = _core.kernel_check_attention(*arrays, o, l, _mask(causal), _scale(scale), dtype,
+                                     accumulate, float(factor), float(floor_units), int(worst))
+    return KernelCheck(
+        verdict=d["verdict"], summary=d["summary"], dtype=dtype, accumulate=accumulate,
+        scale=d["scale"], inputs_exact=d["inputs_exact"], rows=d["rows"],
+        masked_rows=d["masked_rows"], rows_beyond_rule=d["rows_beyond_rule"],
+        elements_beyond_bound=d["elements_beyond_bound"], nonfinite=d["nonfinite"],
+        tensor_error=d["tensor_error"], tensor_baseline=d["tensor_baseline"],
+        tensor_allowed=d["tensor_allowed"], worst_rule_ratio=d["worst_rule_ratio"],
+        worst_bound_ratio=d["worst_bound_ratio"], baseline_bound_ratio=d["baseline_bound_ratio"],
+        max_reference_error=d["max_reference_error"],
+        worst_by_bound=_elements(d["worst_by_bound"]), worst_by_rule=_elements(d["worst_by_rule"]),
+        has_lse=d["has_lse"], lse_beyond_bound=d.get("lse_beyond_bound", 0),
+        lse_bound_ratio=d.get("lse_bound_ratio", 0.0), worst_lse=_elements(d.get("worst_lse", ())))
+
+
+def assert_attention_close(out, q, k, v, **kwargs):
+    """Raises AssertionError (its message: the verdict, the summary and the worst elements)
+    unless check_attention_output(out, q, k, v, **kwargs) passes; returns the KernelCheck."""
+    r = check_attention_output(out, q, k, v, **kwargs)
+    if not r.passed:
+        raise AssertionError(r.message())
+    return r
+
+
+def _array(shape_values):
+    shape, values = shape_values
+    return np.asarray(values, dtype=np.float64).reshape(tuple(shape))
+
+
+def stress_cases():
+    """The names of the stress generators (kernels/stress.hpp), in order."""
+    return tuple(_core.kernel_stress_names())
+
+
+def stress_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
+    """(q, k, v) of stress case ``name`` (stress_cases()), reproducible from (name, seed, shape),
+    values representable in ``dtype``: numpy float16 for fp16, float32 for fp32, bf16 and tf32
+    (numpy has no such types: the values are exact in them), float64 for fp64. The same arrays
+    ``attnspec check-kernel attention --generate NAME --seed S --shape ...`` writes."""
+    _choice(dtype, "dtype", DTYPES)
+    shape = tuple(int(s) for s in shape)
+    q, k, v = (_array(t) for t in _core.kernel_stress_case(str(name), int(seed), list(shape),
+                                                            dtype))
+    np_type = {"fp16": np.float16, "fp64": np.float64}.get(dtype, np.float32)
+    return tuple(a.astype(np_type) for a in (q, k, v))
+
+
+def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False, scale=None):
+    """attnspec's plain kernel with every operation rounded to ``dtype`` / ``accumulate``: the
+    baseline the rule is measured against. Returns (out, lse) as float64 numpy arrays holding
+    the rounded values."""
+    _choice(dtype, "dtype", DTYPES)
+    _choice(accumulate, "accumulate", ("fp32", "fp64"))
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o, l = _core.kernel_baseline_attention(*arrays, _mask(causal), _scale(scale), dtype,
+                                           accumulate)
+    return _array(o), _array(l)
+
+
+def check_attention(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
+                    seeds=(0,), causal=(False, True), factor=2.0):
+    """Calls ``fn(q, k, v, causal=c)`` on every generated case (``cases``: "stress" for all of
+    stress_cases(), or a list of names), seed and causal flag, and checks what it returns (``out``,
+    or ``(out, lse)``). Returns one row per call: case, seed, causal, verdict, worst_rule_ratio,
+    worst_bound_ratio, rows_beyond_rule, elements_beyond_bound (a pandas DataFrame when pandas is
+    installed, else a dict of numpy arrays), and the KernelCheck objects as ``.checks`` on the
+    dict form / ``.attrs["checks"]`` on the DataFrame."""
+    names = stress_cases() if cases == "stress" else tuple(cases)
+    flags = (causal,) if causal in (True, False) else tuple(causal)
+    cols = {k: [] for k in ("case", "seed", "causal", "verdict", "worst_rule_ratio",
+                            "worst_bound_ratio", "rows_beyond_rule", "elements_beyond_bound")}
+    checks = []
+    for name in names:
+        for seed in seeds:
+            q, k, v = stress_case(name, seed, shape, dtype)
+            for c in flags:
+                got = fn(q, k, v, causal=c)
+                out, lse = got if isinstance(got, tuple) else (got, None)
+                r = check_attention_output(out, q, k, v, lse=lse, dtype=dtype,
+                                           accumulate=accumulate, causal=c, factor=factor)
+                checks.append(r)
+                for key, val in (("case", name), ("seed", seed), ("causal", c),
+                                 ("verdict", r.verdict), ("worst_rule_ratio", r.worst_rule_ratio),
+                                 ("worst_bound_ratio", r.worst_bound_ratio),
+                                 ("rows_beyond_rule", r.rows_beyond_rule),
+                                 ("elements_beyond_bound", r.elements_beyond_bound)):
+                    cols[key].append(val)
+    t = table(cols, dtypes={"case": str, "verdict": str, "causal": bool})
+    try:
+        t.attrs["checks"] = checks
+    except AttributeError:
+        t["checks"] = checks
+    return t

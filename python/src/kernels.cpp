@@ -1,0 +1,162 @@
+// Kernel validation (lib/include/attnspec/kernels/): the check `attnspec check-kernel attention`
+// runs (float64 reference, rounding bound, baseline rule, verdict), attnspec's own plain kernel
+// at a declared precision, and the seeded stress inputs. Arrays come in as C-contiguous float64
+// ndarrays that python/attnspec/testing.py builds from numpy arrays and CPU tensors (an exact
+// upcast) and are copied once into the library's row-major arrays; arrays go back as (shape,
+// values) and results as dicts. Every computation runs without the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/attention_problem.hpp"
+#include "attnspec/kernels/precision.hpp"
+#include "attnspec/kernels/stress.hpp"
+#include "bindings.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace attnspec::python {
+namespace {
+
+using kernels::Array;
+using In = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+
+// One copy of a C-contiguous float64 array (its shape as the library's int64 dimensions).
+Array array_of(const In& a) {
+    Array out;
+    for (std::size_t i = 0; i < a.ndim(); ++i)
+        out.shape.push_back(static_cast<std::int64_t>(a.shape(i)));
+    out.values.assign(a.data(), a.data() + a.size());
+    return out;
+}
+
+nb::tuple array_tuple(const Array& a) { return nb::make_tuple(a.shape, a.values); }
+
+nb::list elements(const std::vector<kernels::ElementReport>& v) {
+    nb::list out;
+    for (const auto& e : v) {
+        nb::dict d;
+        d["index"] = e.index, d["got"] = e.got, d["reference"] = e.reference;
+        d["error"] = e.error, d["bound"] = e.bound, d["allowed"] = e.allowed;
+        d["baseline"] = e.baseline;
+        out.append(d);
+    }
+    return out;
+}
+
+nb::dict result_dict(const kernels::KernelCheckResult& r) {
+    nb::dict d;
+    d["verdict"] = std::string(kernels::verdict_name(r.verdict)), d["summary"] = r.summary;
+    d["scale"] = r.scale, d["inputs_exact"] = r.inputs_exact;
+    d["rows"] = r.rows, d["masked_rows"] = r.masked_rows;
+    d["rows_beyond_rule"] = r.rows_beyond_rule;
+    d["elements_beyond_bound"] = r.elements_beyond_bound, d["nonfinite"] = r.nonfinite;
+    d["tensor_error"] = r.tensor_error, d["tensor_baseline"] = r.tensor_baseline;
+    d["tensor_allowed"] = r.tensor_allowed, d["tensor_floor"] = r.tensor_floor;
+    d["worst_rule_ratio"] = r.worst_rule_ratio, d["worst_bound_ratio"] = r.worst_bound_ratio;
+    d["baseline_bound_ratio"] = r.baseline_bound_ratio;
+    d["max_reference_error"] = r.max_reference_error;
+    d["worst_by_bound"] = elements(r.worst_by_bound);
+    d["worst_by_rule"] = elements(r.worst_by_rule);
+    d["has_lse"] = r.has_lse;
+    if (r.has_lse) {
+        d["lse_beyond_bound"] = r.lse_beyond_bound, d["lse_error"] = r.lse_error;
+        d["lse_baseline"] = r.lse_baseline, d["lse_allowed"] = r.lse_allowed;
+        d["lse_bound_ratio"] = r.lse_bound_ratio, d["worst_lse"] = elements(r.worst_lse);
+    }
+    return d;
+}
+
+kernels::AttentionProblem problem(const In& q, const In& k, const In& v, const std::string& mask,
+                                  double scale) {
+    kernels::AttentionProblem p;
+    p.q = array_of(q);
+    p.k = array_of(k);
+    p.v = array_of(v);
+    p.mask = kernels::parse_mask(mask, "mask");
+    p.scale = scale;
+    return p;
+}
+
+// The check of one output o (and lse, when given) of attention on q, k, v.
+nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std::optional<In> lse,
+                         const std::string& mask, double scale, const std::string& storage,
+                         const std::string& accumulate, double factor, double floor_units,
+                         int worst) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    kernels::KernelCheckOptions opt;
+    opt.storage = kernels::parse_format(storage, "dtype");
+    opt.accumulate = kernels::parse_format(accumulate, "accumulate");
+    opt.factor = factor, opt.floor_units = floor_units, opt.worst = worst;
+    const Array out = array_of(o);
+    const bool with_lse = lse.has_value();
+    const Array l = with_lse ? array_of(*lse) : Array{};
+    kernels::KernelCheckResult r;
+    {
+        nb::gil_scoped_release release;
+        r = kernels::check_attention(p, out, with_lse ? &l : nullptr, opt);
+    }
+    return result_dict(r);
+}
+
+// attnspec's plain kernel at (storage, accumulate): (O, LSE) as (shape, values) tuples.
+nb::tuple baseline_attention(const In& q, const In& k, const In& v, const std::string& mask,
+                             double scale, const std::string& storage,
+                             const std::string& accumulate) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    const auto st = kernels::parse_format(storage, "dtype");
+    const auto ac = kernels::parse_format(accumulate, "accumulate");
+    Array o, lse;
+    {
+        nb::gil_scoped_release release;
+        kernels::baseline_attention(p, st, ac, o, lse);
+    }
+    return nb::make_tuple(array_tuple(o), array_tuple(lse));
+}
+
+// A stress case: (q, k, v) as (shape, values) tuples, values representable in `storage`.
+nb::tuple stress_case(const std::string& name, std::uint64_t seed,
+                      const std::vector<std::int64_t>& shape, const std::string& storage) {
+    const auto c = kernels::parse_stress(name, "case");
+    const auto st = kernels::parse_format(storage, "dtype");
+    kernels::AttentionProblem p;
+    {
+        nb::gil_scoped_release release;
+        p = kernels::generate_stress(c, seed, shape, st);
+    }
+    return nb::make_tuple(array_tuple(p.q), array_tuple(p.k), array_tuple(p.v));
+}
+
+std::vector<std::string> stress_names() {
+    std::vector<std::string> out;
+    for (auto c : kernels::stress_cases()) out.emplace_back(kernels::stress_name(c));
+    return out;
+}
+
+double round_array_unit(const std::string& format) {
+    return kernels::unit_roundoff(kernels::parse_format(format, "dtype"));
+}
+
+}  // namespace
+
+void bind_kernels(nb::module_& m) {
+    m.def("kernel_check_attention", &check_attention, "q"_a, "k"_a, "v"_a, "o"_a, "lse"_a.none(),
+          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
+    m.def("kernel_baseline_attention", &baseline_attention, "q"_a, "k"_a, "v"_a, "mask"_a,
+          "scale"_a, "storage"_a, "accumulate"_a);
+    m.def("kernel_stress_case", &stress_case, "name"_a, "seed"_a, "shape"_a, "storage"_a);
+    m.def("kernel_stress_names", &stress_names);
+    m.def("kernel_unit_roundoff", &round_array_unit, "format"_a);
+}
+
+}  // namespace attnspec::python
