@@ -134,6 +134,17 @@ bool parse(const Invocation& inv, const std::string& command, const std::string&
                                 "': it takes no positional arguments (options start with --; "
                                 "see 'attnspec " +
                                 command + " --help')");
+        // An empty value is not "not given": `--max-memory ''` would run with the default,
+        // `--out ''` write the default path. Refuse it for every option but the two where an
+        // empty list means something (verify --dataset '' / --embedded '': no such checks).
+        for (const po::option& opt : parsed.options)
+            if (!opt.string_key.empty() && opt.position_key < 0 && opt.value.size() == 1 &&
+                opt.value.front().empty() && opt.string_key != "dataset" &&
+                opt.string_key != "embedded")
+                throw Error(ExitCode::Usage, command + ": --" + opt.string_key + " expects " +
+                                                 (opt.string_key == "out" ? "a path" : "a value") +
+                                                 ", got an empty string (see 'attnspec " + command +
+                                                 " --help')");
         po::store(parsed, vm);
         if (vm.count("help")) {  // short: the long form is docs/cli/<command>.md
             std::cout << "usage: attnspec " << command << " " << synopsis << "\n";

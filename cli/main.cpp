@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> all(argv + 1, argv + argc);
     if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
         cli::print_help(std::cout);
-        return all.empty() ? static_cast<int>(ExitCode::Usage) : 0;
+        if (!all.empty()) return 0;
+        std::cerr << "attnspec: error: no command given (usage: attnspec COMMAND [options]; "
+                     "the commands are listed above)\n";
+        return static_cast<int>(ExitCode::Usage);
     }
     if (all[0] == "--version" || all[0] == "-V") {
         std::cout << "attnspec " << ATTNSPEC_VERSION << " (git " << ATTNSPEC_GIT_SHA

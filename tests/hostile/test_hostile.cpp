@@ -248,6 +248,47 @@ TEST_CASE("hostile: report render --out DIR never deletes files it did not write
     CHECK(has(slurp(old + "/report.md"), "# attnspec neumann report"));
 }
 
+TEST_CASE("hostile: the campaign's findings -- long names, empty values, raw newlines",
+          "[cli][hostile]") {
+    // scripts/hostile-campaign.py, first run (16 of 1,159 cases): each of these failed there
+    TempDir d;
+    const std::string n256 = d / std::string(256, 'n');  // one byte over NAME_MAX
+    // refused before any work (was: the work, then 73 at the rename), and nothing written
+    expect_refusal(run({"neumann", "--tokens", "16", "--dh", "4", "--out", n256 + ".h5"}), 73,
+                   "a name of 259 bytes, longer than a file name may be (255)");
+    const std::string rep = neumann_report(d);
+    // a page directory of that name: 73 (was 70, a std::filesystem exception)
+    expect_refusal(run({"report", "render", rep, "--no-figures", "--out", n256}), 73,
+                   "a name of 256 bytes");
+    expect_refusal(run({"report", "render", rep, "--out", "/" + std::string(5000, 'p')}), 73,
+                   "output path of 5001 bytes");
+    // an empty value is refused, not taken for "not given" (was: exit 0 or the work, then 73)
+    expect_refusal(run({"report", "render", rep, "--out", ""}), 64,
+                   "--out expects a path, got an empty string");
+    expect_refusal(
+        run({"neumann", "--tokens", "16", "--dh", "4", "--no-report", "--max-memory", ""}), 64,
+        "--max-memory expects a value, got an empty string");
+    expect_refusal(run({"verify", "thm3.5", "--no-report", "--shape", ""}), 64,
+                   "--shape expects a value");
+    expect_refusal(run({"neumann", "--tokens", "16", "--dh", "4", "--no-report", "--orders", ""}),
+                   64, "--orders expects a value");
+    std::vector<std::string> entries;  // n.h5 only: nothing else was written, no temp left
+    if (DIR* dir = ::opendir(d.path.c_str())) {
+        while (const dirent* e = ::readdir(dir))
+            if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+                entries.push_back(e->d_name);
+        ::closedir(dir);
+    }
+    CHECK(entries == std::vector<std::string>{"n.h5"});
+    // a newline in an echoed selector stays on the error's one line (was: two lines)
+    const Outcome nl = run({"cond", "--no-report", "--dataset", "minilm-l6\n"});
+    expect_refusal(nl, 66, "unknown dataset 'minilm-l6\\x0a'");
+    // no command at all: the usage on stdout, one error line on stderr (was: an empty stderr)
+    const Outcome none = run({});
+    expect_refusal(none, 64, "no command given");
+    CHECK(has(none.out, "usage"));
+}
+
 TEST_CASE("hostile: a legal 243-character --out name is written (temp names fit NAME_MAX)",
           "[cli][hostile]") {
     TempDir d;

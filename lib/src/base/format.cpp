@@ -103,4 +103,19 @@ std::string format_duration(double seconds) {
     return format_number(seconds * 1e6, 3) + " \u00b5s";
 }
 
+std::string escape_controls(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char c : s) {
+        if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 }  // namespace attnspec

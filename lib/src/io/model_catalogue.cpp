@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/io/h5.hpp"
 #include "attnspec/io/model_input.hpp"
 #include "model_input_internal.hpp"
@@ -241,7 +242,8 @@ DatasetInfo find_dataset(const std::string& name) {
         if (p.stem().string().find(':') == std::string::npos)  // unselectable (list says why)
             known += (known.empty() ? "" : ", ") + p.stem().string();
     }
-    throw Error(ExitCode::NoInput, "unknown dataset '" + name + "' in " + dataset_directory() +
+    throw Error(ExitCode::NoInput, "unknown dataset '" + escape_controls(name) + "' in " +
+                                       dataset_directory() +
                                        " (known: " + (known.empty() ? "none" : known) +
                                        "; see attnspec dataset list)");
 }

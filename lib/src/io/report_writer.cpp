@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -266,8 +267,26 @@ void install_cleanup_signal_handlers() {
 }
 
 // ---------------------------------------------------------------- output checks
+void check_output_name(const std::string& target) {
+    if (target.size() >= PATH_MAX)
+        throw Error(ExitCode::CantCreate, "output path of " + std::to_string(target.size()) +
+                                              " bytes: longer than the system allows (" +
+                                              std::to_string(PATH_MAX - 1) + ")");
+    std::size_t start = 0;
+    while (start <= target.size()) {  // every component, the file name included
+        const std::size_t end = std::min(target.find('/', start), target.size());
+        if (end - start > NAME_MAX)
+            throw Error(ExitCode::CantCreate, "output path '" + target + "': a name of " +
+                                                  std::to_string(end - start) +
+                                                  " bytes, longer than a file name may be (" +
+                                                  std::to_string(NAME_MAX) + ")");
+        start = end + 1;
+    }
+}
+
 void check_output_target(const std::string& target, const std::vector<std::string>& inputs) {
     if (target.empty()) return;
+    check_output_name(target);
     auto [dir, base] = split_dir(target);
     if (base.empty() || base == "." || base == "..")
         throw Error(ExitCode::CantCreate, "output path '" + target + "' names a directory");

@@ -304,6 +304,7 @@ std::vector<PageFigure> read_figures_manifest(const std::string& dir) {
 }
 
 void check_page_dir_target(const std::string& dir, const std::string& input) {
+    check_output_name(dir);  // before any filesystem call: a too-long name is 73, not 70
     const std::string parent = parent_of(dir);
     if (!fs::is_directory(parent))
         throw Error(ExitCode::CantCreate,

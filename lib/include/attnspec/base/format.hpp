@@ -46,4 +46,8 @@ std::vector<std::string> format_column(const std::vector<double>& values, int mi
 // (from 100 s on); "n/a" when negative or not finite.
 std::string format_duration(double seconds);
 
+// `s` with every control character, line breaks included, written as \xNN: a user's string
+// echoed inside a one-line message (a dataset selector, a name) stays on that line. O(|s|).
+std::string escape_controls(const std::string& s);
+
 }  // namespace attnspec

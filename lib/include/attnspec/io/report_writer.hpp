@@ -56,6 +56,10 @@ class ReportWriter {
 // be created in its directory (probe: an O_EXCL temp created and removed; the cause is named).
 // Exit 64 when `target` is the same file as one of `inputs` (device + inode; the resolved path
 // where one does not exist yet). "" (no report) passes.
+// 73 (CantCreate) when `target` is PATH_MAX bytes or longer or one of its names is longer than
+// NAME_MAX: checked before any work (the final rename would fail after it). Also part of
+// check_output_target. O(length).
+void check_output_name(const std::string& target);
 void check_output_target(const std::string& target, const std::vector<std::string>& inputs = {});
 
 // Writes `text` to `path` with the rules of ReportWriter (check_output_target, O_EXCL temp,
