@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "attnspec/base/format.hpp"
 #include "attnspec/io/h5.hpp"
 #include "attnspec/report/figures.hpp"
 #include "attnspec/report/kinds.hpp"
@@ -43,20 +44,7 @@ void declare(po::options_description& desc, ReportOptions& o) {
 
 // Text read from a report as printed: control characters other than line breaks and tabs
 // (a regime name holding a terminal escape) shown as \xNN.
-std::string without_controls(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (unsigned char c : text) {
-        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out;
-}
+std::string without_controls(const std::string& text) { return escape_controls(text, "\n\t"); }
 
 bool ends_with_md(const std::string& s) { return s.size() > 3 && s.substr(s.size() - 3) == ".md"; }
 

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/format.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/version.hpp"
@@ -18,16 +19,7 @@ namespace {
 // escaped as \xNN, so that a hostile name cannot drive the terminal; at most 2000 bytes, the
 // middle of a longer one (an echoed 100k-character argument) replaced by an ellipsis.
 std::string printable(const std::string& m) {
-    std::string s;
-    for (unsigned char c : m) {
-        if ((c < 0x20 && c != '\n') || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            s += buf;
-        } else {
-            s += static_cast<char>(c);
-        }
-    }
+    std::string s = attnspec::escape_controls(m, "\n");
     constexpr std::size_t kMax = 2000, kHead = 1400, kTail = 400;
     if (s.size() <= kMax) return s;
     std::size_t head = kHead, tail = s.size() - kTail;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace attnspec {
 
@@ -103,11 +104,11 @@ std::string format_duration(double seconds) {
     return format_number(seconds * 1e6, 3) + " \u00b5s";
 }
 
-std::string escape_controls(const std::string& s) {
+std::string escape_controls(const std::string& s, const char* keep) {
     std::string out;
     out.reserve(s.size());
     for (unsigned char c : s) {
-        if (c < 0x20 || c == 0x7f) {
+        if ((c < 0x20 || c == 0x7f) && (c == 0 || !std::strchr(keep, c))) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", c);
             out += buf;

@@ -46,8 +46,9 @@ std::vector<std::string> format_column(const std::vector<double>& values, int mi
 // (from 100 s on); "n/a" when negative or not finite.
 std::string format_duration(double seconds);
 
-// `s` with every control character, line breaks included, written as \xNN: a user's string
-// echoed inside a one-line message (a dataset selector, a name) stays on that line. O(|s|).
-std::string escape_controls(const std::string& s);
+// `s` with every control character (0x00-0x1f, 0x7f) but those in `keep` written as \xNN: with
+// keep "" a user's string echoed in a one-line message (a dataset selector) stays on that line;
+// with "\n" or "\n\t" text meant for a terminal keeps its layout but no escape sequence. O(|s|).
+std::string escape_controls(const std::string& s, const char* keep = "");
 
 }  // namespace attnspec
