@@ -23,60 +23,32 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Input in(data, size);
-    const auto& reports = base_report_files();
-    const std::string path = temp_path("report.h5");
-    std::filesystem::copy_file(reports[in.pick(reports.size())], path,
-                               std::filesystem::copy_options::overwrite_existing);
-    std::vector<std::string> args;
-    switch (in.byte() % 5) {
-        case 0:
-            args = {"show", path};
-            break;
-        case 1:
-            args = {"show", path, "--tree"};
-            break;
-        case 2:
-            args = {"show", path, "--json"};
-            break;
-        case 3:
-            args = {"render", path};
-            break;
-        default:
-            args = {"render", path, "--out", temp_path("report.md")};
-            break;
-    }
-    {
-        H5File f = H5File::open_rw(path);
-        if (!f.ok()) return 0;
-        mutate(f.id(), in,
-               {"checks",
-                "regimes",
-                "records",
-                "instances",
-                "regime",
-                "n_holds",
-                "n_violated",
-                "n_inconclusive",
-                "n_not_applicable",
-                "median_ratio",
-                "worst_ratio",
-                "schema_version",
-                "verdict",
-                "seed",
-                "instance_0",
-                "is_worst",
-                "headline_comparison",
-                "claim",
-                "seconds",
-                "lhs",
-                "rhs",
-                "ratio",
-                "margin",
-                "comparisons",
-                "instance",
-                "values"},
-               10);
-    }
-    expect_documented("report", [&] { (void)run_cli("report", args); });
+    fuzz_report_command(in, base_report_files(),
+                        {"checks",
+                         "regimes",
+                         "records",
+                         "instances",
+                         "regime",
+                         "n_holds",
+                         "n_violated",
+                         "n_inconclusive",
+                         "n_not_applicable",
+                         "median_ratio",
+                         "worst_ratio",
+                         "schema_version",
+                         "verdict",
+                         "seed",
+                         "instance_0",
+                         "is_worst",
+                         "headline_comparison",
+                         "claim",
+                         "seconds",
+                         "lhs",
+                         "rhs",
+                         "ratio",
+                         "margin",
+                         "comparisons",
+                         "instance",
+                         "values"});
     return 0;
 }

@@ -69,74 +69,46 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Input in(data, size);
-    const auto& reports = base_files();
-    const std::string path = temp_path("report.h5");
-    std::filesystem::copy_file(reports[in.pick(reports.size())], path,
-                               std::filesystem::copy_options::overwrite_existing);
-    std::vector<std::string> args;
-    switch (in.byte() % 5) {
-        case 0:
-            args = {"show", path};
-            break;
-        case 1:
-            args = {"show", path, "--tree"};
-            break;
-        case 2:
-            args = {"show", path, "--json"};
-            break;
-        case 3:
-            args = {"render", path};
-            break;
-        default:
-            args = {"render", path, "--out", temp_path("report.md")};
-            break;
-    }
-    {
-        H5File f = H5File::open_rw(path);
-        if (!f.ok()) return 0;
-        // the sections' names (report/names.hpp) and a few columns only their writers spell
-        mutate(f.id(), in, {"neumann",
-                            "fidelity",
-                            "cond",
-                            "jacobian",
-                            "truncation",
-                            "K",
-                            "bound",
-                            "error",
-                            "invariants",
-                            "centralities",
-                            "sigma",
-                            "sigma_lo",
-                            "sigma_hi",
-                            "kappa_strict",
-                            "kappa_nz",
-                            "value",
-                            "enclosure_lo",
-                            "enclosure_hi",
-                            "rank",
-                            "head_0",
-                            "spectrum",
-                            "sigma_max",
-                            "sigma_min",
-                            "gamma",
-                            "N",
-                            "rho_lo",
-                            "rho_hi",
-                            "norm2_hi",
-                            "K_for_target",
-                            "records",
-                            "family",
-                            "heads",
-                            "frobenius",
-                            "max_abs",
-                            "basis",
-                            "schema_version",
-                            "rows",
-                            "cols",
-                            "weyl_radius",
-                            "method"},
-               10);
-    }
-    expect_documented("report", [&] { (void)run_cli("report", args); });
+    // the sections' names (report/names.hpp) and a few columns only their writers spell
+    fuzz_report_command(in, base_files(), {"neumann",
+                                           "fidelity",
+                                           "cond",
+                                           "jacobian",
+                                           "truncation",
+                                           "K",
+                                           "bound",
+                                           "error",
+                                           "invariants",
+                                           "centralities",
+                                           "sigma",
+                                           "sigma_lo",
+                                           "sigma_hi",
+                                           "kappa_strict",
+                                           "kappa_nz",
+                                           "value",
+                                           "enclosure_lo",
+                                           "enclosure_hi",
+                                           "rank",
+                                           "head_0",
+                                           "spectrum",
+                                           "sigma_max",
+                                           "sigma_min",
+                                           "gamma",
+                                           "N",
+                                           "rho_lo",
+                                           "rho_hi",
+                                           "norm2_hi",
+                                           "K_for_target",
+                                           "records",
+                                           "family",
+                                           "heads",
+                                           "frobenius",
+                                           "max_abs",
+                                           "basis",
+                                           "schema_version",
+                                           "rows",
+                                           "cols",
+                                           "weyl_radius",
+                                           "method"});
     return 0;
 }
