@@ -178,26 +178,12 @@ std::string default_report_name(const std::vector<const proofs::CheckInfo*>& tod
     return "verify-" + std::to_string(names.size()) + "-checks-" + hex + ".h5";
 }
 
-// Writes the violated records of `run` into the report's companion directory and logs them.
-CounterexampleFiles write_counterexamples(ReportWriter& w, const CheckRun& run,
-                                          const Provenance& prov, bool quiet) {
-    CounterexampleFiles f = write_counterexample_files(run, w.companion_staging(), prov);
-    f.dir = w.companion_dir().substr(w.companion_dir().find_last_of('/') + 1);
-    if (!quiet && f.violated > 0)
-        log(run.check + ": " + std::to_string(f.violated) + " violated, " +
-            std::to_string(f.names.size()) + " written (cap " + std::to_string(f.cap) + ") to " +
-            w.companion_dir() + "/ (replay: attnspec verify " + run.check + " --instance " +
-            w.companion_dir() + "/" + f.names.front() + ")");
-    return f;
-}
-
 // Writes the runs and their counterexample files into `w` (committed by the caller).
 void write_runs(ReportWriter& w, const std::vector<CheckRun>& runs, const Provenance& prov,
                 bool quiet) {
-    std::vector<CounterexampleFiles> files;
-    files.reserve(runs.size());
-    for (const auto& r : runs) files.push_back(write_counterexamples(w, r, prov, quiet));
-    write_check_runs(w.root(), runs, &files);
+    write_verify_runs(w, runs, prov, [quiet](const std::string& line) {
+        if (!quiet) log(line);
+    });
 }
 
 // verify --mpi in instance mode: every rank runs `todo` with its share of the instances

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/io/report_writer.hpp"
@@ -206,6 +207,23 @@ CounterexampleFiles write_counterexample_files(const CheckRun& run, const std::s
         out.names.push_back(name);
     }
     return out;
+}
+
+void write_verify_runs(ReportWriter& w, const std::vector<CheckRun>& runs, const Provenance& prov,
+                       const std::function<void(const std::string&)>& note) {
+    std::vector<CounterexampleFiles> files;
+    files.reserve(runs.size());
+    for (const CheckRun& run : runs) {
+        CounterexampleFiles f = write_counterexample_files(run, w.companion_staging(), prov);
+        f.dir = w.companion_dir().substr(w.companion_dir().find_last_of('/') + 1);
+        if (note && f.violated > 0)
+            note(run.check + ": " + std::to_string(f.violated) + " violated, " +
+                 std::to_string(f.names.size()) + " written (cap " + std::to_string(f.cap) +
+                 ") to " + w.companion_dir() + "/ (replay: attnspec verify " + run.check +
+                 " --instance " + w.companion_dir() + "/" + f.names.front() + ")");
+        files.push_back(std::move(f));
+    }
+    write_check_runs(w.root(), runs, &files);
 }
 
 // ---------------------------------------------------------------- reading

@@ -5,6 +5,7 @@
 // HDF5 through io/h5.hpp; CPU only.
 #pragma once
 #include <Eigen/Dense>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -52,6 +53,17 @@ void write_instance_file(const std::string& path, const CheckResult& r, const Pr
 CounterexampleFiles write_counterexample_files(const CheckRun& run, const std::string& dir,
                                                const Provenance& prov,
                                                int max_files = kCounterexampleCap);
+
+class ReportWriter;
+
+// A verify report's content, as `attnspec verify` and Python's `Results.to_report` write it:
+// every violated record of each run (up to the cap) as an instance file in w's companion
+// directory (write_counterexample_files into w.companion_staging()), then every run's section
+// (write_check_runs, with those files named). The caller commits w. `note`, when given, gets one
+// line per run with violated records: how many, how many written, where, and how to replay the
+// first. Errors: IoError / CantCreate as the writers above.
+void write_verify_runs(ReportWriter& w, const std::vector<CheckRun>& runs, const Provenance& prov,
+                       const std::function<void(const std::string&)>& note = {});
 
 // ---- reading (the same names, read back) -----------------------------------------------------
 
