@@ -16,21 +16,35 @@ The same C++ library as the ``attnspec`` command line, so the same numbers::
     Q, K = attnspec.infsa.draw_family("gaussian", N=64, d=16)
     nk = attnspec.infsa.neumann(attnspec.infsa.affinity(Q, K).A_hat, gamma=0.9)  # InfSA
     r = attnspec.reports.read("reports/reference/verify.h5")  # reports (attnspec report)
+    a = attnspec.analyze(torch_model, inputs)    # every head of a PyTorch model (models.py)
 
 Conventions: docs/MATH.md (tokens are rows, column-major vec, kappa strict and nz); what the
 enclosures mean: docs/accuracy.md. Errors are ``attnspec.Error`` subclasses (``DataError`` and
 ``UsageError`` are also ``ValueError``).
 """
 
-from . import _core
-from . import checks, datasets, infsa, reports, testing
+from ._blas import load_core as _load_core
+
+_core = _load_core()  # before any submodule: OpenBLAS loads with the CLI's core (_blas.py)
+
+from . import checks, datasets, infsa, models, reports, testing  # noqa: E402
 from ._errors import (ArrayTypeError, DataError, Error, InputNotFoundError, InternalError,
                       OutputError, ResourceError, UnavailableError, UsageError)
 from ._head import DENSE_AUTO_BYTES, Head, JacobianOperator, jacobian
 from ._spectrum import FULL_UPTO, Estimate, Kappa, Spectrum, spectrum
+from .models import analyze
 
 #: The version of the library and package (the CMake project's version).
 __version__ = _core.__version__
+
+
+def blas_info():
+    """The BLAS that runs under the library, as ``attnspec info`` prints it: ``library``,
+    ``core`` (the OpenBLAS kernels), ``reason`` (why that core), ``cpu``, ``threads``,
+    ``detected`` (OpenBLAS's own choice) and ``best`` (the best core of this build for the CPU;
+    the package loads OpenBLAS with it, as the CLI does, unless ATTNSPEC_BLAS_CORE=off or
+    OPENBLAS_CORETYPE is set)."""
+    return _core.blas_info()
 
 
 def memory_limit():
@@ -46,8 +60,8 @@ def set_memory_limit(nbytes):
 
 
 __all__ = [
-    "__version__", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
-    "Kappa", "datasets", "checks", "infsa", "reports", "testing", "memory_limit",
+    "__version__", "analyze", "models", "Head", "JacobianOperator", "jacobian", "spectrum", "Spectrum", "Estimate",
+    "Kappa", "blas_info", "datasets", "checks", "infsa", "reports", "testing", "memory_limit",
     "set_memory_limit",
     "Error", "UsageError", "DataError", "ArrayTypeError", "InputNotFoundError",
     "UnavailableError", "InternalError", "ResourceError", "OutputError", "DENSE_AUTO_BYTES",

@@ -1,7 +1,9 @@
 // attnspec._core: the extension module of the Python package (python/attnspec/ is its public
 // face; docs/python.md). Built with -DATTNSPEC_PYTHON=ON (python/CMakeLists.txt).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/version.hpp"
 #include "bindings.hpp"
 
@@ -10,6 +12,18 @@ NB_MODULE(_core, m) {
         "attnspec._core: bindings of the attnspec C++ library. Use the package attnspec, which "
         "checks and converts arguments before calling these functions.";
     m.attr("__version__") = ATTNSPEC_VERSION;
+    m.def(
+        "blas_info",
+        [] {
+            const attnspec::BlasInfo b = attnspec::blas_info();
+            nanobind::dict d;
+            d["library"] = b.library, d["core"] = b.core, d["reason"] = b.reason;
+            d["cpu"] = b.cpu, d["threads"] = b.threads, d["detected"] = b.detected;
+            d["best"] = b.best;
+            return d;
+        },
+        "The BLAS that runs (attnspec info): library, core, why, CPU, threads, the core "
+        "OpenBLAS detected and the best one this build has for the CPU.");
     attnspec::python::bind_errors(m);
     attnspec::python::bind_head(m);
     attnspec::python::bind_spectrum(m);

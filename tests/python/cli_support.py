@@ -1,8 +1,9 @@
 """Helpers of the package's CLI parity tests (tests/python/test_package_*.py): the attnspec
 executable they compare with ($ATTNSPEC_CLI, else build/cli/attnspec; the `cli` fixture of
-conftest.py skips without one) and running it. The CLI runs with ATTNSPEC_BLAS_CORE=off: it keeps
-the OpenBLAS kernels OpenBLAS chose, as the test process does (the CLI's default may re-execute
-itself with faster ones: docs/blas.md)."""
+conftest.py skips without one) and running it. The CLI runs in the caller's environment: it picks
+its OpenBLAS kernels as the package does (the best core of the build for the CPU, re-executing
+itself where OpenBLAS chose a weaker one; the package loads OpenBLAS with that core: _blas.py,
+docs/blas.md), so both run the same kernels."""
 import json
 import math
 import os
@@ -28,7 +29,7 @@ def cli_path():
 def run_cli(cli, *args, codes=(0,), as_json=True):
     """Runs `cli ARGS... [--json]`, asserts its exit code is one of `codes`, and returns the
     parsed JSON document (as_json) or stdout."""
-    env = dict(os.environ, ATTNSPEC_BLAS_CORE="off")
+    env = dict(os.environ)  # the CLI chooses its OpenBLAS core as the package does (_blas.py)
     argv = [cli, *args] + (["--json"] if as_json else [])
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode in codes, "%s exited %d: %s" % (" ".join(argv), p.returncode, p.stderr)

@@ -1,7 +1,7 @@
 """The package gives the CLI's numbers bit for bit: the same library functions on the same input
 (`attnspec jacobian --dataset ... --svd ... --json` against attnspec.spectrum on the head
 datasets.load gives). The CLI is the `cli` fixture (conftest.py, cli_support.py: skipped without
-one, run with ATTNSPEC_BLAS_CORE=off)."""
+one, run with the OpenBLAS core the package loads with)."""
 import json
 import re
 
