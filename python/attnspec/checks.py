@@ -201,9 +201,25 @@ class Results:
     ``results[name]`` one CheckRun, and ``instances``: every run's instance table stacked, with a
     first column ``check``."""
 
-    def __init__(self, runs):
+    def __init__(self, runs, handle=None, call=None):
         self.runs = tuple(runs)
         self.verdicts = {r.check: r.verdict for r in self.runs}
+        self._handle, self._call = handle, call
+
+    def to_report(self, path):
+        """Writes these runs as ``attnspec verify`` writes its report: the same HDF5 layout
+        (reports/SCHEMA.md), written atomically (nothing is left at ``path`` if writing fails;
+        an older file there survives), every violated record (up to 64 per check) as a
+        replayable instance file in the companion directory ``<path without .h5>.counterexamples/``.
+        ``attnspec report show|render`` and ``attnspec.reports.read`` read it. The provenance
+        command line is the Python call. Errors: ``OutputError`` (exit class 73/74) for a path
+        that cannot be written. Returns ``path``."""
+        if self._handle is None:
+            raise make(UsageError, "to_report: these Results were not made by checks.run",
+                       "path")
+        path = str(path)
+        _core.write_check_report(self._handle, path, self._call or "python: attnspec.checks.run")
+        return path
 
     def __getitem__(self, name):
         for r in self.runs:
@@ -255,7 +271,7 @@ def _names(names):
 
 
 def run(names=None, quick=True, seed=DEFAULT_SEED, threads=None, *, trials=None, regimes=None,
-        shape=None, time_budget=None, dataset=None, embedded=None):
+        shape=None, time_budget=None, dataset=None, embedded=None, progress=None):
     """Runs checks as ``attnspec verify NAMES... --seed SEED --threads THREADS`` does and returns
     their ``Results`` (verdict per check, records, instance tables).
 
@@ -271,7 +287,10 @@ def run(names=None, quick=True, seed=DEFAULT_SEED, threads=None, *, trials=None,
       ``time_budget``: seconds per check after which no instance starts;
     * ``dataset``: the model dataset of the real-model checks (None: "minilm-l6" when present,
       "" none); ``embedded``: the heads file joining the attention checks (None: the embedded
-      one, "" none).
+      one, "" none);
+    * ``progress``: None, or a callable ``progress(check, done, total)`` called as instances
+      finish (from the runner threads, one call at a time, with the GIL held; an exception it
+      raises is reported as unraisable and the run goes on).
 
     Errors: ``UsageError`` for an unknown check or option value, ``DataError`` for a shape above
     the memory budget, ``InputNotFoundError`` for a dataset that does not exist. The GIL is
@@ -296,9 +315,13 @@ def run(names=None, quick=True, seed=DEFAULT_SEED, threads=None, *, trials=None,
                    "time_budget")
     dataset = _core.default_model_dataset() if dataset is None else str(dataset)
     embedded = _core.default_embedded_heads() if embedded is None else str(embedded)
-    runs = _core.run_checks(names, trials, seed, not quick, threads, regimes, shape, time_budget,
-                            dataset, embedded)
-    return Results(_run(d) for d in runs)
+    handle, runs = _core.run_checks(names, trials, seed, not quick, threads, regimes, shape,
+                                    time_budget, dataset, embedded, progress)
+    call = ("python: attnspec.checks.run(names=%r, quick=%r, seed=%d, threads=%d, trials=%d, "
+            "regimes=%r, shape=%r, time_budget=%r, dataset=%r, embedded=%r)"
+            % (names, quick, seed, threads, trials, regimes, shape, time_budget, dataset,
+               embedded))
+    return Results((_run(d) for d in runs), handle, call)
 
 
 def replay(path, check=None, record=None):

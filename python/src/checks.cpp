@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -17,6 +18,8 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/io/h5.hpp"
+#include "attnspec/io/provenance.hpp"
+#include "attnspec/io/report_writer.hpp"
 #include "attnspec/proofs/registry.hpp"
 #include "attnspec/report/check_records.hpp"
 #include "bindings.hpp"
@@ -132,6 +135,7 @@ struct RunArgs {
     int threads = 0;
     double time_budget = 0;
     std::string dataset, embedded;
+    nb::object progress;  // None, or progress(check, done, total), called with the GIL held
 };
 
 // The checks `names` name (every check when empty, as `verify --all`: the real-model ones only
@@ -149,7 +153,14 @@ std::vector<const proofs::CheckInfo*> selected(const RunArgs& a) {
     return todo;
 }
 
-nb::list run_checks(const RunArgs& a) {
+// The runs of one run_checks call, kept in C++ so that Python can write them as the verify
+// report (Results.to_report) without a round trip through dicts.
+struct RunSet {
+    std::vector<CheckRun> runs;
+    std::uint64_t seed = 0;
+};
+
+nb::tuple run_checks(const RunArgs& a) {
     proofs::RunOptions o;
     o.trials = static_cast<int>(a.trials), o.seed = a.seed, o.thorough = a.thorough;
     o.threads = a.threads > 0 ? a.threads : available_threads();
@@ -159,14 +170,37 @@ nb::list run_checks(const RunArgs& a) {
         fail_usage("trials must be in [0, 2147483647], got " + std::to_string(a.trials), "trials");
     const std::vector<const proofs::CheckInfo*> todo = selected(a);
     proofs::check_run_options(o);
+    proofs::CheckEvents events;  // called one at a time (under the runner lock)
+    if (!a.progress.is_none())
+        events.progress = [&a, &todo](std::size_t i, long done, long total) {
+            nb::gil_scoped_acquire locked;
+            try {
+                a.progress(todo[i]->name, done, total);
+            } catch (nb::python_error& e) {  // a failing callback must not end the run
+                e.discard_as_unraisable("attnspec progress callback");
+            }
+        };
     std::vector<CheckRun> runs;
     {
         nb::gil_scoped_release unlocked;
-        runs = proofs::run_checks(todo, o);
+        runs = proofs::run_checks(todo, o, events);
     }
     nb::list l;
     for (const CheckRun& r : runs) l.append(run_dict(r));
-    return l;
+    return nb::make_tuple(RunSet{std::move(runs), a.seed}, l);
+}
+
+// `attnspec verify`'s report of these runs (write_verify_runs): written atomically, with the
+// counterexample files in its companion directory; `command` is the provenance command line.
+void write_report(const RunSet& s, const std::string& path, const std::string& command) {
+    Provenance prov;
+    prov.command_line = command;
+    prov.seed = s.seed;
+    prov.extra.emplace_back("statements", statements_note());  // as `attnspec verify`
+    nb::gil_scoped_release unlocked;
+    ReportWriter w(path, prov);
+    write_verify_runs(w, s.runs, prov);
+    w.commit();
 }
 
 // The replay of `verify CHECK --instance FILE [--record R]`: the schema major version checked
@@ -198,6 +232,11 @@ std::string instance_check(const std::string& path) {
 }  // namespace
 
 void bind_checks(nb::module_& m) {
+    nb::class_<RunSet>(m, "RunSet", "The CheckRuns of one run_checks call (C++ side).")
+        .def("__len__", [](const RunSet& s) { return s.runs.size(); });
+    m.def("write_check_report", &write_report, "runs"_a, "path"_a, "command"_a,
+          "Writes runs as `attnspec verify` writes its report (atomic; counterexample files in "
+          "the companion directory <path without .h5>.counterexamples/).");
     m.def("list_checks", &list_checks,
           "The registry, in table order (what `attnspec verify --list` prints): one dict per "
           "check (name, summary, statement, source, kind, needs_dataset, replayable).");
@@ -205,7 +244,7 @@ void bind_checks(nb::module_& m) {
         "run_checks",
         [](std::vector<std::string> names, long trials, std::uint64_t seed, bool thorough,
            int threads, std::vector<std::string> regimes, std::vector<long> shape,
-           double time_budget, std::string dataset, std::string embedded) {
+           double time_budget, std::string dataset, std::string embedded, nb::object progress) {
             RunArgs a{std::move(names),
                       std::move(regimes),
                       std::move(shape),
@@ -215,13 +254,14 @@ void bind_checks(nb::module_& m) {
                       threads,
                       time_budget,
                       std::move(dataset),
-                      std::move(embedded)};
+                      std::move(embedded),
+                      std::move(progress)};
             return run_checks(a);
         },
         "names"_a, "trials"_a, "seed"_a, "thorough"_a, "threads"_a, "regimes"_a, "shape"_a,
-        "time_budget"_a, "dataset"_a, "embedded"_a,
+        "time_budget"_a, "dataset"_a, "embedded"_a, "progress"_a = nb::none(),
         "Runs the checks (all when names is empty) as `attnspec verify` does "
-        "(proofs::run_checks); one dict per run, in the order asked.");
+        "(proofs::run_checks): (RunSet, one dict per run in the order asked).");
     m.def("replay_check", &replay, "path"_a, "check"_a, "record"_a,
           "Re-runs a stored record (`attnspec verify CHECK --instance PATH [--record R]`).");
     m.def("instance_check", &instance_check, "path"_a,

@@ -2,11 +2,14 @@
 // heads `--dataset NAME[:layer[:head[:sentence]]]` selects, loaded by the same functions.
 #include <nanobind/eigen/dense.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "attnspec/io/checkpoint_import.hpp"
 #include "attnspec/io/model_input.hpp"
 #include "bindings.hpp"
 
@@ -48,6 +51,26 @@ nb::list load_heads(const std::string& selector, bool need_inputs) {
     return l;
 }
 
+// `attnspec import CHECKPOINT --out OUT [--inputs IN] --heads H [--scale S] --name NAME`: the
+// model input file a checkpoint (safetensors or npz) and its hidden states make.
+nb::dict import_file(const std::string& checkpoint, const std::string& out,
+                     const std::string& inputs, int heads, std::optional<double> scale,
+                     const std::string& name, const std::string& command) {
+    ImportOptions o;
+    o.checkpoint = checkpoint, o.out = out, o.inputs = inputs, o.heads = heads;
+    o.scale = scale, o.name = name, o.command_line = command;
+    ImportSummary sum;
+    {
+        nb::gil_scoped_release unlocked;
+        sum = import_checkpoint(o);
+    }
+    nb::dict d;
+    d["format"] = sum.format, d["family"] = sum.family, d["sha256"] = sum.sha256;
+    d["s"] = sum.s, d["layers"] = sum.map.layers.size(), d["heads"] = sum.map.heads;
+    d["D"] = sum.map.D, d["d"] = sum.map.d, d["bytes"] = sum.bytes;
+    return d;
+}
+
 }  // namespace
 
 void bind_datasets(nb::module_& m) {
@@ -60,6 +83,9 @@ void bind_datasets(nb::module_& m) {
     m.def(
         "find_dataset", [](const std::string& name) { return info_dict(find_dataset(name)); },
         "name"_a, "The catalogue entry of one dataset (NoInput listing the known names).");
+    m.def("import_checkpoint", &import_file, "checkpoint"_a, "out"_a, "inputs"_a, "heads"_a,
+          "scale"_a.none(), "name"_a, "command"_a,
+          "`attnspec import`: a checkpoint (+ hidden states) as a model input file.");
     m.def("load_heads", &load_heads, "selector"_a, "need_inputs"_a = true,
           "The heads NAME[:layer[:head[:sentence]]] selects, with their inputs X (need_inputs) "
           "or weights only (X empty).");
