@@ -19,6 +19,7 @@
 
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/interrupt.hpp"
 #include "attnspec/base/memory.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/io/model_input.hpp"
@@ -143,7 +144,15 @@ std::size_t run_instances(const std::vector<std::size_t>& order, int threads,
                           const std::function<bool()>& stop) {
     RunnerUnlock others;  // other checks' runner code may run meanwhile (RunnerLock)
     OneBlasThread blas;   // each instance runs single-threaded code, whatever --threads
-    return parallel_for_in_order(order, threads, fn, stop);
+    // check_interrupt before each instance: a host's cancellation (base/interrupt.hpp) ends the
+    // run at the next instance, with the error of the first instance that saw it
+    return parallel_for_in_order(
+        order, threads,
+        [&fn](std::size_t i) {
+            check_interrupt();
+            fn(i);
+        },
+        stop);
 }
 
 RunLoop::RunLoop(const RunOptions& opt, const std::string& check, const std::string& claim,

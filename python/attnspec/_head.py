@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from . import _core
+from . import _core, _interrupt
 from ._arrays import as_matrix, as_vector
 from ._errors import DataError, UsageError, make
 
@@ -178,5 +178,5 @@ def jacobian(head, wrt="weights", form="auto"):
         nbytes = _core.jacobian_bytes(head._h, wrt)
         form = "dense" if nbytes <= min(DENSE_AUTO_BYTES, budget) else "operator"
     if form == "dense":
-        return _core.jacobian_dense(head._h, wrt, budget)
+        return _interrupt.call(_core.jacobian_dense, head._h, wrt, budget)
     return JacobianOperator(head, wrt)

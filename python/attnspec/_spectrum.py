@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from . import _core
+from . import _core, _interrupt
 from ._arrays import as_matrix
 from ._errors import UsageError, make
 from ._head import Head, check_wrt
@@ -104,8 +104,8 @@ def _kappa(d, basis):
 
 def _head_spectrum(head, svd, certify, wrt, full_upto):
     check_wrt(wrt)
-    r = _core.head_spectrum(head._h, svd, certify, wrt, int(full_upto),
-                            _core.memory_limit_bytes())
+    r = _interrupt.call(_core.head_spectrum, head._h, svd, certify, wrt, int(full_upto),
+                        _core.memory_limit_bytes())
     smax, smin = r["sigma_max"], r["sigma_min"]
     basis = "quotient of the sigma enclosures"
     return Spectrum(
@@ -126,8 +126,8 @@ def _matrix_spectrum(M, svd, certify, rtol):
         raise make(UsageError, "certify = %r: a matrix's dense SVD enclosures need no "
                    "certificate; use 'auto' or 'never'" % (certify,), "certify")
     M = as_matrix(M, "matrix")
-    r = _core.matrix_spectrum(M, "auto" if svd == "full" else svd,
-                              -1.0 if rtol is None else float(rtol))
+    r = _interrupt.call(_core.matrix_spectrum, M, "auto" if svd == "full" else svd,
+                        -1.0 if rtol is None else float(rtol))
     n = len(r["sigma"])
     basis = "quotient of the sigma enclosures"
     return Spectrum(

@@ -28,7 +28,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from . import _core
+from . import _core, _interrupt
 from ._errors import UsageError, make
 from ._table import table
 
@@ -294,7 +294,8 @@ def run(names=None, quick=True, seed=DEFAULT_SEED, threads=None, *, trials=None,
 
     Errors: ``UsageError`` for an unknown check or option value, ``DataError`` for a shape above
     the memory budget, ``InputNotFoundError`` for a dataset that does not exist. The GIL is
-    released while the checks run."""
+    released while the checks run; Ctrl-C raises KeyboardInterrupt at once and the run stops at
+    its next instance (_interrupt.py)."""
     names = _names(names)
     if not isinstance(quick, bool):
         raise make(UsageError, "quick must be True or False, got %r" % (quick,), "quick")
@@ -315,8 +316,8 @@ def run(names=None, quick=True, seed=DEFAULT_SEED, threads=None, *, trials=None,
                    "time_budget")
     dataset = _core.default_model_dataset() if dataset is None else str(dataset)
     embedded = _core.default_embedded_heads() if embedded is None else str(embedded)
-    handle, runs = _core.run_checks(names, trials, seed, not quick, threads, regimes, shape,
-                                    time_budget, dataset, embedded, progress)
+    handle, runs = _interrupt.call(_core.run_checks, names, trials, seed, not quick, threads,
+                                   regimes, shape, time_budget, dataset, embedded, progress)
     call = ("python: attnspec.checks.run(names=%r, quick=%r, seed=%d, threads=%d, trials=%d, "
             "regimes=%r, shape=%r, time_budget=%r, dataset=%r, embedded=%r)"
             % (names, quick, seed, threads, trials, regimes, shape, time_budget, dataset,

@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "attnspec/base/blas_runtime.hpp"
+#include "attnspec/base/interrupt.hpp"
 #include "attnspec/version.hpp"
 #include "bindings.hpp"
 
@@ -24,6 +25,11 @@ NB_MODULE(_core, m) {
         },
         "The BLAS that runs (attnspec info): library, core, why, CPU, threads, the core "
         "OpenBLAS detected and the best one this build has for the CPU.");
+    m.def("request_interrupt", &attnspec::request_interrupt,
+          "Asks running library calls to stop at their next check point (base/interrupt.hpp).");
+    m.def("clear_interrupt", &attnspec::clear_interrupt, "Clears the interrupt request.");
+    m.def("interrupt_requested", &attnspec::interrupt_requested,
+          "Whether an interrupt is requested.");
     attnspec::python::bind_errors(m);
     attnspec::python::bind_head(m);
     attnspec::python::bind_spectrum(m);

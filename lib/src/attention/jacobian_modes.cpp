@@ -7,6 +7,7 @@
 
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/interrupt.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "jacobian_state.hpp"
 
@@ -61,6 +62,7 @@ MatrixXd AttentionState::P(Index c) const {
 
 MatrixXd attention_jvp(const AttentionState& st, const double* dX, const double* dW_Q,
                        const double* dW_K, const double* dW_V) {
+    check_interrupt();  // a check point of every matrix-free product (base/interrupt.hpp)
     const Index N = st.N, D = st.D, d = st.d;
     MatrixXd dQ = MatrixXd::Zero(N, d), dK = MatrixXd::Zero(N, d), dV = MatrixXd::Zero(N, d);
     if (dX) {
@@ -88,6 +90,7 @@ MatrixXd attention_jvp(const AttentionState& st, const double* dX, const double*
 
 void attention_vjp(const AttentionState& st, const double* Abar, double* WQbar, double* WKbar,
                    double* WVbar, double* Xbar) {
+    check_interrupt();
     const Index N = st.N, D = st.D, d = st.d;
     CMap U(Abar, N, d);
     // Sbar = U V^T, Vbar = S^T U, Lbar = S o (Sbar - rowsum(S o Sbar) 1^T) (Lambda symmetric),

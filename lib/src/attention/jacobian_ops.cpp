@@ -6,6 +6,7 @@
 
 #include "attnspec/attention/jacobian.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/interrupt.hpp"
 #include "attnspec/spectral/engine_progress.hpp"
 #include "jacobian_state.hpp"
 
@@ -138,6 +139,7 @@ MatrixXd jacobian_gram_outer(const Head& h, double max_bytes, const EngineProgre
     MatrixXd T(Nd, N);
     opspec::StageProgress prog(progress, "J J^T", "blocks", d * (d + 1) / 2);
     for (Index cp = 0; cp < d; ++cp) {
+        check_interrupt();
         const Index r0 = cp * N, rows = Nd - r0;
         double* Gb = G.data() + r0 + r0 * Nd;  // block column cp, rows from block cp down
         gemm_nt(rows, N, d, Z.data() + r0, Nd, Z.data() + r0, Nd, Gb, Nd);
