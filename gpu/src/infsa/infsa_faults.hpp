@@ -8,6 +8,13 @@ constexpr int kFaultNone = 0;
 constexpr int kFaultOffByOneTile = 1;  // the last tile / chunk of a tiled loop is left out
 constexpr int kFaultDroppedTerm = 2;   // one term of a reduction is left out
 
+// Runner-only faults: planted by the CPU suite in a kernel body run on the CPU grid runner
+// (attnspec/gpu/base/cpu_grid.hpp), never by gpu-check --plant-fault (planted_fault_code()
+// returns only the codes above). The Linear-InfSA body implements both
+// (linear_infsa_kernels.hpp).
+constexpr int kFaultTokenStride = 3;  // index math: tokens walked with stride d - 1, not d
+constexpr int kFaultNoBarrier = 4;    // a block barrier left out
+
 // Host only: the process-wide planted_fault() as one of the codes above
 // (gpu/src/infsa/infsa_faults_common.cpp).
 int planted_fault_code();

@@ -1,12 +1,10 @@
-// Per-token and per-chunk arithmetic of the Linear-InfSA CUDA twin (linear_infsa_cuda.cu), shared
-// with the CPU test suite (tests/cpu/infsa/test_linear_infsa_logic.cpp emulates the grid through
-// these functions). Layout: Q, K, V are [H][N][d] row-major, one head after another. Each block
-// handles one chunk of kChunk tokens of one head (the CPU float32 kernel's block of 256 tokens):
-//   phase A  thread i:  e_i = ||q_i|| / sqrt d          (sweep 2: s_j = max(0, q_bar . k_j / sqrt
-//   d)) phase B  thread 0:  the chunk's sum of e (of s), sequential in token order phase C  thread
-//   l:  sum_i e_i/sqrt d q_il           (sweep 2: sum_j s_j v_jl), token order
-// The per-chunk partials (accumulator type) are combined across chunks in double, in chunk order,
-// by one thread per (head, component): a fixed order, no atomics, so the result is deterministic.
+// Per-token and per-chunk arithmetic of the Linear-InfSA CUDA twin, shared with the CPU test suite.
+// The kernel bodies that call it (one block per chunk of kChunk tokens of one head, the CPU
+// float32 kernel's block of 256 tokens; then one thread per (head, component) combining the
+// chunks) are linear_infsa_kernels.hpp, run on the device and on the CPU grid runner. Layout:
+// Q, K, V are [H][N][d] row-major, one head after another. The per-chunk partials (accumulator
+// type) are combined across chunks in double, in chunk order: a fixed order, no atomics, so the
+// result is deterministic.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -1,14 +1,19 @@
-// The Linear-InfSA CUDA twin's arithmetic (gpu/src/infsa/linear_infsa_logic.hpp) run on the CPU:
-// the 16-bit conversions against exact values, and the kernels' grid emulated block by block
-// through the same ATTNSPEC_HD functions, against the float64 reference attnspec::linear_infsa
-// within gpu::linear_infsa_error_bound, at sizes straddling 31/32/33 and the 256-token chunk;
-// each planted fault must push the emulation outside that bound.
+// The Linear-InfSA CUDA twin run on the CPU: the 16-bit conversions of
+// gpu/src/infsa/linear_infsa_logic.hpp against exact values, and the twin's own kernel bodies and
+// launch sequence (gpu/src/infsa/linear_infsa_kernels.hpp, what linear_infsa_cuda.cu launches) on
+// the CPU grid runner (attnspec/gpu/base/cpu_grid.hpp: real barriers, shared memory, partial
+// chunks), against the float64 reference attnspec::linear_infsa within
+// gpu::linear_infsa_error_bound (a priori), at sizes straddling 31/32/33 and the 256-token chunk;
+// each planted fault (gpu-check's two, and the runner-only index-math and barrier faults) must
+// push the result outside that bound.
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
-#include "../../../gpu/src/infsa/linear_infsa_logic.hpp"
+#include "../../../gpu/src/infsa/linear_infsa_kernels.hpp"
+#include "attnspec/gpu/base/cpu_grid.hpp"
 #include "attnspec/gpu/infsa/linear_infsa_cuda.hpp"
 #include "attnspec/infsa/linear_infsa.hpp"
 #include "test_support.hpp"
@@ -20,54 +25,30 @@ using lg::Format;
 
 namespace {
 
-// ---- the grid, emulated: the loops of linear_infsa_cuda.cu around the same functions ----
+// ---- the kernel bodies of linear_infsa_cuda.cu, run on the CPU grid runner ----
 
-// Returns what the device writes to `out`: [H][d] p, [H][d] q_bar, [H] sum e, [H] sum s.
+// Returns what the device writes to `out`: [H][d] p, [H][d] q_bar, [H] sum e, [H] sum s. The
+// workspace and the output start as NaN, so a value the kernels never write shows.
 template <Format F>
-std::vector<double> emulate(const std::vector<typename Fmt<F>::In>& Q,
-                            const std::vector<typename Fmt<F>::In>& K,
-                            const std::vector<typename Fmt<F>::In>& V, long H, long N, long d,
-                            const LinearInfsaOptions& opt, int fault) {
-    using Acc = typename Fmt<F>::Acc;
-    const long nch = lg::chunk_count(N), used = lg::chunks_combined(N, fault);
-    std::vector<Acc> partials(std::size_t(H * nch * (d + 1))), qbar_acc(std::size_t(H * d));
-    std::vector<double> out(std::size_t(H * (2 * d + 2)));
-    const Acc c = Acc(1) / std::sqrt(Acc(d));
-    for (int sweep = 1; sweep <= 2; ++sweep) {
-        for (long h = 0; h < H; ++h)
-            for (long chunk = 0; chunk < nch; ++chunk) {  // one block
-                Acc w[lg::kChunk];
-                const long n = lg::tokens_in_chunk(N, chunk, sweep, fault);
-                const long off = (h * N + chunk * lg::kChunk) * d;
-                for (long i = 0; i < n; ++i)  // phase A, thread i
-                    w[i] = sweep == 1 ? lg::token_energy<F>(Q.data() + off + i * d, d, c)
-                                      : lg::token_score<F>(K.data() + off + i * d,
-                                                           qbar_acc.data() + h * d, d, c);
-                Acc* o = partials.data() + (h * nch + chunk) * (d + 1);
-                o[d] = lg::chunk_sum(w, n);  // phase B, thread 0
-                const auto* Y = (sweep == 1 ? Q.data() : V.data()) + off;
-                for (long l = 0; l < d; ++l)  // phase C, thread l
-                    o[l] = lg::weighted_column<F>(Y, d, l, w, n, sweep == 1 ? c : Acc(1));
-            }
-        for (long h = 0; h < H; ++h)  // the combine, thread (h, l)
-            for (long l = 0; l <= d; ++l) {
-                const Acc* part = partials.data() + h * nch * (d + 1);
-                const double total = lg::combine_chunks(part, used, d + 1, d);
-                if (l == d) {
-                    out[std::size_t(2 * H * d + (sweep == 1 ? 0 : H) + h)] = total;
-                    continue;
-                }
-                const double A = lg::combine_chunks(part, used, d + 1, l);
-                if (sweep == 1) {
-                    const double q = lg::central_query(A, total, opt.eps);
-                    out[std::size_t(H * d + h * d + l)] = q;
-                    qbar_acc[std::size_t(h * d + l)] = Acc(q);
-                } else {
-                    out[std::size_t(h * d + l)] = lg::pooled(A, total, opt.gamma, opt.eps);
-                }
-            }
-    }
+std::vector<double> run_on_cpu(gpu::CpuGrid& grid, const std::vector<typename Fmt<F>::In>& Q,
+                               const std::vector<typename Fmt<F>::In>& K,
+                               const std::vector<typename Fmt<F>::In>& V, long H, long N, long d,
+                               const LinearInfsaOptions& opt, int fault) {
+    const std::size_t bytes = lg::workspace_bytes<F>(H, N, d);
+    std::vector<double> work((bytes + sizeof(double) - 1) / sizeof(double), NAN);
+    std::vector<double> out(std::size_t(H * (2 * d + 2)), NAN);
+    lg::run_linear_infsa<F>(grid, Q.data(), K.data(), V.data(), H, N, d, opt.gamma, opt.eps, fault,
+                            work.data(), out.data());
     return out;
+}
+
+template <Format F>
+std::vector<double> run_on_cpu(const std::vector<typename Fmt<F>::In>& Q,
+                               const std::vector<typename Fmt<F>::In>& K,
+                               const std::vector<typename Fmt<F>::In>& V, long H, long N, long d,
+                               const LinearInfsaOptions& opt, int fault) {
+    gpu::CpuGrid grid;
+    return run_on_cpu<F>(grid, Q, K, V, H, N, d, opt, fault);
 }
 
 // ---- inputs: drawn in double, stored in the format; the reference sees the stored values ----
@@ -124,8 +105,8 @@ constexpr double u_acc() {
     return F == Format::f64 ? kUnitRoundoff : 0x1p-24;
 }
 
-// Largest excess of |p_emulated - p_reference| over the bound, over heads and components
-// (<= 0: every component within its bound); `worst_ratio` the largest error / bound.
+// Largest excess of |p_twin - p_reference| over the bound, over heads and components (<= 0: every
+// component within its bound; a NaN counts as +inf); `worst_ratio` the largest error / bound.
 template <Format F>
 double excess(const Inputs<F>& in, const std::vector<double>& out, long H, long d,
               const LinearInfsaOptions& opt, double* worst_ratio = nullptr) {
@@ -137,7 +118,7 @@ double excess(const Inputs<F>& in, const std::vector<double>& out, long H, long 
             in.q[std::size_t(h)], in.k[std::size_t(h)], in.v[std::size_t(h)], opt, u_acc<F>());
         for (long l = 0; l < d; ++l) {
             const double err = std::fabs(out[std::size_t(h * d + l)] - ref.p[l]);
-            ex = std::max(ex, err - bound[l]);
+            ex = std::max(ex, std::isnan(err) ? INFINITY : err - bound[l]);
             if (bound[l] > 0) ratio = std::max(ratio, err / bound[l]);
         }
     }
@@ -146,13 +127,19 @@ double excess(const Inputs<F>& in, const std::vector<double>& out, long H, long 
 }
 
 template <Format F>
-void agree_and_catch_faults(long H, long N, long d) {
+void agree_and_catch_faults(long H, long N, long d, bool faults = true) {
     INFO("format " << int(F) << " H=" << H << " N=" << N << " d=" << d);
     const LinearInfsaOptions opt;
     const Inputs<F> in = draw<F>(H, N, d, 7919 * std::uint64_t(N) + std::uint64_t(d));
     double ratio = 0;
-    const auto out = emulate<F>(in.Q, in.K, in.V, H, N, d, opt, lg::kFaultNone);
+    gpu::CpuGrid grid;
+    const auto out = run_on_cpu<F>(grid, in.Q, in.K, in.V, H, N, d, opt, lg::kFaultNone);
     CHECK(excess<F>(in, out, H, d, opt, &ratio) <= 0);
+    // Four launches; each sweep block passes its one barrier, every thread reaches it.
+    const long sweep_blocks = H * lg::chunk_count(N);
+    CHECK(grid.counters().launches == 4);
+    CHECK(grid.counters().barriers == 2 * sweep_blocks);
+    CHECK(grid.counters().divergent_barriers == 0);
     INFO("worst error / bound " << ratio);
     // The bound is not vacuous: far below the size of p (float32: about 1e-4 of it at most).
     for (long h = 0; h < H; ++h) {
@@ -162,7 +149,7 @@ void agree_and_catch_faults(long H, long N, long d) {
                                                 in.v[std::size_t(h)], opt);
         CHECK(b.maxCoeff() <= (F == Format::f64 ? 1e-10 : 1e-3) * ref.p.cwiseAbs().maxCoeff());
     }
-    // The emulation also reproduces q_bar, sum e and sum s of the reference.
+    // The twin also reproduces q_bar, sum e and sum s of the reference.
     const auto ref0 = attnspec::linear_infsa(in.q[0], in.k[0], in.v[0], opt);
     const double tol_q = F == Format::f64 ? 1e-12 : 1e-4;  // relative, >= 10 x the bound's size
     CHECK(std::fabs(out[std::size_t(2 * H * d)] - ref0.sum_e) <= tol_q * ref0.sum_e);
@@ -170,10 +157,14 @@ void agree_and_catch_faults(long H, long N, long d) {
     for (long l = 0; l < d; ++l)
         CHECK(std::fabs(out[std::size_t(H * d + l)] - ref0.q_bar[l]) <=
               tol_q * ref0.q_bar.cwiseAbs().maxCoeff());
-    for (int fault : {lg::kFaultOffByOneTile, lg::kFaultDroppedTerm}) {
+    if (!faults) return;
+    for (int fault : {lg::kFaultOffByOneTile, lg::kFaultDroppedTerm, lg::kFaultTokenStride,
+                      lg::kFaultNoBarrier}) {
         INFO("planted fault " << fault);
-        const auto bad = emulate<F>(in.Q, in.K, in.V, H, N, d, opt, fault);
+        gpu::CpuGrid faulty;
+        const auto bad = run_on_cpu<F>(faulty, in.Q, in.K, in.V, H, N, d, opt, fault);
         CHECK(excess<F>(in, bad, H, d, opt) > 0);
+        CHECK(faulty.counters().barriers == (fault == lg::kFaultNoBarrier ? 0 : 2 * sweep_blocks));
     }
 }
 
@@ -238,18 +229,22 @@ TEST_CASE("grid shape: chunks and the planted faults' index changes", "[gpu-logi
 }
 
 TEST_CASE(
-    "emulated Linear-InfSA grid agrees with the float64 reference within the bound, "
-    "planted faults exceed it",
+    "Linear-InfSA kernel bodies on the CPU grid runner agree with the float64 reference "
+    "within the bound, planted faults exceed it",
     "[gpu-logic][infsa]") {
-    for (long N : {31L, 32L, 33L, 255L, 256L, 257L, 600L})
-        for (long d : {31L, 32L, 33L}) {
-            agree_and_catch_faults<Format::f64>(2, N, d);
-            agree_and_catch_faults<Format::f32>(2, N, d);
-            agree_and_catch_faults<Format::bf16>(2, N, d);
-            agree_and_catch_faults<Format::fp16>(2, N, d);
-        }
+    // The runner switches host threads at every barrier and thread end (about 10 us each here),
+    // so the sizes are few: every format clean and under each fault inside one partial chunk and
+    // across a chunk edge; float32 clean on the other sizes straddling 31/32/33 and the chunk.
+    for (const auto& [N, d] : {std::pair{33L, 32L}, std::pair{257L, 33L}}) {
+        agree_and_catch_faults<Format::f64>(2, N, d);
+        agree_and_catch_faults<Format::f32>(2, N, d);
+        agree_and_catch_faults<Format::bf16>(2, N, d);
+        agree_and_catch_faults<Format::fp16>(2, N, d);
+    }
+    for (long N : {31L, 32L, 255L, 256L, 600L})
+        for (long d : {31L, 33L}) agree_and_catch_faults<Format::f32>(2, N, d, false);
     agree_and_catch_faults<Format::f32>(1, 33, 65);  // wide: d > N
-    agree_and_catch_faults<Format::bf16>(3, 1025, 64);
+    agree_and_catch_faults<Format::bf16>(3, 1025, 64, false);
 }
 
 TEST_CASE("the float32 CPU kernel lies within the twin's bound of the reference too",
@@ -267,14 +262,16 @@ TEST_CASE("the float32 CPU kernel lies within the twin's bound of the reference 
     CHECK(excess<Format::f32>(in, padded, H, d, opt) <= 0);
 }
 
-TEST_CASE("emulated Linear-InfSA grid: degenerate inputs give p = 0 as the reference does",
-          "[gpu-logic][infsa]") {
+TEST_CASE(
+    "Linear-InfSA kernel bodies on the CPU grid runner: degenerate inputs give p = 0 as the "
+    "reference does",
+    "[gpu-logic][infsa]") {
     const long H = 1, N = 40, d = 8;
     const LinearInfsaOptions opt;
     std::vector<double> Q(std::size_t(N * d), 0.0), K(std::size_t(N * d), 1.0),
         V(std::size_t(N * d), 2.0);
     // All-zero queries: sum e = 0, q_bar = 0, every score 0.
-    auto out = emulate<Format::f64>(Q, K, V, H, N, d, opt, lg::kFaultNone);
+    auto out = run_on_cpu<Format::f64>(Q, K, V, H, N, d, opt, lg::kFaultNone);
     const Eigen::MatrixXd Qm = Eigen::MatrixXd::Zero(N, d), Km = Eigen::MatrixXd::Ones(N, d),
                           Vm = Eigen::MatrixXd::Constant(N, d, 2.0);
     CHECK(attnspec::linear_infsa(Qm, Km, Vm, opt).degenerate);
@@ -284,7 +281,7 @@ TEST_CASE("emulated Linear-InfSA grid: degenerate inputs give p = 0 as the refer
     // Keys opposite to every query: all scores clipped to 0.
     std::fill(Q.begin(), Q.end(), 1.0);
     std::fill(K.begin(), K.end(), -1.0);
-    out = emulate<Format::f64>(Q, K, V, H, N, d, opt, lg::kFaultNone);
+    out = run_on_cpu<Format::f64>(Q, K, V, H, N, d, opt, lg::kFaultNone);
     CHECK(attnspec::linear_infsa(Km, -Km, Vm, opt).degenerate);
     for (long l = 0; l < d; ++l) CHECK(out[std::size_t(l)] == 0.0);
     CHECK(out[std::size_t(2 * d + 1)] == 0.0);

@@ -1,0 +1,82 @@
+// The device side of the thread-context interface (attnspec/gpu/base/cpu_grid.hpp describes it):
+// DeviceThread maps it to the CUDA built-ins, grid_kernel runs a body as a __global__ function
+// and DeviceGrid launches it on a stream with the same call as CpuGrid, so a twin's kernel bodies
+// and launch sequence are written once (e.g. gpu/src/infsa/linear_infsa_kernels.hpp) and run
+// both here and on the CPU runner. For .cu files only.
+#pragma once
+#if !defined(__CUDACC__)
+#error "device_grid.hpp is included by .cu files only"
+#endif
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "attnspec/gpu/base/hd.hpp"
+#include "cuda_status.hpp"
+
+namespace attnspec::gpu {
+
+// The bodies are ATTNSPEC_HD templates; the host branches below are never executed (a body runs
+// on the host only with CpuThread), they only let the host pass of nvcc compile the templates.
+struct DeviceThread {
+    ATTNSPEC_HD long thread() const {
+#if defined(__CUDA_ARCH__)
+        return long(threadIdx.x);
+#else
+        return 0;
+#endif
+    }
+    ATTNSPEC_HD long block() const {
+#if defined(__CUDA_ARCH__)
+        return long(blockIdx.x);
+#else
+        return 0;
+#endif
+    }
+    ATTNSPEC_HD long block_dim() const {
+#if defined(__CUDA_ARCH__)
+        return long(blockDim.x);
+#else
+        return 1;
+#endif
+    }
+    ATTNSPEC_HD long grid_dim() const {
+#if defined(__CUDA_ARCH__)
+        return long(gridDim.x);
+#else
+        return 1;
+#endif
+    }
+    ATTNSPEC_HD void sync() const {
+#if defined(__CUDA_ARCH__)
+        __syncthreads();
+#endif
+    }
+    template <class T>
+    ATTNSPEC_HD T* shared() const {
+#if defined(__CUDA_ARCH__)
+        extern __shared__ __align__(16) unsigned char attnspec_grid_shared[];
+        return reinterpret_cast<T*>(attnspec_grid_shared);
+#else
+        return nullptr;
+#endif
+    }
+};
+
+template <class Body>
+__global__ void grid_kernel(Body body) {
+    body(DeviceThread{});
+}
+
+// Launches on `stream`; the launch status is checked (status::check_launch, named `what`).
+struct DeviceGrid {
+    CUstream_st* stream;
+    template <class Body>
+    void operator()(long blocks, int threads, std::size_t shared_bytes, const Body& body,
+                    const char* what) const {
+        grid_kernel<Body><<<unsigned(blocks), unsigned(threads), shared_bytes, stream>>>(body);
+        status::check_launch(what);
+    }
+};
+
+}  // namespace attnspec::gpu
