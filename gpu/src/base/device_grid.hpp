@@ -16,42 +16,21 @@
 
 namespace attnspec::gpu {
 
-// The bodies are ATTNSPEC_HD templates; the host branches below are never executed (a body runs
-// on the host only with CpuThread), they only let the host pass of nvcc compile the templates.
+// The bodies are ATTNSPEC_HD templates; the host branches (the second argument below) are never
+// executed (a body runs on the host only with CpuThread), they only let the host pass of nvcc
+// compile the templates.
+#if defined(__CUDA_ARCH__)
+#define ATTNSPEC_GRID_BUILTIN(device, host) device
+#else
+#define ATTNSPEC_GRID_BUILTIN(device, host) host
+#endif
+
 struct DeviceThread {
-    ATTNSPEC_HD long thread() const {
-#if defined(__CUDA_ARCH__)
-        return long(threadIdx.x);
-#else
-        return 0;
-#endif
-    }
-    ATTNSPEC_HD long block() const {
-#if defined(__CUDA_ARCH__)
-        return long(blockIdx.x);
-#else
-        return 0;
-#endif
-    }
-    ATTNSPEC_HD long block_dim() const {
-#if defined(__CUDA_ARCH__)
-        return long(blockDim.x);
-#else
-        return 1;
-#endif
-    }
-    ATTNSPEC_HD long grid_dim() const {
-#if defined(__CUDA_ARCH__)
-        return long(gridDim.x);
-#else
-        return 1;
-#endif
-    }
-    ATTNSPEC_HD void sync() const {
-#if defined(__CUDA_ARCH__)
-        __syncthreads();
-#endif
-    }
+    ATTNSPEC_HD long thread() const { return ATTNSPEC_GRID_BUILTIN(long(threadIdx.x), 0); }
+    ATTNSPEC_HD long block() const { return ATTNSPEC_GRID_BUILTIN(long(blockIdx.x), 0); }
+    ATTNSPEC_HD long block_dim() const { return ATTNSPEC_GRID_BUILTIN(long(blockDim.x), 1); }
+    ATTNSPEC_HD long grid_dim() const { return ATTNSPEC_GRID_BUILTIN(long(gridDim.x), 1); }
+    ATTNSPEC_HD void sync() const { ATTNSPEC_GRID_BUILTIN(__syncthreads(), (void)0); }
     template <class T>
     ATTNSPEC_HD T* shared() const {
 #if defined(__CUDA_ARCH__)
@@ -62,6 +41,8 @@ struct DeviceThread {
 #endif
     }
 };
+
+#undef ATTNSPEC_GRID_BUILTIN
 
 template <class Body>
 __global__ void grid_kernel(Body body) {
