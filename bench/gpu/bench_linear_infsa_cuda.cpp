@@ -1,5 +1,6 @@
 // Linear-InfSA CUDA twin throughput (issue 10): H heads x N tokens x d, inputs resident on the
-// device, float32 and bf16 inputs (float32 accumulation). Prints the median time, GB/s on the
+// device, float32 and bf16 inputs (float32 accumulation). Prints the bytes a call is expected to
+// move (gpu::linear_infsa_bytes_moved), the median time, GB/s on the
 // bytes read (Q, K, V once each), the ratio to this device's copy bandwidth (a device-to-device
 // cudaMemcpy of 4 GiB, read + write, measured in the same run) and to the PyTorch peer
 // bench/gpu/peer_linear_infsa.py (run in the same invocation with the same shapes; its ratio is
@@ -136,6 +137,12 @@ int run(const Args& a) {
                                            work, out);
         });
         const double gbs = 3.0 * double(n * elem) / s / 1e9;
+        const double moved = gpu::linear_infsa_bytes_moved(f, a.H, a.N, a.d);
+        std::printf(
+            "linear_infsa %s: expected %.4f GB moved per call (Q, K, V once: %.4f GB), "
+            "%.3f ms at the copy bandwidth\n",
+            f32 ? "fp32" : "bf16-in/fp32-acc", moved / 1e9, 3.0 * double(n * elem) / 1e9,
+            moved / (copy_gbs * 1e9) * 1e3);
         const double peer = peer_seconds(a, f32 ? "float32" : "bfloat16");
         std::printf("linear_infsa %s, N=%ld H=%ld d=%ld: %.3f ms, %.0f GB/s read = %.1f %% of copy",
                     f32 ? "fp32" : "bf16-in/fp32-acc", a.N, a.H, a.d, s * 1e3, gbs,

@@ -1,13 +1,15 @@
-// The CPU grid runner (attnspec/gpu/base/cpu_grid.hpp): a pool of host threads, one per CUDA
-// thread of a block, of which exactly one runs at any time. The token goes from thread to thread
-// in phase order (forward in even phases, reverse in odd ones); a thread gives it up at a barrier
-// or at its end; when every thread of the phase has, the barrier opens and the next phase starts.
-#include <condition_variable>
+// The CPU grid runner (attnspec/gpu/base/cpu_grid.hpp): one fiber (ucontext) per CUDA thread of a
+// block, all on the calling host thread, so exactly one runs at any time and a switch costs no
+// system scheduling. The scheduler resumes the ready fibers in phase order (forward in even
+// phases, reverse in odd ones); a fiber gives control back at a barrier, a warp sum or its end;
+// when every fiber of the phase has, the waiting warp sums are released, or else the barrier
+// opens, and the next phase starts.
+#include <ucontext.h>
+
+#include <cmath>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
@@ -17,106 +19,140 @@ namespace attnspec::gpu {
 
 namespace {
 
-enum class Run : char { idle, ready, running, at_barrier, done };
+enum class Run : char { idle, ready, running, at_barrier, at_warp, done };
 
-constexpr int kMaxThreads = 1024;              // per block, as on the device
-constexpr std::size_t kMaxShared = 48 * 1024;  // dynamic shared memory without an opt-in
+constexpr int kMaxThreads = 1024;                // per block, as on the device
+constexpr std::size_t kMaxShared = 48 * 1024;    // dynamic shared memory without an opt-in
+constexpr std::size_t kStackBytes = 128 * 1024;  // per fiber; bodies keep small frames
 
 }  // namespace
 
 struct CpuGrid::State {
-    std::mutex m;
-    std::vector<std::thread> workers;
-    std::vector<std::unique_ptr<std::condition_variable>> wake;  // one per worker
-    std::condition_variable block_done;
+    ucontext_t scheduler;
+    std::vector<ucontext_t> fiber;
+    std::vector<std::unique_ptr<char[]>> stack;
     std::vector<Run> run;
     std::vector<CpuThread> ctx;
+    std::vector<double> slot, result;  // warp sums: each lane's value, then its sum
+    std::vector<char> in_float;
     std::vector<std::max_align_t> shared;
     const std::function<void(const CpuThread&)>* body = nullptr;
     std::exception_ptr error;
     int active = 0;    // threads of the current block
-    int current = -1;  // the worker holding the token
-    int pos = -1;      // its place in the phase order
+    int current = -1;  // the fiber running
     long phase = 0;
-    bool finished = true;
-    bool stop = false;
 
     int order(int p) const { return phase % 2 == 0 ? p : active - 1 - p; }
 
-    // Gives the token to the next ready thread of this phase, or opens the barrier and starts
-    // the next phase, or ends the block. Called with `m` held.
-    void pass(Counters& c) {
-        for (;;) {
-            for (++pos; pos < active; ++pos) {
-                const int t = order(pos);
-                if (run[std::size_t(t)] == Run::ready) {
-                    current = t;
-                    wake[std::size_t(t)]->notify_one();
-                    return;
-                }
+    // Releases every warp with lanes waiting at a warp sum: each gets the butterfly of
+    // __shfl_xor_sync (offsets 16, 8, 4, 2, 1), in float or double as the lanes asked; a lane
+    // that is not there contributes NaN and makes the sum divergent. False if none waited.
+    bool release_warps(Counters& c) {
+        bool any = false;
+        for (int w0 = 0; w0 < active; w0 += kWarpSize) {
+            const int lanes = active - w0 < kWarpSize ? active - w0 : kWarpSize;
+            bool waiting = false, missing = false, f32 = false;
+            for (int l = 0; l < lanes; ++l) {
+                const Run r = run[std::size_t(w0 + l)];
+                waiting |= r == Run::at_warp;
+                missing |= r != Run::at_warp;
+                f32 |= r == Run::at_warp && in_float[std::size_t(w0 + l)];
             }
+            if (!waiting) continue;
+            any = true;
+            ++c.warp_sums;
+            if (missing || lanes < kWarpSize) ++c.divergent_barriers;
+            double v[kWarpSize];
+            for (int l = 0; l < kWarpSize; ++l)
+                v[l] = l < lanes && run[std::size_t(w0 + l)] == Run::at_warp
+                           ? slot[std::size_t(w0 + l)]
+                           : NAN;
+            for (int off = kWarpSize / 2; off > 0; off /= 2) {
+                double next[kWarpSize];
+                for (int l = 0; l < kWarpSize; ++l)
+                    next[l] = f32 ? double(float(v[l]) + float(v[l ^ off])) : v[l] + v[l ^ off];
+                for (int l = 0; l < kWarpSize; ++l) v[l] = next[l];
+            }
+            for (int l = 0; l < lanes; ++l)
+                if (run[std::size_t(w0 + l)] == Run::at_warp) {
+                    result[std::size_t(w0 + l)] = v[l];
+                    run[std::size_t(w0 + l)] = Run::ready;
+                }
+        }
+        return any;
+    }
+
+    // Runs one block to its end: phases until no fiber is left waiting.
+    void run_block(Counters& c) {
+        phase = 0;
+        for (;;) {
+            for (int p = 0; p < active; ++p) {
+                const int t = order(p);
+                if (run[std::size_t(t)] != Run::ready) continue;
+                run[std::size_t(t)] = Run::running;
+                current = t;
+                swapcontext(&scheduler, &fiber[std::size_t(t)]);
+            }
+            current = -1;
+            ++phase;
+            if (release_warps(c)) continue;
             bool waiting = false, ended = false;
             for (int t = 0; t < active; ++t) {
                 waiting |= run[std::size_t(t)] == Run::at_barrier;
                 ended |= run[std::size_t(t)] == Run::done;
             }
-            if (!waiting) {
-                current = -1;
-                finished = true;
-                block_done.notify_one();
-                return;
-            }
+            if (!waiting) return;
             ++c.barriers;
             if (ended) ++c.divergent_barriers;
             for (int t = 0; t < active; ++t)
                 if (run[std::size_t(t)] == Run::at_barrier) run[std::size_t(t)] = Run::ready;
-            ++phase;
-            pos = -1;
         }
     }
 
-    void worker(int w, Counters& c) {
-        std::unique_lock<std::mutex> lk(m);
-        for (;;) {
-            wake[std::size_t(w)]->wait(lk, [&] { return stop || current == w; });
-            if (stop) return;
-            run[std::size_t(w)] = Run::running;
-            lk.unlock();
-            std::exception_ptr e;
-            try {
-                (*body)(ctx[std::size_t(w)]);
-            } catch (...) {
-                e = std::current_exception();
-            }
-            lk.lock();
-            if (e && !error) error = e;
-            run[std::size_t(w)] = Run::done;
-            pass(c);
-        }
+    // Gives control back to the scheduler with this fiber in state `r`.
+    void yield(long thread, Run r) {
+        run[std::size_t(thread)] = r;
+        swapcontext(&fiber[std::size_t(thread)], &scheduler);
     }
 };
 
+namespace {
+
+thread_local void* tls_state = nullptr;  // the State whose block this host thread runs
+
+}  // namespace
+
+// A fiber's entry: the body on this fiber's thread context; returning resumes the scheduler
+// (uc_link).
+void CpuGrid::fiber_main() {
+    State& s = *static_cast<State*>(tls_state);
+    const int t = s.current;
+    try {
+        (*s.body)(s.ctx[std::size_t(t)]);
+    } catch (...) {
+        if (!s.error) s.error = std::current_exception();
+    }
+    s.run[std::size_t(t)] = Run::done;
+}
+
 void CpuThread::sync() const { grid_->barrier(thread_); }
+
+float CpuThread::warp_sum(float x) const { return float(grid_->warp_sum(thread_, x, true)); }
+
+double CpuThread::warp_sum(double x) const { return grid_->warp_sum(thread_, x, false); }
 
 CpuGrid::CpuGrid() : state_(std::make_unique<State>()) {}
 
-CpuGrid::~CpuGrid() {
-    {
-        std::lock_guard<std::mutex> lk(state_->m);
-        state_->stop = true;
-        for (auto& cv : state_->wake) cv->notify_one();
-    }
-    for (auto& t : state_->workers) t.join();
-}
+CpuGrid::~CpuGrid() = default;
 
-void CpuGrid::barrier(long thread) {
+void CpuGrid::barrier(long thread) { state_->yield(thread, Run::at_barrier); }
+
+double CpuGrid::warp_sum(long thread, double x, bool in_float) {
     State& s = *state_;
-    std::unique_lock<std::mutex> lk(s.m);
-    const auto w = std::size_t(thread);
-    s.run[w] = Run::at_barrier;
-    s.pass(counters_);
-    s.wake[w]->wait(lk, [&] { return s.current == int(thread); });
-    s.run[w] = Run::running;
+    s.slot[std::size_t(thread)] = x;
+    s.in_float[std::size_t(thread)] = in_float;
+    s.yield(thread, Run::at_warp);
+    return s.result[std::size_t(thread)];
 }
 
 void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
@@ -128,13 +164,15 @@ void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
                                             std::to_string(threads) + " threads, " +
                                             std::to_string(shared_bytes) + " bytes shared)");
     State& s = *state_;
-    std::unique_lock<std::mutex> lk(s.m);
-    while (int(s.workers.size()) < threads) {
-        const int w = int(s.workers.size());
-        s.wake.push_back(std::make_unique<std::condition_variable>());
-        s.run.push_back(Run::idle);
-        s.ctx.emplace_back();
-        s.workers.emplace_back([this, w] { state_->worker(w, counters_); });
+    if (int(s.fiber.size()) < threads) {
+        s.fiber.resize(std::size_t(threads));
+        s.run.resize(std::size_t(threads), Run::idle);
+        s.ctx.resize(std::size_t(threads));
+        s.slot.resize(std::size_t(threads));
+        s.result.resize(std::size_t(threads));
+        s.in_float.resize(std::size_t(threads));
+        while (s.stack.size() < std::size_t(threads))
+            s.stack.push_back(std::unique_ptr<char[]>(new char[kStackBytes]));
     }
     const std::size_t words =
         (shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
@@ -142,6 +180,8 @@ void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
     s.body = &body;
     s.error = nullptr;
     s.active = threads;
+    void* const outer = tls_state;  // a body may run a grid of its own
+    tls_state = &s;
     ++counters_.launches;
     if (shared_bytes > counters_.max_shared) counters_.max_shared = shared_bytes;
     for (long b = 0; b < blocks; ++b) {
@@ -155,17 +195,20 @@ void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
             c.block_ = b;
             c.block_dim_ = threads;
             c.grid_dim_ = blocks;
+            ucontext_t& f = s.fiber[std::size_t(t)];
+            getcontext(&f);
+            f.uc_stack.ss_sp = s.stack[std::size_t(t)].get();
+            f.uc_stack.ss_size = kStackBytes;
+            f.uc_link = &s.scheduler;
+            makecontext(&f, &CpuGrid::fiber_main, 0);
             s.run[std::size_t(t)] = Run::ready;
         }
-        s.phase = 0;
-        s.pos = -1;
-        s.finished = false;
-        s.pass(counters_);
-        s.block_done.wait(lk, [&] { return s.finished; });
+        s.run_block(counters_);
         ++counters_.blocks;
         counters_.threads += threads;
         for (int t = 0; t < threads; ++t) s.run[std::size_t(t)] = Run::idle;
     }
+    tls_state = outer;
     s.body = nullptr;
     if (s.error) std::rethrow_exception(s.error);
 }

@@ -31,6 +31,10 @@ struct DeviceThread {
     ATTNSPEC_HD long block_dim() const { return ATTNSPEC_GRID_BUILTIN(long(blockDim.x), 1); }
     ATTNSPEC_HD long grid_dim() const { return ATTNSPEC_GRID_BUILTIN(long(gridDim.x), 1); }
     ATTNSPEC_HD void sync() const { ATTNSPEC_GRID_BUILTIN(__syncthreads(), (void)0); }
+    // The sum over the warp's 32 lanes, every lane gets it (CpuThread::warp_sum adds in the same
+    // order); every lane of the warp must call it.
+    ATTNSPEC_HD float warp_sum(float x) const { return butterfly(x); }
+    ATTNSPEC_HD double warp_sum(double x) const { return butterfly(x); }
     template <class T>
     ATTNSPEC_HD T* shared() const {
 #if defined(__CUDA_ARCH__)
@@ -39,6 +43,15 @@ struct DeviceThread {
 #else
         return nullptr;
 #endif
+    }
+
+  private:
+    template <class T>
+    ATTNSPEC_HD static T butterfly(T x) {
+#if defined(__CUDA_ARCH__)
+        for (int off = 16; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+#endif
+        return x;
     }
 };
 

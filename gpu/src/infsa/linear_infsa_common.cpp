@@ -1,6 +1,7 @@
 // Rounding bound for the Linear-InfSA twin (both builds; used by gpu-check and the CPU logic
 // tests). Error analysis in the style of Higham §3 (gamma_n, base/rounding.hpp), first order,
-// following the twin's evaluation (gpu/src/infsa/linear_infsa_logic.hpp):
+// following the twin's evaluation (gpu/src/infsa/linear_infsa_kernels.hpp; a sum of n terms in
+// any order, as the warps' partial sums and butterflies are, has error <= gamma_{n-1} sum |terms|):
 //   e_i  = sqrt(sum_l q_il^2) c, c = fl(1/sqrt d)         relative error  eps_e = gamma_{d+4}
 //   A_l  = sum_i (e_i c) q_il: chunks of B tokens in Acc, chunks summed in double
 //          |dA_l| <= (eps_e + gamma_{B+2} + g64_{nch+1}) sum_i e_i |q~_il|
@@ -23,7 +24,7 @@
 
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/infsa/linear_infsa_cuda.hpp"
-#include "linear_infsa_logic.hpp"
+#include "linear_infsa_kernels.hpp"
 
 namespace attnspec::gpu {
 
@@ -69,6 +70,21 @@ Eigen::VectorXd first_order_bound(const Eigen::MatrixXd& Q, const Eigen::MatrixX
 }
 
 }  // namespace
+
+double linear_infsa_bytes_moved(InputFormat fmt, long H, long N, long d) {
+    using infsa_logic::Format;
+    switch (fmt) {
+        case InputFormat::f64:
+            return infsa_logic::bytes_moved<Format::f64>(H, N, d);
+        case InputFormat::f32:
+            return infsa_logic::bytes_moved<Format::f32>(H, N, d);
+        case InputFormat::bf16:
+            return infsa_logic::bytes_moved<Format::bf16>(H, N, d);
+        case InputFormat::fp16:
+            return infsa_logic::bytes_moved<Format::fp16>(H, N, d);
+    }
+    return 0;
+}
 
 Eigen::VectorXd linear_infsa_error_bound(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
                                          const Eigen::MatrixXd& V, const LinearInfsaOptions& opt,

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
+#include "linear_infsa_kernels.hpp"
 #include "linear_infsa_launch.hpp"
-#include "linear_infsa_logic.hpp"
 
 namespace attnspec::gpu {
 
@@ -34,6 +34,12 @@ void check_options(const LinearInfsaOptions& opt) {
 void check_sizes(long H, long N, long d, const char* who) {
     if (H <= 0 || N <= 0 || d <= 0)
         throw Error(ExitCode::DataError, std::string(who) + ": H, N, d must be positive");
+    if (d > infsa_logic::kMaxHeadDim)
+        throw Error(ExitCode::DataError,
+                    std::string(who) + ": d = " + std::to_string(d) + " exceeds the twin's " +
+                        std::to_string(infsa_logic::kMaxHeadDim) +
+                        " (a warp's partials must fit in shared memory)",
+                    "d");
 }
 
 detail::InfsaFormat to_detail(InputFormat f) {

@@ -2,7 +2,7 @@
 // thread-context interface (attnspec/gpu/base/cpu_grid.hpp): linear_infsa_cuda.cu runs them on the
 // device through DeviceGrid (gpu/src/base/device_grid.hpp), the CPU suite on CpuGrid
 // (tests/cpu/infsa/test_linear_infsa_logic.cpp). The arithmetic is linear_infsa_logic.hpp's.
-// Four launches per call:
+// Four launches per call, Q, K and V each read from memory once (linear_infsa_bytes_moved):
 //   sweep 1 (block per chunk x head) -> combine 1 (q_bar, sum e) -> sweep 2 -> combine 2 (p, sum
 //   s).
 // Every reduction has a fixed shape and order (token order within a chunk, chunk order across),
@@ -17,27 +17,45 @@
 
 namespace attnspec::gpu::infsa_logic {
 
-constexpr int kSweepThreads = kChunk;  // one thread per token of the chunk
+constexpr int kWarp = 32;       // lanes of a warp (= gpu::kWarpSize of the CPU runner)
+constexpr int kSweepWarps = 8;  // warps of a sweep block, at most (shared memory allows)
 constexpr int kCombineThreads = 256;
+constexpr long kSharedLimit = 48 * 1024;  // dynamic shared memory without an opt-in, bytes
+// The largest head dimension the sweeps take: one warp's partials, d + 1 doubles, fit.
+constexpr long kMaxHeadDim = kSharedLimit / 8 - 1;
+
+// Warps of a sweep block: as many as kSweepWarps whose [warps][d + 1] Acc partials fit in shared
+// memory (0 when d > the limit of this Acc).
+ATTNSPEC_HD int sweep_warps(long d, long acc_bytes) {
+    const long fit = kSharedLimit / ((d + 1) * acc_bytes);
+    return fit < kSweepWarps ? int(fit) : kSweepWarps;
+}
 
 // Offset of the first element of chunk `chunk` of head `h` in [H][N][d].
 ATTNSPEC_HD long chunk_offset(long h, long N, long chunk, long d) {
     return (h * N + chunk * kChunk) * d;
 }
 
-// Distance between consecutive tokens that phase C walks: d, or d - 1 under the runner-only
-// index fault kFaultTokenStride (a row-length off-by-one; stays inside the input).
+// Distance between consecutive tokens: d, or d - 1 under the runner-only index fault
+// kFaultTokenStride (a row-length off-by-one; stays inside the input).
 ATTNSPEC_HD long token_stride(long d, int fault) {
     return fault == kFaultTokenStride && d > 1 ? d - 1 : d;
 }
 
-// One block per (head, chunk); Sweep 1 reads X = Q, Sweep 2 reads X = K and V. Shared memory:
-// the chunk's kChunk per-token weights w (Acc).
-//   phase A  thread i:  e_i = ||q_i|| / sqrt d     (sweep 2: s_j = max(0, q_bar . k_j / sqrt d))
+// One block per (head, chunk), a warp per token: warp w takes tokens w, w + W, ... of the chunk;
+// lane j reads components j, j + 32, ... of the token's row (consecutive lanes, consecutive
+// addresses: coalesced), so each input is read from memory once.
+//   sweep 1  X = Q:  e_i = ||q_i|| c (warp sum of squares), then lane j adds (e_i c) q_il to its
+//                    warp's partial column l and lane 0 adds e_i to column d; q_i is still in
+//                    the cache for the second read: energies and pooled q_bar in one pass.
+//   sweep 2  X = K:  s_j = max(0, c q_bar . k_j) (warp sum of products), then s_j v_jl and s_j
+//                    (V read in the same pass).
 //   barrier
-//   phase B  thread 0:  the chunk's sum of e (of s), sequential in token order
-//   phase C  thread l:  sum_i e_i/sqrt d q_il      (sweep 2: sum_j s_j v_jl), token order
-// partials: [H][chunks][d + 1], column d the chunk sum.
+//   thread l: the warps' partials of column l summed in warp order -> partials[h][chunk][l].
+// Shared memory: [W][d + 1] Acc partials, each column written only by its lane. Every sum has a
+// fixed order (per lane in token order, warps in order, lanes as a butterfly), so the result is
+// deterministic; a chunk's sums have at most kChunk terms, as linear_infsa_error_bound assumes.
+// partials: [H][chunks][d + 1], column d the chunk's sum of e (of s).
 template <Format F, int Sweep>
 struct SweepBody {
     using In = typename Fmt<F>::In;
@@ -49,28 +67,44 @@ struct SweepBody {
     int fault;
     Acc* partials;
 
-    static constexpr std::size_t shared_bytes() { return sizeof(Acc) * std::size_t(kChunk); }
+    int warps() const { return sweep_warps(d, long(sizeof(Acc))); }
+    std::size_t shared_bytes() const {
+        return sizeof(Acc) * std::size_t(warps()) * std::size_t(d + 1);
+    }
 
     template <class T>
     ATTNSPEC_HD void operator()(const T& t) const {
-        Acc* w = t.template shared<Acc>();
         const long nch = chunk_count(N);
         const long h = t.block() / nch, chunk = t.block() % nch;
         const long n = tokens_in_chunk(N, chunk, Sweep, fault);
         const Acc c = Acc(1) / std::sqrt(Acc(d));
-        const long offset = chunk_offset(h, N, chunk, d);
-        const long tid = t.thread(), nthreads = t.block_dim();
-        for (long i = tid; i < n; i += nthreads)
-            w[i] = Sweep == 1 ? token_energy<F>(X + offset + i * d, d, c)
-                              : token_score<F>(X + offset + i * d, qbar + h * d, d, c);
+        const long offset = chunk_offset(h, N, chunk, d), stride = token_stride(d, fault);
+        const long tid = t.thread(), nw = t.block_dim() / kWarp;
+        const long warp = tid / kWarp, lane = tid % kWarp;
+        Acc* part = t.template shared<Acc>();
+        Acc* mine = part + warp * (d + 1);
+        for (long l = lane; l <= d; l += kWarp) mine[l] = 0;
+        for (long i = warp; i < n; i += nw) {  // the same trip count on every lane of the warp
+            const In* x = X + offset + i * stride;
+            Acc lane_part = 0;
+            for (long l = lane; l < d; l += kWarp) {
+                const Acc v = Fmt<F>::load(x[l]);
+                lane_part += Sweep == 1 ? v * v : qbar[h * d + l] * v;
+            }
+            const Acc total = t.warp_sum(lane_part);
+            const Acc w = Sweep == 1 ? std::sqrt(total) * c : (c * total > 0 ? c * total : Acc(0));
+            const Acc weight = Sweep == 1 ? w * c : w;
+            const In* y = Sweep == 1 ? x : V + offset + i * stride;
+            for (long l = lane; l < d; l += kWarp) mine[l] += weight * Fmt<F>::load(y[l]);
+            if (lane == 0) mine[d] += w;
+        }
         if (fault != kFaultNoBarrier) t.sync();
         Acc* out = partials + (h * nch + chunk) * (d + 1);
-        if (tid == 0) out[d] = chunk_sum(w, n);
-        const In* Y = Sweep == 1 ? X : V;
-        const Acc scale = Sweep == 1 ? c : Acc(1);
-        const long stride = token_stride(d, fault);
-        for (long l = tid; l < d; l += nthreads)
-            out[l] = weighted_column<F>(Y + offset, stride, l, w, n, scale);
+        for (long l = tid; l <= d; l += t.block_dim()) {
+            Acc s = 0;
+            for (long k = 0; k < nw; ++k) s += part[k * (d + 1) + l];
+            out[l] = s;
+        }
     }
 };
 
@@ -112,6 +146,19 @@ struct CombineBody {
     }
 };
 
+// Bytes one call moves to and from device memory, if each input element is read once and the
+// small vectors stay in cache: Q, K, V, the partials written and read back in each sweep, q_bar
+// (Acc) written and read, and the output doubles.
+template <Format F>
+double bytes_moved(long H, long N, long d) {
+    using In = typename Fmt<F>::In;
+    using Acc = typename Fmt<F>::Acc;
+    const double inputs = 3.0 * double(sizeof(In)) * double(H) * double(N) * double(d);
+    const double partials = double(sizeof(Acc)) * double(H) * double(chunk_count(N) * (d + 1));
+    return inputs + 2 * 2 * partials + 2.0 * double(sizeof(Acc)) * double(H * d) +
+           8.0 * double(H * (2 * d + 2));
+}
+
 // Workspace of one call: the partials, then the Acc copy of q_bar.
 template <Format F>
 std::size_t workspace_bytes(long H, long N, long d) {
@@ -131,11 +178,12 @@ void run_linear_infsa(Grid& grid, const typename Fmt<F>::In* Q, const typename F
     const long blocks = H * chunk_count(N);
     const long combine_blocks = (H * (d + 1) + kCombineThreads - 1) / kCombineThreads;
     const SweepBody<F, 1> sweep1{Q, nullptr, nullptr, N, d, fault, partials};
-    grid(blocks, kSweepThreads, sweep1.shared_bytes(), sweep1, "linear_infsa_cuda: sweep 1 launch");
+    const int threads = sweep1.warps() * kWarp;
+    grid(blocks, threads, sweep1.shared_bytes(), sweep1, "linear_infsa_cuda: sweep 1 launch");
     const CombineBody<Acc, 1> combine1{partials, H, N, d, gamma, eps, fault, qbar_acc, out};
     grid(combine_blocks, kCombineThreads, 0, combine1, "linear_infsa_cuda: combine 1 launch");
     const SweepBody<F, 2> sweep2{K, V, qbar_acc, N, d, fault, partials};
-    grid(blocks, kSweepThreads, sweep2.shared_bytes(), sweep2, "linear_infsa_cuda: sweep 2 launch");
+    grid(blocks, threads, sweep2.shared_bytes(), sweep2, "linear_infsa_cuda: sweep 2 launch");
     const CombineBody<Acc, 2> combine2{partials, H, N, d, gamma, eps, fault, qbar_acc, out};
     grid(combine_blocks, kCombineThreads, 0, combine2, "linear_infsa_cuda: combine 2 launch");
 }

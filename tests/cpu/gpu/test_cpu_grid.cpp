@@ -3,6 +3,7 @@
 // bytes) per block, barriers that order, missing barriers that show deterministically (forward
 // order in even phases, reverse in odd ones), divergent barriers counted, launch errors and
 // exceptions reported.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -150,4 +151,51 @@ TEST_CASE("CPU grid runner: divergent barriers counted, bad launches and excepti
     long dims[2];
     grid(1, 16, 0, CountBody{10, hits.data(), dims}, "after");
     for (int h : hits) CHECK(h == 1);
+}
+
+TEST_CASE("CPU grid runner: warp sums give every lane the butterfly sum, divergence counted",
+          "[cpu-grid]") {
+    const int block = 64;
+    std::vector<float> outf(block);
+    std::vector<double> outd(block);
+    CpuGrid grid;
+    // Integer values: every order of addition gives the exact sum.
+    const auto sums = [&](const gpu::CpuThread& t) {
+        const long i = t.thread();
+        outf[std::size_t(i)] = t.warp_sum(float(i));
+        outd[std::size_t(i)] = t.warp_sum(double(i) * 0.5);
+    };
+    grid(1, block, 0, sums, "warp sums");
+    for (long i = 0; i < block; ++i) {
+        const double lane0 = double(i / 32 * 32);  // first lane of i's warp
+        CHECK(outf[std::size_t(i)] == float(32 * lane0 + 496));
+        CHECK(outd[std::size_t(i)] == 0.5 * (32 * lane0 + 496));
+    }
+    CHECK(grid.counters().warp_sums == 4);
+    CHECK(grid.counters().divergent_barriers == 0);
+    // The butterfly's rounding, not a left-to-right sum's: 1 + 31 x 2^-24 in float, where a
+    // sequential sum from lane 0 stays 1 and the butterfly adds the small lanes pairwise first.
+    const auto rounding = [&](const gpu::CpuThread& t) {
+        const float x = t.thread() % 32 == 0 ? 1.0f : 0x1p-24f;
+        outf[std::size_t(t.thread())] = t.warp_sum(x);
+    };
+    grid(1, 32, 0, rounding, "rounding");
+    float lanes[32];
+    for (int l = 0; l < 32; ++l) lanes[l] = l == 0 ? 1.0f : 0x1p-24f;
+    for (int off = 16; off > 0; off /= 2) {
+        float next[32];
+        for (int l = 0; l < 32; ++l) next[l] = lanes[l] + lanes[l ^ off];
+        std::copy(next, next + 32, lanes);
+    }
+    for (int l = 0; l < 32; ++l) CHECK(outf[std::size_t(l)] == lanes[0]);
+    CHECK(lanes[0] != 1.0f);
+    // Half the warp returns first: the others' sum is divergent (NaN), and counted.
+    const auto half = [&](const gpu::CpuThread& t) {
+        if (t.thread() >= 16) return;
+        outf[std::size_t(t.thread())] = t.warp_sum(1.0f);
+    };
+    const long before = grid.counters().divergent_barriers;
+    grid(1, 32, 0, half, "half warp");
+    CHECK(std::isnan(outf[0]));
+    CHECK(grid.counters().divergent_barriers == before + 1);
 }

@@ -232,19 +232,20 @@ TEST_CASE(
     "Linear-InfSA kernel bodies on the CPU grid runner agree with the float64 reference "
     "within the bound, planted faults exceed it",
     "[gpu-logic][infsa]") {
-    // The runner switches host threads at every barrier and thread end (about 10 us each here),
-    // so the sizes are few: every format clean and under each fault inside one partial chunk and
-    // across a chunk edge; float32 clean on the other sizes straddling 31/32/33 and the chunk.
-    for (const auto& [N, d] : {std::pair{33L, 32L}, std::pair{257L, 33L}}) {
+    // Every format, clean and under each planted fault, inside one partial warp's worth of tokens
+    // per warp and across the 256-token chunk; float32 clean on the other sizes straddling
+    // 31/32/33 and the chunk (a run costs about 25 ms here: the sizes are kept few).
+    for (const auto& [N, d] : {std::pair{31L, 33L}, std::pair{33L, 32L}, std::pair{257L, 31L}}) {
         agree_and_catch_faults<Format::f64>(2, N, d);
         agree_and_catch_faults<Format::f32>(2, N, d);
         agree_and_catch_faults<Format::bf16>(2, N, d);
         agree_and_catch_faults<Format::fp16>(2, N, d);
     }
-    for (long N : {31L, 32L, 255L, 256L, 600L})
+    for (long N : {32L, 255L, 256L, 600L})
         for (long d : {31L, 33L}) agree_and_catch_faults<Format::f32>(2, N, d, false);
     agree_and_catch_faults<Format::f32>(1, 33, 65);  // wide: d > N
     agree_and_catch_faults<Format::bf16>(3, 1025, 64, false);
+    agree_and_catch_faults<Format::f64>(1, 40, 700);  // fewer warps: 7 x 701 doubles fit
 }
 
 TEST_CASE("the float32 CPU kernel lies within the twin's bound of the reference too",
@@ -285,4 +286,15 @@ TEST_CASE(
     CHECK(attnspec::linear_infsa(Km, -Km, Vm, opt).degenerate);
     for (long l = 0; l < d; ++l) CHECK(out[std::size_t(l)] == 0.0);
     CHECK(out[std::size_t(2 * d + 1)] == 0.0);
+}
+
+TEST_CASE("Linear-InfSA twin: expected bytes moved per call", "[gpu-logic][infsa]") {
+    // Q, K, V once (3 x 1.359 GB in float32 at the size) plus 4 x H x 1296 x 65 floats of
+    // partials, 2 x H x 64 of q_bar and H x 130 output doubles.
+    const double f32 = gpu::linear_infsa_bytes_moved(gpu::InputFormat::f32, 16, 331776, 64);
+    CHECK(f32 == 3.0 * 4 * 16 * 331776 * 64 + 4.0 * 4 * 16 * 1296 * 65 + 2.0 * 4 * 16 * 64 +
+                     8.0 * 16 * 130);
+    CHECK(std::fabs(f32 / 1e9 - 4.0985) < 1e-4);
+    const double bf16 = gpu::linear_infsa_bytes_moved(gpu::InputFormat::bf16, 16, 331776, 64);
+    CHECK(bf16 == f32 - 3.0 * 2 * 16 * 331776 * 64);
 }

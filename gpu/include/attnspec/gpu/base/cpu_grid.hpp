@@ -9,17 +9,25 @@
 //   t.sync()                                              __syncthreads()
 //   t.template shared<T>()                                the block's dynamic shared memory
 //                                                         (extern __shared__), as T*
+//   t.warp_sum(x)  (float or double)                      the sum over the 32 lanes of the warp
+//                                                         (a __shfl_xor_sync butterfly), every
+//                                                         lane gets it; all lanes must call it
 // Launch: `grid(blocks, threads, shared_bytes, body, "name")`, the same call for CpuGrid and the
 // device's DeviceGrid, so a twin's launch sequence is written once too.
 //
-// How it runs: blocks one after another; inside a block one host thread per CUDA thread, but only
-// one of them runs at a time (a token is passed), each until its next barrier or its end. The
+// How it runs: blocks one after another; inside a block one fiber (ucontext, its own stack) per
+// CUDA thread, all on the calling host thread, so only one runs at a time, each until its next
+// barrier (or warp sum) or its end. The
 // order alternates between phases (barrier intervals): forward (thread 0 first) in even phases,
 // reverse in odd ones, so a read of another thread's write that a missing barrier leaves
 // unordered reads the wrong value on every run, deterministically. Shared memory starts every
 // block filled with 0xff bytes (NaN in float and double), so a read before any write shows too.
-// A barrier that some threads of a block reach while others have returned is counted as
-// divergent (undefined on the device). Results are deterministic and independent of the host's
+// A warp sum is a barrier of the warp's 32 lanes: each lane yields there, and when
+// no thread of the block can run on, the waiting warps are released first (a new phase), each
+// lane with the butterfly sum of the same additions in the same order as the device's, so the bits
+// agree. A barrier that some threads of a block reach while others have returned, or a warp sum
+// that some lanes of the warp never reach (their values taken as NaN), is counted as divergent
+// (undefined on the device). Results are deterministic and independent of the host's
 // scheduling.
 #pragma once
 #include <cstddef>
@@ -27,6 +35,8 @@
 #include <memory>
 
 namespace attnspec::gpu {
+
+constexpr int kWarpSize = 32;
 
 class CpuGrid;
 
@@ -38,6 +48,8 @@ class CpuThread {
     long block_dim() const { return block_dim_; }
     long grid_dim() const { return grid_dim_; }
     void sync() const;
+    float warp_sum(float x) const;
+    double warp_sum(double x) const;
     template <class T>
     T* shared() const {
         return static_cast<T*>(shared_);
@@ -59,6 +71,7 @@ class CpuGrid {
         long threads = 0;             // thread runs (blocks x block size)
         long barriers = 0;            // block-wide barriers passed
         long divergent_barriers = 0;  // barriers some of the block's threads never reached
+        long warp_sums = 0;           // warp sums (one per warp released)
         std::size_t max_shared = 0;   // largest dynamic shared memory asked for, bytes
     };
 
@@ -84,7 +97,9 @@ class CpuGrid {
     struct State;
     void run(long blocks, int threads, std::size_t shared_bytes,
              const std::function<void(const CpuThread&)>& body, const char* what);
+    static void fiber_main();
     void barrier(long thread);
+    double warp_sum(long thread, double x, bool in_float);
     std::unique_ptr<State> state_;
     Counters counters_;
 };

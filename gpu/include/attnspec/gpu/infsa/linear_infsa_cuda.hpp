@@ -2,9 +2,11 @@
 // two sweeps (energies and central query; ReLU scores, L1 normalisation and value pooling; the
 // broadcast output is p for every token), batched and multi-head, in float64, float32 and 16-bit
 // inputs (bf16 / fp16 raw bit patterns, converted exactly) with float32 accumulation.
-// Deterministic: fixed-order reductions (token order within a chunk of 256 tokens, chunk order in
-// double across chunks), no atomics. Sources: gpu/src/infsa/linear_infsa_cuda.{cu,cpp}; the
-// arithmetic in gpu/src/infsa/linear_infsa_logic.hpp. A CPU-only build throws NoDevice (exit 69).
+// Deterministic: fixed-order reductions (a warp per token; per warp in token order, then the
+// warps in order within a chunk of 256 tokens, chunk order in double across chunks), no atomics.
+// Sources: gpu/src/infsa/linear_infsa_cuda.{cu,cpp}; the kernels in
+// gpu/src/infsa/linear_infsa_kernels.hpp, their arithmetic in linear_infsa_logic.hpp. A CPU-only
+// build throws NoDevice (exit 69); d above 6143 throws DataError (shared memory).
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -38,6 +40,11 @@ enum class InputFormat { f64, f32, bf16, fp16 };
 void linear_infsa_heads_device(Context& ctx, InputFormat fmt, const void* Q, const void* K,
                                const void* V, long H, long N, long d, const LinearInfsaOptions& opt,
                                DeviceBuffer& workspace, DeviceBuffer& out);
+
+// Bytes one call of the twin moves to and from device memory when each input element is read
+// once (its kernels' design, gpu/src/infsa/linear_infsa_kernels.hpp): Q, K, V, the per-chunk
+// partials written and read back in both sweeps, q_bar and the output. Both builds.
+double linear_infsa_bytes_moved(InputFormat fmt, long H, long N, long d);
 
 // Rounding bound (both builds; gpu/src/infsa/linear_infsa_common.cpp): per component l,
 // an upper bound on |p_twin,l - p_exact,l| for the twin run with accumulator unit roundoff
