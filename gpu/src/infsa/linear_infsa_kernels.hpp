@@ -52,7 +52,8 @@ ATTNSPEC_HD long token_stride(long d, int fault) {
 //                    (V read in the same pass).
 //   barrier
 //   thread l: the warps' partials of column l summed in warp order -> partials[h][chunk][l].
-// Shared memory: [W][d + 1] Acc partials, each column written only by its lane. Every sum has a
+// Shared memory: [W][d + 1] Acc partials, each column written only by its lane (column d by lane
+// 0) until the barrier. Every sum has a
 // fixed order (per lane in token order, warps in order, lanes as a butterfly), so the result is
 // deterministic; a chunk's sums have at most kChunk terms, as linear_infsa_error_bound assumes.
 // partials: [H][chunks][d + 1], column d the chunk's sum of e (of s).
@@ -83,7 +84,8 @@ struct SweepBody {
         const long warp = tid / kWarp, lane = tid % kWarp;
         Acc* part = t.template shared<Acc>();
         Acc* mine = part + warp * (d + 1);
-        for (long l = lane; l <= d; l += kWarp) mine[l] = 0;
+        for (long l = lane; l < d; l += kWarp) mine[l] = 0;
+        if (lane == 0) mine[d] = 0;  // column d is lane 0's alone (a warp sum orders no memory)
         for (long i = warp; i < n; i += nw) {  // the same trip count on every lane of the warp
             const In* x = X + offset + i * stride;
             Acc lane_part = 0;

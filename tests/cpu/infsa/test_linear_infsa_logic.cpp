@@ -140,6 +140,8 @@ void agree_and_catch_faults(long H, long N, long d, bool faults = true) {
     CHECK(grid.counters().launches == 4);
     CHECK(grid.counters().barriers == 2 * sweep_blocks);
     CHECK(grid.counters().divergent_barriers == 0);
+    // A warp per token: one warp sum per token in each sweep.
+    CHECK(grid.counters().warp_sums == 2 * H * N);
     INFO("worst error / bound " << ratio);
     // The bound is not vacuous: far below the size of p (float32: about 1e-4 of it at most).
     for (long h = 0; h < H; ++h) {

@@ -17,17 +17,19 @@
 //
 // How it runs: blocks one after another; inside a block one fiber (ucontext, its own stack) per
 // CUDA thread, all on the calling host thread, so only one runs at a time, each until its next
-// barrier (or warp sum) or its end. The
-// order alternates between phases (barrier intervals): forward (thread 0 first) in even phases,
-// reverse in odd ones, so a read of another thread's write that a missing barrier leaves
-// unordered reads the wrong value on every run, deterministically. Shared memory starts every
-// block filled with 0xff bytes (NaN in float and double), so a read before any write shows too.
-// A warp sum is a barrier of the warp's 32 lanes: each lane yields there, and when
-// no thread of the block can run on, the waiting warps are released first (a new phase), each
-// lane with the butterfly sum of the same additions in the same order as the device's, so the bits
-// agree. A barrier that some threads of a block reach while others have returned, or a warp sum
-// that some lanes of the warp never reach (their values taken as NaN), is counted as divergent
-// (undefined on the device). Results are deterministic and independent of the host's
+// barrier (or warp sum) or its end. The order alternates between phases (barrier intervals):
+// forward (thread 0 first) in even phases, reverse in odd ones, so a read of another thread's write
+// that a missing barrier leaves unordered reads the wrong value on every run, deterministically.
+// Shared memory starts every block filled with 0xff bytes (NaN in float and double), so a read
+// before any write shows too. A warp sum is a barrier of the warp's 32 lanes: each lane yields
+// there, and when no thread of the block can run on, the waiting warps are released first (a new
+// phase), each lane with the butterfly sum of the same additions in the same order as the device's,
+// so the bits agree. A barrier that some threads of a block reach while others have returned, or a
+// warp sum that some lanes of the warp never reach (their values taken as NaN), is counted as
+// divergent (undefined on the device). On the device a warp sum orders no memory (__shfl_xor_sync
+// is not __syncwarp), while here its lanes wait for each other: a body must not rely on it to order
+// shared-memory writes between lanes (keep each word to one lane between block barriers), the
+// runner cannot show that fault. Results are deterministic and independent of the host's
 // scheduling.
 #pragma once
 #include <cstddef>
