@@ -13,11 +13,42 @@
 #include <vector>
 
 #include "attnspec/base/errors.hpp"
+
+// Under AddressSanitizer every stack switch is announced, so ASan tracks the fibers' stacks (and
+// an exception thrown inside a fiber is not taken for a stack overflow).
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNSPEC_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNSPEC_ASAN_FIBERS 1
+#endif
+#endif
+#if defined(ATTNSPEC_ASAN_FIBERS)
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include "attnspec/gpu/base/cpu_grid.hpp"
 
 namespace attnspec::gpu {
 
 namespace {
+
+// The switch announcements (no-ops without ASan): `start` before leaving a stack for the one at
+// [bottom, bottom + size) (fake = nullptr: the stack being left ends), `finish` on arriving.
+void switch_start(void** fake, const void* bottom, std::size_t size) {
+#if defined(ATTNSPEC_ASAN_FIBERS)
+    __sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+void switch_finish(void* fake, const void** bottom, std::size_t* size) {
+#if defined(ATTNSPEC_ASAN_FIBERS)
+    __sanitizer_finish_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
 
 enum class Run : char { idle, ready, running, at_barrier, at_warp, done };
 
@@ -29,6 +60,10 @@ constexpr std::size_t kStackBytes = 128 * 1024;  // per fiber; bodies keep small
 
 struct CpuGrid::State {
     ucontext_t scheduler;
+    void* scheduler_fake = nullptr;  // ASan's bookkeeping of the switches
+    const void* scheduler_bottom = nullptr;
+    std::size_t scheduler_size = 0;
+    std::vector<void*> fiber_fake;
     std::vector<ucontext_t> fiber;
     std::vector<std::unique_ptr<char[]>> stack;
     std::vector<Run> run;
@@ -91,7 +126,9 @@ struct CpuGrid::State {
                 if (run[std::size_t(t)] != Run::ready) continue;
                 run[std::size_t(t)] = Run::running;
                 current = t;
+                switch_start(&scheduler_fake, stack[std::size_t(t)].get(), kStackBytes);
                 swapcontext(&scheduler, &fiber[std::size_t(t)]);
+                switch_finish(scheduler_fake, nullptr, nullptr);
             }
             current = -1;
             ++phase;
@@ -112,7 +149,10 @@ struct CpuGrid::State {
     // Gives control back to the scheduler with this fiber in state `r`.
     void yield(long thread, Run r) {
         run[std::size_t(thread)] = r;
+        void** fake = &fiber_fake[std::size_t(thread)];
+        switch_start(fake, scheduler_bottom, scheduler_size);
         swapcontext(&fiber[std::size_t(thread)], &scheduler);
+        switch_finish(*fake, &scheduler_bottom, &scheduler_size);
     }
 };
 
@@ -127,12 +167,14 @@ thread_local void* tls_state = nullptr;  // the State whose block this host thre
 void CpuGrid::fiber_main() {
     State& s = *static_cast<State*>(tls_state);
     const int t = s.current;
+    switch_finish(nullptr, &s.scheduler_bottom, &s.scheduler_size);
     try {
         (*s.body)(s.ctx[std::size_t(t)]);
     } catch (...) {
         if (!s.error) s.error = std::current_exception();
     }
     s.run[std::size_t(t)] = Run::done;
+    switch_start(nullptr, s.scheduler_bottom, s.scheduler_size);  // this fiber ends (uc_link)
 }
 
 void CpuThread::sync() const { grid_->barrier(thread_); }
@@ -171,6 +213,7 @@ void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
         s.slot.resize(std::size_t(threads));
         s.result.resize(std::size_t(threads));
         s.in_float.resize(std::size_t(threads));
+        s.fiber_fake.resize(std::size_t(threads));
         while (s.stack.size() < std::size_t(threads))
             s.stack.push_back(std::unique_ptr<char[]>(new char[kStackBytes]));
     }
