@@ -70,6 +70,7 @@ struct CpuGrid::State {
     std::vector<CpuThread> ctx;
     std::vector<double> slot, result;  // warp sums: each lane's value, then its sum
     std::vector<char> in_float;
+    std::vector<int> width;  // lanes per sum: 32, or segments of 16, 8, 4, 2, 1
     std::vector<std::max_align_t> shared;
     const std::function<void(const CpuThread&)>* body = nullptr;
     std::exception_ptr error;
@@ -80,18 +81,23 @@ struct CpuGrid::State {
     int order(int p) const { return phase % 2 == 0 ? p : active - 1 - p; }
 
     // Releases every warp with lanes waiting at a warp sum: each gets the butterfly of
-    // __shfl_xor_sync (offsets 16, 8, 4, 2, 1), in float or double as the lanes asked; a lane
-    // that is not there contributes NaN and makes the sum divergent. False if none waited.
+    // __shfl_xor_sync (offsets width / 2, ..., 2, 1: sums over aligned segments of `width`
+    // lanes), in float or double as the lanes asked; a lane that is not there contributes NaN
+    // and makes the sum divergent, as lanes asking for different widths do. False if none waited.
     bool release_warps(Counters& c) {
         bool any = false;
         for (int w0 = 0; w0 < active; w0 += kWarpSize) {
             const int lanes = active - w0 < kWarpSize ? active - w0 : kWarpSize;
             bool waiting = false, missing = false, f32 = false;
+            int seg = 0;
             for (int l = 0; l < lanes; ++l) {
                 const Run r = run[std::size_t(w0 + l)];
                 waiting |= r == Run::at_warp;
                 missing |= r != Run::at_warp;
-                f32 |= r == Run::at_warp && in_float[std::size_t(w0 + l)];
+                if (r != Run::at_warp) continue;
+                f32 |= bool(in_float[std::size_t(w0 + l)]);
+                missing |= seg != 0 && seg != width[std::size_t(w0 + l)];  // mixed widths
+                seg = width[std::size_t(w0 + l)];
             }
             if (!waiting) continue;
             any = true;
@@ -102,7 +108,7 @@ struct CpuGrid::State {
                 v[l] = l < lanes && run[std::size_t(w0 + l)] == Run::at_warp
                            ? slot[std::size_t(w0 + l)]
                            : NAN;
-            for (int off = kWarpSize / 2; off > 0; off /= 2) {
+            for (int off = seg / 2; off > 0; off /= 2) {
                 double next[kWarpSize];
                 for (int l = 0; l < kWarpSize; ++l)
                     next[l] = f32 ? double(float(v[l]) + float(v[l ^ off])) : v[l] + v[l ^ off];
@@ -179,9 +185,13 @@ void CpuGrid::fiber_main() {
 
 void CpuThread::sync() const { grid_->barrier(thread_); }
 
-float CpuThread::warp_sum(float x) const { return float(grid_->warp_sum(thread_, x, true)); }
+float CpuThread::warp_sum(float x, int width) const {
+    return float(grid_->warp_sum(thread_, x, true, width));
+}
 
-double CpuThread::warp_sum(double x) const { return grid_->warp_sum(thread_, x, false); }
+double CpuThread::warp_sum(double x, int width) const {
+    return grid_->warp_sum(thread_, x, false, width);
+}
 
 CpuGrid::CpuGrid() : state_(std::make_unique<State>()) {}
 
@@ -189,10 +199,14 @@ CpuGrid::~CpuGrid() = default;
 
 void CpuGrid::barrier(long thread) { state_->yield(thread, Run::at_barrier); }
 
-double CpuGrid::warp_sum(long thread, double x, bool in_float) {
+double CpuGrid::warp_sum(long thread, double x, bool in_float, int width) {
+    if (width < 1 || width > kWarpSize || (width & (width - 1)) != 0)
+        throw Error(ExitCode::Internal,
+                    "warp_sum: width " + std::to_string(width) + " is not a power of two <= 32");
     State& s = *state_;
     s.slot[std::size_t(thread)] = x;
     s.in_float[std::size_t(thread)] = in_float;
+    s.width[std::size_t(thread)] = width;
     s.yield(thread, Run::at_warp);
     return s.result[std::size_t(thread)];
 }
@@ -213,6 +227,7 @@ void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
         s.slot.resize(std::size_t(threads));
         s.result.resize(std::size_t(threads));
         s.in_float.resize(std::size_t(threads));
+        s.width.resize(std::size_t(threads));
         s.fiber_fake.resize(std::size_t(threads));
         while (s.stack.size() < std::size_t(threads))
             s.stack.push_back(std::unique_ptr<char[]>(new char[kStackBytes]));

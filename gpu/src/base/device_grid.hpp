@@ -31,10 +31,11 @@ struct DeviceThread {
     ATTNSPEC_HD long block_dim() const { return ATTNSPEC_GRID_BUILTIN(long(blockDim.x), 1); }
     ATTNSPEC_HD long grid_dim() const { return ATTNSPEC_GRID_BUILTIN(long(gridDim.x), 1); }
     ATTNSPEC_HD void sync() const { ATTNSPEC_GRID_BUILTIN(__syncthreads(), (void)0); }
-    // The sum over the warp's 32 lanes, every lane gets it (CpuThread::warp_sum adds in the same
-    // order); every lane of the warp must call it.
-    ATTNSPEC_HD float warp_sum(float x) const { return butterfly(x); }
-    ATTNSPEC_HD double warp_sum(double x) const { return butterfly(x); }
+    // The sum over this lane's aligned segment of `width` lanes (a power of two <= 32), every lane
+    // gets its segment's (CpuThread::warp_sum adds in the same order); every lane of the warp
+    // must call it.
+    ATTNSPEC_HD float warp_sum(float x, int width = 32) const { return butterfly(x, width); }
+    ATTNSPEC_HD double warp_sum(double x, int width = 32) const { return butterfly(x, width); }
     template <class T>
     ATTNSPEC_HD T* shared() const {
 #if defined(__CUDA_ARCH__)
@@ -47,9 +48,11 @@ struct DeviceThread {
 
   private:
     template <class T>
-    ATTNSPEC_HD static T butterfly(T x) {
+    ATTNSPEC_HD static T butterfly(T x, int width) {
 #if defined(__CUDA_ARCH__)
-        for (int off = 16; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+        for (int off = width / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+#else
+        (void)width;
 #endif
         return x;
     }

@@ -10,6 +10,11 @@
 #pragma once
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#include <stdexcept>
+#endif
 
 #include "attnspec/gpu/base/hd.hpp"
 #include "infsa_faults.hpp"
@@ -21,14 +26,56 @@ constexpr int kWarp = 32;       // lanes of a warp (= gpu::kWarpSize of the CPU 
 constexpr int kSweepWarps = 8;  // warps of a sweep block, at most (shared memory allows)
 constexpr int kCombineThreads = 256;
 constexpr long kSharedLimit = 48 * 1024;  // dynamic shared memory without an opt-in, bytes
-// The largest head dimension the sweeps take: one warp's partials, d + 1 doubles, fit.
+// The largest head dimension the sweeps take: one warp's partials, d + 1 doubles, fit (a warp
+// reads several tokens at once only when d < 32 V, where their partials fit too).
 constexpr long kMaxHeadDim = kSharedLimit / 8 - 1;
 
-// Warps of a sweep block: as many as kSweepWarps whose [warps][d + 1] Acc partials fit in shared
-// memory (0 when d > the limit of this Acc).
-ATTNSPEC_HD int sweep_warps(long d, long acc_bytes) {
-    const long fit = kSharedLimit / ((d + 1) * acc_bytes);
+// Warps of a sweep block: as many as kSweepWarps whose partials, `per_warp` Acc each, fit in
+// shared memory (0 when not even one warp's do).
+ATTNSPEC_HD int sweep_warps(long per_warp, long acc_bytes) {
+    const long fit = kSharedLimit / (per_warp * acc_bytes);
     return fit < kSweepWarps ? int(fit) : kSweepWarps;
+}
+
+// V consecutive inputs loaded as one 16-byte vector (V = 16 / sizeof(In): float4, double2, eight
+// 16-bit values) or, V = 1, one scalar. The address must be aligned to the pack; the CPU runner
+// checks it (on the device a misaligned vector load is a fault).
+template <class In, int V>
+struct alignas(sizeof(In) * V) Pack {
+    In v[V];
+};
+
+template <class In, int V>
+ATTNSPEC_HD Pack<In, V> load_pack(const In* p) {
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const Pack<In, V>*>(p);
+#else
+    if (reinterpret_cast<std::uintptr_t>(p) % alignof(Pack<In, V>) != 0)
+        throw std::logic_error("linear_infsa kernels: misaligned vector load");
+    Pack<In, V> r;
+    std::memcpy(r.v, p, sizeof r.v);
+    return r;
+#endif
+}
+
+// Inputs per vector load of format F, and the width a head of dimension d is read with: the
+// vector when it divides d (every row then starts aligned: cudaMalloc's and the heap's 16-byte
+// alignment), else scalars.
+template <Format F>
+constexpr int kVector = int(16 / sizeof(typename Fmt<F>::In));
+
+template <Format F>
+ATTNSPEC_HD int vector_width(long d) {
+    return d % kVector<F> == 0 ? kVector<F> : 1;
+}
+
+// Lanes that read one token: the power of two covering its d / V packs, at most a warp; the
+// other lanes of the warp read the next tokens (32 / L tokens per warp load).
+ATTNSPEC_HD int lanes_per_token(long d, int V) {
+    const long packs = (d + V - 1) / V;
+    int L = 1;
+    while (L < packs && L < kWarp) L *= 2;
+    return L;
 }
 
 // Offset of the first element of chunk `chunk` of head `h` in [H][N][d].
@@ -36,41 +83,45 @@ ATTNSPEC_HD long chunk_offset(long h, long N, long chunk, long d) {
     return (h * N + chunk * kChunk) * d;
 }
 
-// Distance between consecutive tokens: d, or d - 1 under the runner-only index fault
-// kFaultTokenStride (a row-length off-by-one; stays inside the input).
-ATTNSPEC_HD long token_stride(long d, int fault) {
-    return fault == kFaultTokenStride && d > 1 ? d - 1 : d;
+// Distance between consecutive tokens: d, or d - V under the runner-only index fault
+// kFaultTokenStride (a row-length off-by-one pack; stays inside the input and aligned).
+ATTNSPEC_HD long token_stride(long d, int V, int fault) {
+    return fault == kFaultTokenStride && d > V ? d - V : d;
 }
 
-// One block per (head, chunk), a warp per token: warp w takes tokens w, w + W, ... of the chunk;
-// lane j reads components j, j + 32, ... of the token's row (consecutive lanes, consecutive
-// addresses: coalesced), so each input is read from memory once.
-//   sweep 1  X = Q:  e_i = ||q_i|| c (warp sum of squares), then lane j adds (e_i c) q_il to its
-//                    warp's partial column l and lane 0 adds e_i to column d; q_i is still in
-//                    the cache for the second read: energies and pooled q_bar in one pass.
-//   sweep 2  X = K:  s_j = max(0, c q_bar . k_j) (warp sum of products), then s_j v_jl and s_j
-//                    (V read in the same pass).
+// One block per (head, chunk); a token is read by L lanes (lanes_per_token), a warp reads
+// G = 32 / L tokens at a time: group g of warp w takes tokens wG + g, wG + g + WG, ... of the
+// chunk, and its lane j reads packs j, j + L, ... of the row (V inputs each, vector_width), so
+// consecutive lanes read consecutive 16-byte words (float32, d = 64: a half-warp per token, one
+// float4 per lane) and each input is read from memory once.
+//   sweep 1  X = Q:  e_i = ||q_i|| c (segment sum of squares over the L lanes), then each lane
+//                    adds (e_i c) q_il to its group's partial columns l and lane 0 of the group
+//                    adds e_i to column d; q_i is still in the cache for the second read:
+//                    energies and pooled q_bar in one pass.
+//   sweep 2  X = K:  s_j = max(0, c q_bar . k_j) (segment sum of products), then s_j v_jl and
+//                    s_j (V read in the same pass).
 //   barrier
-//   thread l: the warps' partials of column l summed in warp order -> partials[h][chunk][l].
-// Shared memory: [W][d + 1] Acc partials, each column written only by its lane (column d by lane
-// 0) until the barrier. Every sum has a
-// fixed order (per lane in token order, warps in order, lanes as a butterfly), so the result is
-// deterministic; a chunk's sums have at most kChunk terms, as linear_infsa_error_bound assumes.
+//   thread l: the groups' partials of column l summed in group order -> partials[h][chunk][l].
+// Shared memory: [W G][d + 1] Acc partials, each column written only by its lane (column d by
+// the group's lane 0) until the barrier. Every sum has a fixed order (per lane in token order,
+// groups in order, lanes as a butterfly), so the result is deterministic; a chunk's sums have at
+// most kChunk terms, as linear_infsa_error_bound assumes.
 // partials: [H][chunks][d + 1], column d the chunk's sum of e (of s).
-template <Format F, int Sweep>
+template <Format F, int Sweep, int V>
 struct SweepBody {
     using In = typename Fmt<F>::In;
     using Acc = typename Fmt<F>::Acc;
     const In* X;
-    const In* V;
+    const In* V_;
     const Acc* qbar;
     long N, d;
     int fault;
     Acc* partials;
 
-    int warps() const { return sweep_warps(d, long(sizeof(Acc))); }
+    int groups() const { return kWarp / lanes_per_token(d, V); }
+    int warps() const { return sweep_warps(long(groups()) * (d + 1), long(sizeof(Acc))); }
     std::size_t shared_bytes() const {
-        return sizeof(Acc) * std::size_t(warps()) * std::size_t(d + 1);
+        return sizeof(Acc) * std::size_t(warps()) * std::size_t(groups()) * std::size_t(d + 1);
     }
 
     template <class T>
@@ -79,32 +130,44 @@ struct SweepBody {
         const long h = t.block() / nch, chunk = t.block() % nch;
         const long n = tokens_in_chunk(N, chunk, Sweep, fault);
         const Acc c = Acc(1) / std::sqrt(Acc(d));
-        const long offset = chunk_offset(h, N, chunk, d), stride = token_stride(d, fault);
+        const long offset = chunk_offset(h, N, chunk, d), stride = token_stride(d, V, fault);
+        const int L = lanes_per_token(d, V);
+        const long G = kWarp / L, packs = d / V;  // V divides d (vector_width)
         const long tid = t.thread(), nw = t.block_dim() / kWarp;
-        const long warp = tid / kWarp, lane = tid % kWarp;
+        const long warp = tid / kWarp, lane = tid % kWarp, g = lane / L, j = lane % L;
         Acc* part = t.template shared<Acc>();
-        Acc* mine = part + warp * (d + 1);
-        for (long l = lane; l < d; l += kWarp) mine[l] = 0;
-        if (lane == 0) mine[d] = 0;  // column d is lane 0's alone (a warp sum orders no memory)
-        for (long i = warp; i < n; i += nw) {  // the same trip count on every lane of the warp
-            const In* x = X + offset + i * stride;
+        Acc* mine = part + (warp * G + g) * (d + 1);
+        for (long p = j; p < packs; p += L)
+            for (int k = 0; k < V; ++k) mine[p * V + k] = 0;
+        if (j == 0) mine[d] = 0;  // column d is lane 0's alone (a warp sum orders no memory)
+        for (long base = warp * G; base < n; base += nw * G) {  // the same trips on every lane
+            const long i = base + g;
+            const bool valid = i < n;
             Acc lane_part = 0;
-            for (long l = lane; l < d; l += kWarp) {
-                const Acc v = Fmt<F>::load(x[l]);
-                lane_part += Sweep == 1 ? v * v : qbar[h * d + l] * v;
-            }
-            const Acc total = t.warp_sum(lane_part);
+            if (valid)
+                for (long p = j; p < packs; p += L) {
+                    const Pack<In, V> x = load_pack<In, V>(X + offset + i * stride + p * V);
+                    for (int k = 0; k < V; ++k) {
+                        const Acc v = Fmt<F>::load(x.v[k]);
+                        lane_part += Sweep == 1 ? v * v : qbar[h * d + p * V + k] * v;
+                    }
+                }
+            const Acc total = t.warp_sum(lane_part, L);
+            if (!valid) continue;
             const Acc w = Sweep == 1 ? std::sqrt(total) * c : (c * total > 0 ? c * total : Acc(0));
             const Acc weight = Sweep == 1 ? w * c : w;
-            const In* y = Sweep == 1 ? x : V + offset + i * stride;
-            for (long l = lane; l < d; l += kWarp) mine[l] += weight * Fmt<F>::load(y[l]);
-            if (lane == 0) mine[d] += w;
+            const In* y = (Sweep == 1 ? X : V_) + offset + i * stride;
+            for (long p = j; p < packs; p += L) {
+                const Pack<In, V> x = load_pack<In, V>(y + p * V);
+                for (int k = 0; k < V; ++k) mine[p * V + k] += weight * Fmt<F>::load(x.v[k]);
+            }
+            if (j == 0) mine[d] += w;
         }
         if (fault != kFaultNoBarrier) t.sync();
         Acc* out = partials + (h * nch + chunk) * (d + 1);
         for (long l = tid; l <= d; l += t.block_dim()) {
             Acc s = 0;
-            for (long k = 0; k < nw; ++k) s += part[k * (d + 1) + l];
+            for (long k = 0; k < nw * G; ++k) s += part[k * (d + 1) + l];
             out[l] = s;
         }
     }
@@ -121,6 +184,8 @@ struct CombineBody {
     int fault;
     Acc* qbar_acc;
     double* out;
+
+    long blocks() const { return (H * (d + 1) + kCombineThreads - 1) / kCombineThreads; }
 
     template <class T>
     ATTNSPEC_HD void operator()(const T& th) const {
@@ -168,6 +233,20 @@ std::size_t workspace_bytes(long H, long N, long d) {
     return sizeof(Acc) * std::size_t(H) * std::size_t(chunk_count(N) * (d + 1) + d);
 }
 
+// Sweep 1, combine 1, sweep 2, with inputs read V at a time.
+template <Format F, int V, class Grid, class Combine>
+void sweeps(Grid& grid, const typename Fmt<F>::In* Q, const typename Fmt<F>::In* K,
+            const typename Fmt<F>::In* Vals, long N, long d, int fault,
+            typename Fmt<F>::Acc* partials, typename Fmt<F>::Acc* qbar_acc, long blocks,
+            const Combine& combine1) {
+    const SweepBody<F, 1, V> sweep1{Q, nullptr, nullptr, N, d, fault, partials};
+    const int threads = sweep1.warps() * kWarp;
+    grid(blocks, threads, sweep1.shared_bytes(), sweep1, "linear_infsa_cuda: sweep 1 launch");
+    grid(combine1.blocks(), kCombineThreads, 0, combine1, "linear_infsa_cuda: combine 1 launch");
+    const SweepBody<F, 2, V> sweep2{K, Vals, qbar_acc, N, d, fault, partials};
+    grid(blocks, threads, sweep2.shared_bytes(), sweep2, "linear_infsa_cuda: sweep 2 launch");
+}
+
 // The four launches on `grid` (DeviceGrid or CpuGrid): Q, K, V [H][N][d] in format F, workspace
 // of workspace_bytes<F>(H, N, d), out as CombineBody's.
 template <Format F, class Grid>
@@ -178,16 +257,13 @@ void run_linear_infsa(Grid& grid, const typename Fmt<F>::In* Q, const typename F
     Acc* partials = static_cast<Acc*>(workspace);
     Acc* qbar_acc = partials + H * chunk_count(N) * (d + 1);
     const long blocks = H * chunk_count(N);
-    const long combine_blocks = (H * (d + 1) + kCombineThreads - 1) / kCombineThreads;
-    const SweepBody<F, 1> sweep1{Q, nullptr, nullptr, N, d, fault, partials};
-    const int threads = sweep1.warps() * kWarp;
-    grid(blocks, threads, sweep1.shared_bytes(), sweep1, "linear_infsa_cuda: sweep 1 launch");
     const CombineBody<Acc, 1> combine1{partials, H, N, d, gamma, eps, fault, qbar_acc, out};
-    grid(combine_blocks, kCombineThreads, 0, combine1, "linear_infsa_cuda: combine 1 launch");
-    const SweepBody<F, 2> sweep2{K, V, qbar_acc, N, d, fault, partials};
-    grid(blocks, threads, sweep2.shared_bytes(), sweep2, "linear_infsa_cuda: sweep 2 launch");
+    if (vector_width<F>(d) > 1)
+        sweeps<F, kVector<F>>(grid, Q, K, V, N, d, fault, partials, qbar_acc, blocks, combine1);
+    else
+        sweeps<F, 1>(grid, Q, K, V, N, d, fault, partials, qbar_acc, blocks, combine1);
     const CombineBody<Acc, 2> combine2{partials, H, N, d, gamma, eps, fault, qbar_acc, out};
-    grid(combine_blocks, kCombineThreads, 0, combine2, "linear_infsa_cuda: combine 2 launch");
+    grid(combine2.blocks(), kCombineThreads, 0, combine2, "linear_infsa_cuda: combine 2 launch");
 }
 
 }  // namespace attnspec::gpu::infsa_logic

@@ -189,6 +189,14 @@ TEST_CASE("CPU grid runner: warp sums give every lane the butterfly sum, diverge
     }
     for (int l = 0; l < 32; ++l) CHECK(outf[std::size_t(l)] == lanes[0]);
     CHECK(lanes[0] != 1.0f);
+    // Segments of 8 lanes: each lane gets its segment's sum (lanes 8k .. 8k + 7).
+    const auto segments = [&](const gpu::CpuThread& t) {
+        outd[std::size_t(t.thread())] = t.warp_sum(double(t.thread()), 8);
+    };
+    grid(1, 32, 0, segments, "segments");
+    for (long l = 0; l < 32; ++l) CHECK(outd[std::size_t(l)] == double(8 * (l / 8 * 8) + 28));
+    const auto bad_width = [](const gpu::CpuThread& t) { t.warp_sum(1.0, 12); };
+    CHECK_THROWS_AS(grid(1, 32, 0, bad_width, "width 12"), Error);
     // Half the warp returns first: the others' sum is divergent (NaN), and counted.
     const auto half = [&](const gpu::CpuThread& t) {
         if (t.thread() >= 16) return;

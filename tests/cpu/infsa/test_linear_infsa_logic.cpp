@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -140,8 +141,8 @@ void agree_and_catch_faults(long H, long N, long d, bool faults = true) {
     CHECK(grid.counters().launches == 4);
     CHECK(grid.counters().barriers == 2 * sweep_blocks);
     CHECK(grid.counters().divergent_barriers == 0);
-    // A warp per token: one warp sum per token in each sweep.
-    CHECK(grid.counters().warp_sums == 2 * H * N);
+    // Every warp of every sweep block sums at least once.
+    CHECK(grid.counters().warp_sums >= 2 * sweep_blocks);
     INFO("worst error / bound " << ratio);
     // The bound is not vacuous: far below the size of p (float32: about 1e-4 of it at most).
     for (long h = 0; h < H; ++h) {
@@ -288,6 +289,26 @@ TEST_CASE(
     CHECK(attnspec::linear_infsa(Km, -Km, Vm, opt).degenerate);
     for (long l = 0; l < d; ++l) CHECK(out[std::size_t(l)] == 0.0);
     CHECK(out[std::size_t(2 * d + 1)] == 0.0);
+}
+
+TEST_CASE("Linear-InfSA kernels: vector widths, lanes per token, aligned loads",
+          "[gpu-logic][infsa]") {
+    // float32, d = 64: a half-warp per token, one float4 per lane; d = 33: scalars, a warp.
+    CHECK(lg::vector_width<Format::f32>(64) == 4);
+    CHECK(lg::lanes_per_token(64, 4) == 16);
+    CHECK(lg::vector_width<Format::f32>(33) == 1);
+    CHECK(lg::lanes_per_token(33, 1) == 32);
+    CHECK(lg::vector_width<Format::bf16>(64) == 8);
+    CHECK(lg::lanes_per_token(64, 8) == 8);
+    CHECK(lg::vector_width<Format::f64>(700) == 2);
+    CHECK(lg::lanes_per_token(700, 2) == 32);
+    CHECK(lg::lanes_per_token(4, 4) == 1);
+    // The runner's loads check the alignment a device vector load needs.
+    alignas(16) float row[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK(lg::load_pack<float, 4>(row + 4).v[3] == 8.0f);
+    CHECK_THROWS_AS((lg::load_pack<float, 4>(row + 1)), std::logic_error);
+    CHECK(lg::token_stride(64, 4, lg::kFaultTokenStride) == 60);
+    CHECK(lg::token_stride(64, 4, lg::kFaultNone) == 64);
 }
 
 TEST_CASE("Linear-InfSA twin: expected bytes moved per call", "[gpu-logic][infsa]") {

@@ -9,9 +9,11 @@
 //   t.sync()                                              __syncthreads()
 //   t.template shared<T>()                                the block's dynamic shared memory
 //                                                         (extern __shared__), as T*
-//   t.warp_sum(x)  (float or double)                      the sum over the 32 lanes of the warp
-//                                                         (a __shfl_xor_sync butterfly), every
-//                                                         lane gets it; all lanes must call it
+//   t.warp_sum(x, width = 32)  (float or double)          the sum over the aligned segment of
+//                                                         `width` lanes (a power of two) holding
+//                                                         this lane (a __shfl_xor_sync butterfly,
+//                                                         offsets width/2 .. 1), every lane gets
+//                                                         its segment's; all 32 lanes must call it
 // Launch: `grid(blocks, threads, shared_bytes, body, "name")`, the same call for CpuGrid and the
 // device's DeviceGrid, so a twin's launch sequence is written once too.
 //
@@ -50,8 +52,8 @@ class CpuThread {
     long block_dim() const { return block_dim_; }
     long grid_dim() const { return grid_dim_; }
     void sync() const;
-    float warp_sum(float x) const;
-    double warp_sum(double x) const;
+    float warp_sum(float x, int width = kWarpSize) const;
+    double warp_sum(double x, int width = kWarpSize) const;
     template <class T>
     T* shared() const {
         return static_cast<T*>(shared_);
@@ -101,7 +103,7 @@ class CpuGrid {
              const std::function<void(const CpuThread&)>& body, const char* what);
     static void fiber_main();
     void barrier(long thread);
-    double warp_sum(long thread, double x, bool in_float);
+    double warp_sum(long thread, double x, bool in_float, int width);
     std::unique_ptr<State> state_;
     Counters counters_;
 };
