@@ -12,7 +12,7 @@ constexpr int kFaultDroppedTerm = 2;   // one term of a reduction is left out
 // (attnspec/gpu/base/cpu_grid.hpp), never by gpu-check --plant-fault (planted_fault_code()
 // returns only the codes above). The Linear-InfSA body implements both
 // (linear_infsa_kernels.hpp).
-constexpr int kFaultTokenStride = 3;  // index math: tokens walked with stride d - 1, not d
+constexpr int kFaultTokenStride = 3;  // index math: rows walked one load (vector) short of d
 constexpr int kFaultNoBarrier = 4;    // a block barrier left out
 
 // Host only: the process-wide planted_fault() as one of the codes above
