@@ -7,33 +7,41 @@
 
 namespace attnspec::kernels {
 
-void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,
-                  double& lse, std::vector<double>& t) {
-    const Format S = storage, out = output_format(storage);
-    const Format A = unit_roundoff(accumulate) < unit_roundoff(S) ? accumulate : S;
-    const long n = in.n, d = in.d, dv = in.dv;
+void baseline_weights(const RowInput& in, Format storage, Format accumulate, std::vector<double>& p,
+                      double& m, double& l) {
+    const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
+    const long n = in.n, d = in.d;
     auto ra = [A](double x) { return round_to(x, A); };
-    o.assign(static_cast<size_t>(dv), 0.0);
-    lse = -std::numeric_limits<double>::infinity();
-    if (n == 0) return;
-    t.resize(static_cast<size_t>(n));
+    p.resize(static_cast<size_t>(n));
     const double s = ra(in.scale);
-    double m = -std::numeric_limits<double>::infinity();
+    m = -std::numeric_limits<double>::infinity();
     for (long j = 0; j < n; ++j) {
         const double* k = in.K + j * d;
         double dot = 0;
         for (long c = 0; c < d; ++c) dot = ra(dot + ra(in.q[c] * k[c]));
-        t[j] = ra(s * dot);
-        m = std::max(m, t[j]);
+        p[j] = ra(s * dot);
+        m = std::max(m, p[j]);
     }
-    double l = 0;
-    for (long j = 0; j < n; ++j) l = ra(l + (t[j] = ra(std::exp(ra(t[j] - m)))));
-    for (long j = 0; j < n; ++j) {
-        const double p = round_to(ra(t[j] / l), S);
-        const double* v = in.V + j * dv;
-        for (long c = 0; c < dv; ++c) o[c] = ra(o[c] + ra(p * v[c]));
+    l = 0;
+    for (long j = 0; j < n; ++j) l = ra(l + (p[j] = ra(std::exp(ra(p[j] - m)))));
+    for (long j = 0; j < n; ++j) p[j] = round_to(ra(p[j] / l), storage);
+}
+
+void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,
+                  double& lse, std::vector<double>& t) {
+    const Format out = output_format(storage);
+    const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
+    auto ra = [A](double x) { return round_to(x, A); };
+    o.assign(static_cast<size_t>(in.dv), 0.0);
+    lse = -std::numeric_limits<double>::infinity();
+    if (in.n == 0) return;
+    double m = 0, l = 0;
+    baseline_weights(in, storage, accumulate, t, m, l);
+    for (long j = 0; j < in.n; ++j) {
+        const double* v = in.V + j * in.dv;
+        for (long c = 0; c < in.dv; ++c) o[c] = ra(o[c] + ra(t[j] * v[c]));
     }
-    for (long c = 0; c < dv; ++c) o[c] = round_to(o[c], out);
+    for (long c = 0; c < in.dv; ++c) o[c] = round_to(o[c], out);
     lse = ra(m + ra(std::log(l)));
 }
 

@@ -18,6 +18,11 @@
 
 namespace attnspec::kernels {
 
+// The plain kernel's softmax weights of one row: p (n values, stored in `storage`), the max m and
+// the sum l of the shifted exponentials, as baseline_row computes them. n >= 1.
+void baseline_weights(const RowInput& in, Format storage, Format accumulate, std::vector<double>& p,
+                      double& m, double& l);
+
 // The plain kernel's row o (d_v values) and lse; `t` is scratch. q, k, v of `in` must be
 // representable in `storage`. A row with n == 0 gives zeros and lse = -inf.
 void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,

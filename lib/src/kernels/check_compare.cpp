@@ -1,0 +1,154 @@
+// What the checks of check-kernel share (lib/src/kernels/check_compare.hpp).
+#include "check_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "attnspec/base/errors.hpp"
+
+namespace attnspec::kernels::detail {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double key_of(const ElementReport& x, Key key) {
+    return ratio(x.error, key == Key::bound ? x.bound : x.allowed);
+}
+}  // namespace
+
+RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind mask, double scale,
+                   long b, long h, long i) {
+    const long kv = b * sh.H_kv + sh.kv_head(h);
+    RowInput in;
+    in.q = src.q.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.d;
+    in.K = src.k.values.data() + kv * sh.Nk * sh.d;
+    in.V = src.v.values.data() + kv * sh.Nk * sh.dv;
+    in.n = sh.visible(i, mask), in.d = sh.d, in.dv = sh.dv;
+    in.scale = scale;
+    return in;
+}
+
+std::vector<std::int64_t> element_index(const ProblemShape& sh, long b, long h, long i, long c) {
+    std::vector<std::int64_t> ix;
+    if (sh.rank == 4) ix.push_back(b);
+    if (sh.rank >= 3) ix.push_back(h);
+    ix.push_back(i);
+    if (c >= 0) ix.push_back(c);
+    return ix;
+}
+
+double ratio(double error, double limit) {
+    if (error == 0) return 0;
+    return limit > 0 ? error / limit : kInf;
+}
+
+void keep_worst(std::vector<ElementReport>& list, const ElementReport& e, Key key, int k) {
+    if (k <= 0) return;
+    const double ek = key_of(e, key);
+    if (static_cast<int>(list.size()) == k && ek <= key_of(list.back(), key)) return;
+    const auto at = std::find_if(list.begin(), list.end(),
+                                 [&](const ElementReport& x) { return ek > key_of(x, key); });
+    list.insert(at, e);
+    if (static_cast<int>(list.size()) > k) list.pop_back();
+}
+
+bool all_exact(const std::vector<const Array*>& arrays, Format f) {
+    for (const Array* a : arrays)
+        for (double x : a->values)
+            if (!representable(x, f)) return false;
+    return true;
+}
+
+void round_all(const std::vector<Array*>& arrays, Format f) {
+    for (Array* a : arrays)
+        for (double& x : a->values) x = round_to(x, f);
+}
+
+void check_shape(const Array& a, const std::vector<std::int64_t>& want, const char* name) {
+    if (a.shape != want)
+        fail_data(std::string(name) + " has shape " + shape_text(a.shape) + ", expected " +
+                  shape_text(want) + " from the inputs");
+    std::size_t n = 1;
+    for (std::int64_t e : want) n *= static_cast<std::size_t>(e);
+    if (a.values.size() != n)
+        fail_data(std::string(name) + " holds " + std::to_string(a.values.size()) +
+                  " values, its shape needs " + std::to_string(n));
+}
+
+void compare_row(const RowValues& v, double u_out, const KernelCheckOptions& opt,
+                 KernelCheckResult& r) {
+    double row_err = 0, row_base = 0, floor = 0;
+    for (long c = 0; c < v.n; ++c) {
+        const double err = std::isfinite(v.got[c]) ? std::fabs(v.got[c] - v.ref[c]) : kInf;
+        const double base = std::fabs(v.base[c] - v.ref[c]);
+        row_err = std::max(row_err, err);
+        row_base = std::max(row_base, base);
+        floor = std::max(floor,
+                         v.first_row + (v.first ? v.first[c] : 0.0) + u_out * std::fabs(v.ref[c]));
+        r.max_reference_error = std::max(r.max_reference_error, v.ref_error[c]);
+        r.baseline_bound_ratio = std::max(r.baseline_bound_ratio, ratio(base, v.bound[c]));
+    }
+    floor *= opt.floor_units;
+    const double allowed = opt.factor * row_base + floor;
+    r.tensor_error = std::max(r.tensor_error, row_err);
+    r.tensor_baseline = std::max(r.tensor_baseline, row_base);
+    r.tensor_floor = std::max(r.tensor_floor, floor);
+    if (row_err > allowed) ++r.rows_beyond_rule;
+    r.worst_rule_ratio = std::max(r.worst_rule_ratio, ratio(row_err, allowed));
+    for (long c = 0; c < v.n; ++c) {
+        ElementReport e;
+        e.got = v.got[c], e.reference = v.ref[c];
+        e.error = std::isfinite(v.got[c]) ? std::fabs(v.got[c] - v.ref[c]) : kInf;
+        e.bound = v.bound[c], e.allowed = allowed, e.baseline = std::fabs(v.base[c] - v.ref[c]);
+        if (!std::isfinite(v.got[c])) ++r.nonfinite;
+        if (e.error > e.bound) ++r.elements_beyond_bound;
+        r.worst_bound_ratio = std::max(r.worst_bound_ratio, ratio(e.error, e.bound));
+        if (e.error == 0) continue;
+        e.index = v.index;
+        e.index.back() = c;
+        keep_worst(r.worst_by_bound, e, Key::bound, opt.worst);
+        keep_worst(r.worst_by_rule, e, Key::rule, opt.worst);
+    }
+}
+
+void decide(KernelCheckResult& r, const KernelCheckOptions& opt, const char* name,
+            double max_abs_lse) {
+    r.tensor_allowed = opt.factor * r.tensor_baseline + r.tensor_floor;
+    if (r.has_lse)
+        r.lse_allowed = opt.factor * r.lse_baseline +
+                        opt.floor_units * unit_roundoff(opt.accumulate) * max_abs_lse;
+    char lse[64] = "";
+    if (std::string(name) == "o")
+        std::snprintf(lse, sizeof lse, ", %ld of lse", r.lse_beyond_bound);
+    char buf[360];
+    if (r.elements_beyond_bound > 0 || r.nonfinite > 0 || r.lse_beyond_bound > 0) {
+        r.verdict = KernelVerdict::wrong;
+        std::snprintf(buf, sizeof buf,
+                      "wrong: %ld elements of %s beyond the rounding bound (%ld NaN/Inf)%s; "
+                      "worst error/bound %.3g",
+                      r.elements_beyond_bound, name, r.nonfinite, lse,
+                      std::max(r.worst_bound_ratio, r.lse_bound_ratio));
+    } else if (r.tensor_error > r.tensor_allowed || r.rows_beyond_rule > 0 ||
+               (r.has_lse && r.lse_error > r.lse_allowed)) {
+        r.verdict = KernelVerdict::fail;
+        std::snprintf(buf, sizeof buf,
+                      "fail: max error %.3g against allowed %.3g (%g x baseline %.3g + floor "
+                      "%.3g); %ld of %ld rows beyond their rule (worst error/allowed %.3g); "
+                      "within the rounding bound (worst error/bound %.3g)",
+                      r.tensor_error, r.tensor_allowed, opt.factor, r.tensor_baseline,
+                      r.tensor_floor, r.rows_beyond_rule, r.rows, r.worst_rule_ratio,
+                      r.worst_bound_ratio);
+    } else {
+        r.verdict = KernelVerdict::pass;
+        std::snprintf(buf, sizeof buf,
+                      "pass: max error %.3g <= allowed %.3g (%g x baseline %.3g + floor %.3g), "
+                      "every row within its rule; worst error/bound %.3g",
+                      r.tensor_error, r.tensor_allowed, opt.factor, r.tensor_baseline,
+                      r.tensor_floor, r.worst_bound_ratio);
+    }
+    r.summary = buf;
+}
+
+}  // namespace attnspec::kernels::detail

@@ -1,0 +1,64 @@
+// What every check of check-kernel shares (private to lib/src/kernels/): the worst-element lists,
+// the operands a kernel reads (inputs rounded to the storage format), the shape check of a
+// kernel's output, one row of an output compared with its reference, rounding bound and baseline
+// (the rule of proofs/kernel_tolerance.md, "The baseline rule and its floor"), and the verdict of
+// one output tensor. Used by attention_check.cpp and derivative_check.cpp.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/attention_reference.hpp"
+
+namespace attnspec::kernels::detail {
+
+// Query row i of head h in batch b of `src` (p, or its inputs rounded to the storage format):
+// q_i, the K and V of its key/value head, the visible keys under `mask`. O(1).
+RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind mask, double scale,
+                   long b, long h, long i);
+// The index of element c of that row as the file holds it ((.., i, c); no c when c < 0).
+std::vector<std::int64_t> element_index(const ProblemShape& sh, long b, long h, long i, long c);
+
+// error / limit (0 when the error is 0, +inf when the limit is 0).
+double ratio(double error, double limit);
+
+// Keeps in `list` the `k` elements of largest error / bound (Key::bound) or error / allowed
+// (Key::rule), in descending order.
+enum class Key { bound, rule };
+void keep_worst(std::vector<ElementReport>& list, const ElementReport& e, Key key, int k);
+
+// Whether every value of the arrays is representable in `f`.
+bool all_exact(const std::vector<const Array*>& arrays, Format f);
+// The arrays' values rounded to `f` in place (what a kernel's matrix units read).
+void round_all(const std::vector<Array*>& arrays, Format f);
+
+// DataError unless `a` has shape `want` and the matching number of values.
+void check_shape(const Array& a, const std::vector<std::int64_t>& want, const char* name);
+
+// One row of a kernel's output: n elements with the reference, the rounding bound (reference
+// error included), the reference's own error bound and the baseline kernel's values. The row's
+// floor is floor_units x max_c (first_row + first[c] + u_out |ref_c|): the first-order error of a
+// kernel rounding each intermediate once (first may be null).
+struct RowValues {
+    const double* got = nullptr;
+    const double* ref = nullptr;
+    const double* bound = nullptr;
+    const double* ref_error = nullptr;
+    const double* base = nullptr;
+    const double* first = nullptr;
+    double first_row = 0;
+    long n = 0;
+    std::vector<std::int64_t> index;  // the row's index; its last entry is set to the column
+};
+
+// Adds the row to r's tallies (rows_beyond_rule, elements_beyond_bound, nonfinite, tensor
+// figures, ratios, worst lists); r.rows is the caller's. O(n).
+void compare_row(const RowValues& v, double u_out, const KernelCheckOptions& opt,
+                 KernelCheckResult& r);
+
+// The verdict and summary line of one output tensor named `name` ("o", "dq", ...) once every
+// row is in; `max_abs_lse` sizes the lse floor when r.has_lse.
+void decide(KernelCheckResult& r, const KernelCheckOptions& opt, const char* name,
+            double max_abs_lse);
+
+}  // namespace attnspec::kernels::detail
