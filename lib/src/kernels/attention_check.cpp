@@ -47,34 +47,15 @@ struct Checker {
     RowInput row_input(long b, long h, long i, const AttentionProblem& src) const {
         return detail::row_input(sh, src, p.mask, r.scale, b, h, i);
     }
-    void masked_row(const double* got, const std::vector<std::int64_t>& ix0);
     void row(long b, long h, long i, const double* got, const double* got_lse);
     void lse_element(long b, long h, long i, double got);
 };
-
-void Checker::masked_row(const double* got, const std::vector<std::int64_t>& ix0) {
-    ++r.masked_rows;
-    bool zeros = true, nans = true;
-    for (long c = 0; c < sh.dv; ++c)
-        zeros = zeros && got[c] == 0, nans = nans && std::isnan(got[c]);
-    if (zeros || nans) return;
-    for (long c = 0; c < sh.dv; ++c) {
-        if (got[c] == 0 || std::isnan(got[c])) continue;
-        ++r.elements_beyond_bound;
-        ElementReport e;
-        e.index = ix0, e.index.back() = c;
-        e.got = got[c], e.reference = 0, e.error = std::fabs(got[c]);
-        e.bound = 0, e.allowed = 0;
-        r.worst_bound_ratio = std::numeric_limits<double>::infinity();
-        keep_worst(r.worst_by_bound, e, Key::bound, opt.worst);
-    }
-}
 
 void Checker::row(long b, long h, long i, const double* got, const double* got_lse) {
     const RowInput in = row_input(b, h, i, p);
     ++r.rows;
     if (in.n == 0) {
-        masked_row(got, index(b, h, i, 0));
+        detail::masked_row(got, sh.dv, index(b, h, i, 0), opt, r);
         if (got_lse && std::isfinite(*got_lse)) ++r.lse_beyond_bound;  // +-inf or NaN expected
         return;
     }
@@ -113,8 +94,7 @@ const char* verdict_name(KernelVerdict v) { return enum_name(v, kVerdictNames); 
 
 KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, const Array* lse,
                                   const KernelCheckOptions& opt) {
-    if (!(opt.factor >= 1) || !std::isfinite(opt.factor))
-        fail_data("factor = " + value_text(opt.factor) + " must be finite and >= 1", "factor");
+    detail::check_factor(opt);
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(o, sh.out_shape(), "o");
     if (lse) detail::check_shape(*lse, sh.lse_shape(), "lse");

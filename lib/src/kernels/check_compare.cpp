@@ -77,6 +77,29 @@ void check_shape(const Array& a, const std::vector<std::int64_t>& want, const ch
                   " values, its shape needs " + std::to_string(n));
 }
 
+void masked_row(const double* got, long n, const std::vector<std::int64_t>& ix0,
+                const KernelCheckOptions& opt, KernelCheckResult& r) {
+    ++r.masked_rows;
+    bool zeros = true, nans = true;
+    for (long c = 0; c < n; ++c) zeros = zeros && got[c] == 0, nans = nans && std::isnan(got[c]);
+    if (zeros || nans) return;
+    for (long c = 0; c < n; ++c) {
+        if (got[c] == 0 || std::isnan(got[c])) continue;
+        ++r.elements_beyond_bound;
+        ElementReport e;
+        e.index = ix0, e.index.back() = c;
+        e.got = got[c], e.reference = 0, e.error = std::fabs(got[c]);
+        e.bound = 0, e.allowed = 0;
+        r.worst_bound_ratio = kInf;
+        keep_worst(r.worst_by_bound, e, Key::bound, opt.worst);
+    }
+}
+
+void check_factor(const KernelCheckOptions& opt) {
+    if (!(opt.factor >= 1) || !std::isfinite(opt.factor))
+        fail_data("factor = " + value_text(opt.factor) + " must be finite and >= 1", "factor");
+}
+
 void compare_row(const RowValues& v, double u_out, const KernelCheckOptions& opt,
                  KernelCheckResult& r) {
     double row_err = 0, row_base = 0, floor = 0;

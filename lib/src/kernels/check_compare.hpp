@@ -51,6 +51,14 @@ struct RowValues {
     std::vector<std::int64_t> index;  // the row's index; its last entry is set to the column
 };
 
+// A fully masked row (no visible key): all zeros or all NaN pass (FlashAttention's and PyTorch's
+// conventions); any other value there counts as beyond the bound. Counts r.masked_rows.
+void masked_row(const double* got, long n, const std::vector<std::int64_t>& ix0,
+                const KernelCheckOptions& opt, KernelCheckResult& r);
+
+// DataError (parameter "factor") unless opt.factor is finite and >= 1.
+void check_factor(const KernelCheckOptions& opt);
+
 // Adds the row to r's tallies (rows_beyond_rule, elements_beyond_bound, nonfinite, tensor
 // figures, ratios, worst lists); r.rows is the caller's. O(n).
 void compare_row(const RowValues& v, double u_out, const KernelCheckOptions& opt,

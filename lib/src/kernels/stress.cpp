@@ -21,6 +21,7 @@ constexpr double kLargeLogit = 1e4;  // max |s q.k| of large-logits
 constexpr double kTieSpread = 1e-3;  // near-ties: k_j = b + 1e-3 g_j
 constexpr double kSpike = 1e3;       // spike-v: the one-hot value
 constexpr double kHeavyClip = 1e3;   // heavy-tail: |x| clipped (fp16's range is 65504)
+constexpr std::uint64_t kDirectionStream = 0xD1B54A32D192ED03ULL;  // dO and tangents: seed ^ this
 
 struct Dims {
     long heads = 1, N = 0, d = 0;  // heads: B H flattened
@@ -135,6 +136,19 @@ AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
     for (Array* a : {&p.q, &p.k, &p.v})
         for (double& x : a->values) x = round_to(x, storage);
     return p;
+}
+
+std::vector<Array> generate_directions(StressCase c, std::uint64_t seed,
+                                       const std::vector<std::vector<std::int64_t>>& shapes,
+                                       Format storage) {
+    Rng rng(seed ^ kDirectionStream);
+    double (*draw)(Rng&) = c == StressCase::heavy_tail ? heavy : normal;
+    std::vector<Array> out;
+    for (const auto& shape : shapes) {
+        out.push_back(filled(shape, rng, draw));
+        for (double& x : out.back().values) x = round_to(x, storage);
+    }
+    return out;
 }
 
 }  // namespace attnspec::kernels

@@ -34,4 +34,12 @@ AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
                                  const std::vector<std::int64_t>& shape, Format storage,
                                  double scale = 0);
 
+// The directions of a derivative case, one array per shape in `shapes`: the cotangent dO
+// (attention-vjp: the shape of O) or the tangents tq, tk, tv (attention-jvp: the shapes of q, k,
+// v), N(0, 1) (Student's t, as above, for heavy-tail), drawn in order from a second
+// std::mt19937_64 stream seeded with seed ^ 0xD1B54A32D192ED03 and rounded to `storage`. O(size).
+std::vector<Array> generate_directions(StressCase c, std::uint64_t seed,
+                                       const std::vector<std::vector<std::int64_t>>& shapes,
+                                       Format storage);
+
 }  // namespace attnspec::kernels
