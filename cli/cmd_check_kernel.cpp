@@ -1,6 +1,8 @@
-// attnspec check-kernel attention: a user's attention output against the float64 reference, with
-// the rounding bound and the baseline rule (kernels/attention_check.hpp); or --generate a seeded
-// stress case (kernels/stress.hpp) for the kernel to run. Files: io/kernel_files.hpp.
+// attnspec check-kernel attention | attention-vjp | attention-jvp: a user's attention output (or
+// its derivatives dq, dk, dv, or the forward-mode do_t) against the float64 reference, with the
+// rounding bound and the baseline rule (kernels/attention_check.hpp,
+// kernels/derivative_check.hpp); or --generate a seeded stress case (kernels/stress.hpp) for the
+// kernel to run. Files: io/kernel_files.hpp.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +10,7 @@
 #include "attnspec/io/kernel_files.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -18,17 +21,29 @@ namespace {
 using namespace attnspec::kernels;
 
 const char* kSynopsis =
-    "attention --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
+    "OP --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
     "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--factor F] [--json]\n"
-    "       attnspec check-kernel attention --generate CASE --seed S --shape N,d|H,N,d "
-    "--inputs IN [--dtype D]";
+    "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
+    "--inputs IN [--dtype D]\n"
+    "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
+    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t)";
 
 const char* kExamples =
     "examples:\n"
-    "  attnspec check-kernel attention --generate spike-v --seed 7 --shape 4,256,64 "
+    "  attnspec check-kernel attention-vjp --generate spike-v --seed 7 --shape 4,256,64 "
     "--dtype fp16 --inputs in.npz\n"
     "  attnspec check-kernel attention --inputs in.npz --output out.npz --dtype fp16 "
     "--mask causal\n";
+
+enum class Op { attention, vjp, jvp };
+
+Op parse_op(const std::string& text) {
+    if (text == "attention") return Op::attention;
+    if (text == "attention-vjp") return Op::vjp;
+    if (text == "attention-jvp") return Op::jvp;
+    fail_usage("check-kernel: unknown operation '" + text +
+               "' (expected attention, attention-vjp or attention-jvp)");
+}
 
 struct Args {
     std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
@@ -58,13 +73,8 @@ void json_list(JsonWriter& j, const char* key, const std::vector<ElementReport>&
     j.end_array();
 }
 
-void print_json(const KernelCheckResult& r, const Args& a) {
-    JsonWriter j(std::cout);
-    j.begin_object();
-    json_header(j, "check-kernel attention");
-    j.kv("verdict", verdict_name(r.verdict)).kv("summary", r.summary);
-    j.kv("dtype", a.dtype).kv("accumulate", a.accumulate).kv("mask", a.mask);
-    j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
+// The figures of one output tensor (and its lse, when checked).
+void json_tensor(JsonWriter& j, const KernelCheckResult& r) {
     j.kv("rows", static_cast<std::int64_t>(r.rows));
     j.kv("masked_rows", static_cast<std::int64_t>(r.masked_rows));
     j.kv("rows_beyond_rule", static_cast<std::int64_t>(r.rows_beyond_rule));
@@ -83,6 +93,34 @@ void print_json(const KernelCheckResult& r, const Args& a) {
     }
     json_list(j, "worst_by_bound", r.worst_by_bound);
     json_list(j, "worst_by_rule", r.worst_by_rule);
+}
+
+using Named = std::vector<std::pair<const char*, const KernelCheckResult*>>;
+
+// One object: the verdict and options, then the single tensor's figures at the top level
+// (attention, attention-jvp) or one object per tensor under "outputs" (attention-vjp).
+void print_json(KernelVerdict verdict, const std::string& summary, const Named& tensors,
+                const Args& a) {
+    const KernelCheckResult& r = *tensors.front().second;
+    JsonWriter j(std::cout);
+    j.begin_object();
+    json_header(j, ("check-kernel " + a.op).c_str());
+    j.kv("verdict", verdict_name(verdict)).kv("summary", summary);
+    j.kv("dtype", a.dtype).kv("accumulate", a.accumulate).kv("mask", a.mask);
+    j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
+    if (tensors.size() == 1) {
+        j.kv("output", tensors.front().first);
+        json_tensor(j, r);
+    } else {
+        j.key("outputs").begin_object();
+        for (const auto& [name, t] : tensors) {
+            j.key(name).begin_object().kv("verdict", verdict_name(t->verdict));
+            j.kv("summary", t->summary);
+            json_tensor(j, *t);
+            j.end_object();
+        }
+        j.end_object();
+    }
     j.end_object();
     j.finish();
 }
@@ -98,13 +136,8 @@ void print_list(const char* title, const std::vector<ElementReport>& list) {
                     e.got, e.reference, e.error, e.bound, e.allowed);
 }
 
-void print_text(const KernelCheckResult& r, const Args& a) {
-    std::printf("check-kernel attention: %s\n", verdict_name(r.verdict));
-    std::printf("  %s\n", r.summary.c_str());
-    std::printf("  q %s, k %s, v %s; dtype %s, accumulate %s, mask %s, scale %.9g%s\n",
-                shape_text(r.q_shape).c_str(), shape_text(r.k_shape).c_str(),
-                shape_text(r.v_shape).c_str(), a.dtype.c_str(), a.accumulate.c_str(),
-                a.mask.c_str(), r.scale, r.inputs_exact ? "" : " (inputs rounded to the dtype)");
+void print_tensor(const char* name, const KernelCheckResult& r, const Args& a, bool several) {
+    if (several) std::printf("%s: %s\n  %s\n", name, verdict_name(r.verdict), r.summary.c_str());
     std::printf(
         "  tensor: max error %.3g, baseline %.3g, allowed %.3g (%g x baseline + floor %.3g)\n",
         r.tensor_error, r.tensor_baseline, r.tensor_allowed, a.factor, r.tensor_floor);
@@ -125,26 +158,54 @@ void print_text(const KernelCheckResult& r, const Args& a) {
     if (r.verdict != KernelVerdict::wrong) print_list("error / allowed", r.worst_by_rule);
 }
 
-int generate(const Args& a, const po::variables_map& vm) {
+void print_text(KernelVerdict verdict, const std::string& summary, const Named& tensors,
+                const Args& a) {
+    const KernelCheckResult& r = *tensors.front().second;
+    std::printf("check-kernel %s: %s\n", a.op.c_str(), verdict_name(verdict));
+    std::printf("  %s\n", summary.c_str());
+    std::printf("  q %s, k %s, v %s; dtype %s, accumulate %s, mask %s, scale %.9g%s\n",
+                shape_text(r.q_shape).c_str(), shape_text(r.k_shape).c_str(),
+                shape_text(r.v_shape).c_str(), a.dtype.c_str(), a.accumulate.c_str(),
+                a.mask.c_str(), r.scale, r.inputs_exact ? "" : " (inputs rounded to the dtype)");
+    for (const auto& [name, t] : tensors) print_tensor(name, *t, a, tensors.size() > 1);
+}
+
+// The arrays IN holds beyond q, k, v for each operation.
+std::vector<std::string> direction_names(Op op) {
+    if (op == Op::vjp) return {"do"};
+    if (op == Op::jvp) return {"tq", "tk", "tv"};
+    return {};
+}
+
+int generate(Op op, const Args& a, const po::variables_map& vm) {
     reject_given(vm, "check-kernel", {"output", "accumulate", "mask", "factor"},
                  "with --generate (it only writes the inputs)");
     if (a.inputs.empty() || a.shape.empty())
-        fail_usage("check-kernel attention --generate needs --inputs IN and --shape N,d");
+        fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
     const Format f = parse_format(a.dtype, "dtype");
-    const AttentionProblem p = generate_stress(parse_stress(a.generate, "stress_case"),
-                                               a.common.seed, parse_shape(a.shape), f, a.scale);
+    const StressCase c = parse_stress(a.generate, "stress_case");
+    const AttentionProblem p = generate_stress(c, a.common.seed, parse_shape(a.shape), f, a.scale);
+    std::vector<std::vector<std::int64_t>> shapes;
+    if (op == Op::vjp) shapes = {problem_shape(p).out_shape()};
+    if (op == Op::jvp) shapes = {p.q.shape, p.k.shape, p.v.shape};
+    const std::vector<Array> dirs = generate_directions(c, a.common.seed, shapes, f);
+    const std::vector<std::string> names = direction_names(op);
+    std::vector<NamedArray> extra;
+    for (std::size_t i = 0; i < dirs.size(); ++i) extra.emplace_back(names[i], &dirs[i]);
     check_output_target(a.inputs);
-    write_attention_inputs(a.inputs, p, f == Format::fp64);
+    write_attention_inputs(a.inputs, p, f == Format::fp64, extra);
     if (a.common.json) {
         JsonWriter j(std::cout);
         j.begin_object();
-        json_header(j, "check-kernel attention --generate");
+        json_header(j, ("check-kernel " + a.op + " --generate").c_str());
         j.kv("case", a.generate).kv("seed", a.common.seed).kv("shape", shape_text(p.q.shape));
         j.kv("dtype", a.dtype).kv("inputs", a.inputs).end_object();
         j.finish();
     } else {
-        std::printf("wrote %s: q, k, v %s, case %s, seed %llu, values in %s\n", a.inputs.c_str(),
-                    shape_text(p.q.shape).c_str(), a.generate.c_str(),
+        std::string arrays = "q, k, v";
+        for (const std::string& n : names) arrays += ", " + n;
+        std::printf("wrote %s: %s %s, case %s, seed %llu, values in %s\n", a.inputs.c_str(),
+                    arrays.c_str(), shape_text(p.q.shape).c_str(), a.generate.c_str(),
                     static_cast<unsigned long long>(a.common.seed), a.dtype.c_str());
     }
     return 0;
@@ -155,9 +216,12 @@ int generate(const Args& a, const po::variables_map& vm) {
 int run_check_kernel(const Invocation& inv) {
     po::options_description desc("check-kernel options");
     Args a;
-    desc.add_options()("op", po::value(&a.op), "the operation: attention (positional)")(
-        "inputs", po::value(&a.inputs), "IN (.npz or .h5) with arrays q, k, v")(
-        "output", po::value(&a.output), "OUT (.npz or .h5) with the kernel's o (and lse)")(
+    desc.add_options()("op", po::value(&a.op),
+                       "the operation: attention, attention-vjp or attention-jvp (positional)")(
+        "inputs", po::value(&a.inputs),
+        "IN (.npz or .h5) with arrays q, k, v (and do, or tq, tk, tv)")(
+        "output", po::value(&a.output),
+        "OUT (.npz or .h5) with the kernel's o (and lse), or dq, dk, dv, or do_t")(
         "dtype", po::value(&a.dtype),
         "storage format: fp16, bf16, tf32, fp32, fp64 (default fp32)")(
         "accumulate", po::value(&a.accumulate), "accumulation format: fp32 or fp64 (default fp32)")(
@@ -174,13 +238,13 @@ int run_check_kernel(const Invocation& inv) {
     pos.add("op", 1);
     po::variables_map vm;
     if (!parse(inv, "check-kernel", kSynopsis, kExamples, desc, vm, &pos)) return 0;
-    if (a.op.empty()) fail_usage("check-kernel: missing the operation (attention)");
-    if (a.op != "attention")
-        fail_usage("check-kernel: unknown operation '" + a.op + "' (expected attention)");
-    if (given(vm, "generate")) return generate(a, vm);
+    if (a.op.empty())
+        fail_usage("check-kernel: missing the operation (attention, attention-vjp, attention-jvp)");
+    const Op op = parse_op(a.op);
+    if (given(vm, "generate")) return generate(op, a, vm);
     reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
     if (a.inputs.empty() || a.output.empty())
-        fail_usage("check-kernel attention needs --inputs IN and --output OUT");
+        fail_usage("check-kernel " + a.op + " needs --inputs IN and --output OUT");
     KernelCheckOptions opt;
     opt.storage = parse_format(a.dtype, "dtype");
     opt.accumulate = parse_format(a.accumulate, "accumulate");
@@ -191,13 +255,32 @@ int run_check_kernel(const Invocation& inv) {
     p.mask = parse_mask(a.mask, "mask");
     p.scale = a.scale;
     load_attention_inputs(a.inputs, p);
-    const KernelArrayFile out(a.output);
-    const Array o = out.read("o", true);
-    Array lse;
-    if (out.has("lse")) lse = out.read("lse", true);
-    const KernelCheckResult r = check_attention(p, o, out.has("lse") ? &lse : nullptr, opt);
-    a.common.json ? print_json(r, a) : print_text(r, a);
-    return r.verdict == KernelVerdict::pass ? 0 : static_cast<int>(ExitCode::Violated);
+    const KernelArrayFile in(a.inputs), out(a.output);
+    KernelVerdict verdict = KernelVerdict::pass;
+    if (op == Op::attention) {
+        const Array o = out.read("o", true);
+        Array lse;
+        if (out.has("lse")) lse = out.read("lse", true);
+        const KernelCheckResult r = check_attention(p, o, out.has("lse") ? &lse : nullptr, opt);
+        a.common.json ? print_json(r.verdict, r.summary, {{"o", &r}}, a)
+                      : print_text(r.verdict, r.summary, {{"o", &r}}, a);
+        verdict = r.verdict;
+    } else if (op == Op::vjp) {
+        const Array dout = in.read("do", false);
+        const Array dq = out.read("dq", true), dk = out.read("dk", true), dv = out.read("dv", true);
+        const VjpCheckResult r = check_attention_vjp(p, dout, dq, dk, dv, opt);
+        const Named tensors = {{"dq", &r.dq}, {"dk", &r.dk}, {"dv", &r.dv}};
+        a.common.json ? print_json(r.verdict, r.summary, tensors, a)
+                      : print_text(r.verdict, r.summary, tensors, a);
+        verdict = r.verdict;
+    } else {
+        const Array tq = in.read("tq", false), tk = in.read("tk", false), tv = in.read("tv", false);
+        const KernelCheckResult r = check_attention_jvp(p, tq, tk, tv, out.read("do_t", true), opt);
+        a.common.json ? print_json(r.verdict, r.summary, {{"do_t", &r}}, a)
+                      : print_text(r.verdict, r.summary, {{"do_t", &r}}, a);
+        verdict = r.verdict;
+    }
+    return verdict == KernelVerdict::pass ? 0 : static_cast<int>(ExitCode::Violated);
 }
 
 }  // namespace attnspec::cli

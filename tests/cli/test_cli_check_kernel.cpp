@@ -2,10 +2,13 @@
 // case; a kernel output written beside it (attnspec's own baseline, from the library) passes with
 // exit 0; so does a plain numpy float16 attention (written by the h5py/numpy interpreter); a
 // planted wrong one (scale 1/d; numpy's output with one element off by 1 %) exits 1 with the
-// verdict "wrong"; usage and file errors exit 64, 65, 66 with one line.
+// verdict "wrong"; usage and file errors exit 64, 65, 66 with one line. attention-vjp and
+// attention-jvp the same way: --generate writes do or the tangents, the baselines pass, planted
+// faults (dK scaled by 1/d, dV without one query row, a JVP without its tv term) exit 1.
 #include "attnspec/io/kernel_files.hpp"
 #include "attnspec/io/tensor_files.hpp"
 #include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/derivative_baseline.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -123,4 +126,83 @@ TEST_CASE("check-kernel attention: usage, data and missing-file errors", "[cli]"
     r = run_cli("check-kernel attention --generate gaussian --shape 8,4 --mask causal --inputs " +
                 in);
     CHECK(r.code == 64);
+}
+
+TEST_CASE("check-kernel attention-vjp and attention-jvp: baselines pass, planted faults do not",
+          "[cli]") {
+    TempDir dir;
+    const kernels::Format f = kernels::Format::bf16;
+    const std::string in = dir / "vjp.npz", good = dir / "good.npz", bad = dir / "bad.npz";
+    REQUIRE(run_cli("check-kernel attention-vjp --generate gaussian --seed 3 --shape 2,32,16 "
+                    "--dtype bf16 --inputs " +
+                    in)
+                .code == 0);
+    kernels::AttentionProblem p;
+    load_attention_inputs(in, p);
+    p.mask = kernels::MaskKind::causal;
+    const kernels::Array dout = KernelArrayFile(in).read("do", false);
+    kernels::Array dq, dk, dv;
+    kernels::baseline_vjp(p, dout, f, kernels::Format::fp32, dq, dk, dv);
+    write_npz(good, {{"dq", dq.shape, &dq.values, true},
+                     {"dk", dk.shape, &dk.values, true},
+                     {"dv", dv.shape, &dv.values, true}});
+    const std::string check =
+        "check-kernel attention-vjp --dtype bf16 --mask causal --inputs " + in + " --output ";
+    CliResult r = run_cli(check + good);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "check-kernel attention-vjp: pass"));
+    CHECK(has(r.out, "dv: pass"));
+    // dV without query row 5 of head 0: the baseline's dV with that row of dO zeroed
+    kernels::Array dropped = dout, unused_q, unused_k, dv_dropped;
+    for (long c = 0; c < 16; ++c) dropped.values[5 * 16 + c] = 0;
+    kernels::baseline_vjp(p, dropped, f, kernels::Format::fp32, unused_q, unused_k, dv_dropped);
+    write_npz(bad, {{"dq", dq.shape, &dq.values, true},
+                    {"dk", dk.shape, &dk.values, true},
+                    {"dv", dv.shape, &dv_dropped.values, true}});
+    r = run_cli(check + bad);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "check-kernel attention-vjp: wrong"));
+    CHECK(has(r.out, "dv: wrong"));
+    // dK scaled by 1/d instead of 1/sqrt(d)
+    for (double& x : dk.values) x = kernels::round_to(x / 4, f);
+    write_npz(bad, {{"dq", dq.shape, &dq.values, true},
+                    {"dk", dk.shape, &dk.values, true},
+                    {"dv", dv.shape, &dv.values, true}});
+    r = run_cli(check + bad + " --json");
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "\"verdict\": \"wrong\""));
+    CHECK(has(r.out, "\"outputs\""));
+    r = run_cli(check + (dir / "none.npz"));
+    CHECK(r.code == 66);
+    r = run_cli(check + in);  // no dq in IN
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "no array 'dq'"));
+
+    // attention-jvp: the tangents in IN, do_t in OUT
+    const std::string tin = dir / "jvp.npz";
+    REQUIRE(run_cli("check-kernel attention-jvp --generate heavy-tail --seed 4 --shape 2,32,16 "
+                    "--dtype bf16 --inputs " +
+                    tin)
+                .code == 0);
+    const KernelArrayFile tf(tin);
+    kernels::AttentionProblem pt;
+    load_attention_inputs(tin, pt);
+    kernels::Array tq = tf.read("tq", false), tk = tf.read("tk", false), tv = tf.read("tv", false);
+    kernels::Array o;
+    kernels::baseline_jvp(pt, tq, tk, tv, f, kernels::Format::fp32, o);
+    write_npz(good, {{"do_t", o.shape, &o.values, true}});
+    const std::string tcheck =
+        "check-kernel attention-jvp --dtype bf16 --inputs " + tin + " --output ";
+    r = run_cli(tcheck + good);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "check-kernel attention-jvp: pass"));
+    for (double& x : tv.values) x = 0;  // forgets the tv term
+    kernels::baseline_jvp(pt, tq, tk, tv, f, kernels::Format::fp32, o);
+    write_npz(bad, {{"do_t", o.shape, &o.values, true}});
+    r = run_cli(tcheck + bad);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "check-kernel attention-jvp: wrong"));
+    r = run_cli("check-kernel attention-jvp --inputs " + in + " --output " + good);
+    CHECK(r.code == 65);  // a vjp case has no tangents
+    CHECK(has(r.err, "no array 'tq'"));
 }

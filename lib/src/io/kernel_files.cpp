@@ -61,10 +61,14 @@ void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p
     p.v = f.read("v", false);
 }
 
-void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64) {
-    write_npz(path, {{"q", p.q.shape, &p.q.values, !f64},
-                     {"k", p.k.shape, &p.k.values, !f64},
-                     {"v", p.v.shape, &p.v.values, !f64}});
+void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,
+                            const std::vector<NamedArray>& extra) {
+    std::vector<NpyArray> arrays = {{"q", p.q.shape, &p.q.values, !f64},
+                                    {"k", p.k.shape, &p.k.values, !f64},
+                                    {"v", p.v.shape, &p.v.values, !f64}};
+    for (const NamedArray& a : extra)
+        arrays.push_back({a.first, a.second->shape, &a.second->values, !f64});
+    write_npz(path, arrays);
 }
 
 }  // namespace attnspec

@@ -1,12 +1,15 @@
 // The files of check-kernel: arrays by name from a NumPy .npz (float16, float32 or float64
 // members, any rank) or an HDF5 file (numeric datasets of any rank at the root, /q, /k, ...),
 // chosen by content (the HDF5 signature) and read as row-major float64 kernels::Array; and the
-// stress-case writer. Inputs (q, k, v) are refused when they hold NaN/Inf; outputs (o, lse) keep
+// stress-case writer. Inputs (q, k, v, do, tq, tk, tv) are refused when they hold NaN/Inf;
+// outputs (o, lse, dq, dk, dv, do_t) keep
 // them (a kernel's NaN is a finding: kernels/attention_check.hpp). Missing file: NoInput (66);
 // malformed file or missing array: DataError (65) naming the file and the array. CPU only.
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attnspec/kernels/attention_problem.hpp"
 
@@ -34,8 +37,10 @@ class KernelArrayFile {
 // Q, K, V (arrays "q", "k", "v") of `path` into `p` (mask and scale untouched).
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p);
 
-// Writes q, k, v of `p` to an .npz at `path` (float32 members, or float64 when `f64`;
-// io/tensor_files.hpp: write_npz).
-void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64);
+// Writes q, k, v of `p` and the `extra` arrays (a derivative case's do or tq, tk, tv) to an .npz
+// at `path` (float32 members, or float64 when `f64`; io/tensor_files.hpp: write_npz).
+using NamedArray = std::pair<std::string, const kernels::Array*>;
+void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,
+                            const std::vector<NamedArray>& extra = {});
 
 }  // namespace attnspec
