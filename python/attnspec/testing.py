@@ -1,6 +1,7 @@
 """attnspec.testing: validate an attention kernel (yours) against a float64 reference.
 
-The same check as ``attnspec check-kernel attention`` (docs/cli/check-kernel.md; the bounds are
+The same checks as ``attnspec check-kernel attention``, ``attention-vjp`` and ``attention-jvp``
+(docs/cli/check-kernel.md; the bounds are
 derived in proofs/kernel_tolerance.md). For a declared storage dtype (``"fp16"``, ``"bf16"``,
 ``"tf32"``, ``"fp32"``, ``"fp64"``: inputs, P and output) and accumulation (``"fp32"`` default,
 or ``"fp64"``), each output element gets two tolerances:
@@ -26,6 +27,11 @@ Example::
     q, k, v = at.stress_case("spike-v", seed=1, shape=(2, 128, 64), dtype="fp16")
     out = my_fp16_attention(q, k, v)                 # your kernel, returning float16
     at.assert_attention_close(out, q, k, v)          # AssertionError with the worst elements
+
+The derivatives: ``assert_vjp_close(dq, dk, dv, q, k, v, do)`` (the backward pass for the
+cotangent ``do``) and ``assert_jvp_close(do_t, q, k, v, tq, tk, tv)`` (the forward-mode
+derivative for the tangents), with ``stress_vjp_case`` / ``stress_jvp_case`` for their inputs and
+``check_vjp_output`` / ``check_jvp_output`` returning the check instead of raising.
 """
 
 from dataclasses import dataclass, field
@@ -129,6 +135,8 @@ class KernelCheck:
     lse_beyond_bound: int = 0
     lse_bound_ratio: float = 0.0
     worst_lse: tuple = field(default=(), repr=False)
+    #: what was checked: "attention", "attention-jvp", or a tensor of "attention-vjp" ("dq", ...)
+    operation: str = "attention"
 
     @property
     def passed(self):
@@ -136,8 +144,8 @@ class KernelCheck:
 
     def message(self):
         """The verdict, the summary and the worst elements, one per line."""
-        lines = ["attention kernel check: %s (dtype %s, accumulate %s)"
-                 % (self.verdict, self.dtype, self.accumulate), self.summary]
+        lines = ["%s kernel check: %s (dtype %s, accumulate %s)"
+                 % (self.operation, self.verdict, self.dtype, self.accumulate), self.summary]
         worst = self.worst_by_bound if self.verdict == "wrong" else self.worst_by_rule
         for e in worst:
             lines.append("  at %s: got %.17g, reference %.17g, error %.3g, allowed %.3g, "
@@ -164,21 +172,17 @@ def _scale(scale):
     return s
 
 
-def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp32",
-                           causal=False, scale=None, factor=2.0, floor_units=2.0, worst=5):
-    """Checks ``out`` = softmax(scale q k^T + mask) v (and ``lse``, the log-sum-exp per row) as a
-    kernel storing ``dtype`` and accumulating in ``accumulate`` computed it; returns a
-    KernelCheck. ``scale`` None is 1/sqrt(d); ``causal`` is FlashAttention's bottom-right
-    alignment. Cost O(B H N_q N_k (d + d_v)) on one thread, memory O(N d) beyond the inputs."""
-    dtype = _choice(dtype or _dtype_of(out, "out"), "dtype", DTYPES)
+def _settings(dtype, out, name, accumulate, factor):
+    """The declared dtype (from ``out`` when None), checked with accumulate and factor."""
+    dtype = _choice(dtype or _dtype_of(out, name), "dtype", DTYPES)
     _choice(accumulate, "accumulate", ("fp32", "fp64"))
     if not (float(factor) >= 1 and np.isfinite(float(factor))):
         raise make(DataError, "factor must be finite and >= 1, got %r" % (factor,), "factor")
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    o = _f64(out, "out", allow_nonfinite=True)
-    l = None if lse is None else _f64(lse, "lse", allow_nonfinite=True)
-    d = _core.kernel_check_attention(*arrays, o, l, _mask(causal), _scale(scale), dtype,
-                                     accumulate, float(factor), float(floor_units), int(worst))
+    return dtype
+
+
+def _kernel_check(d, dtype, accumulate, operation="attention"):
+    """A KernelCheck from the native result dict."""
     return KernelCheck(
         verdict=d["verdict"], summary=d["summary"], dtype=dtype, accumulate=accumulate,
         scale=d["scale"], inputs_exact=d["inputs_exact"], rows=d["rows"],
@@ -190,7 +194,108 @@ def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp
         max_reference_error=d["max_reference_error"],
         worst_by_bound=_elements(d["worst_by_bound"]), worst_by_rule=_elements(d["worst_by_rule"]),
         has_lse=d["has_lse"], lse_beyond_bound=d.get("lse_beyond_bound", 0),
-        lse_bound_ratio=d.get("lse_bound_ratio", 0.0), worst_lse=_elements(d.get("worst_lse", ())))
+        lse_bound_ratio=d.get("lse_bound_ratio", 0.0), worst_lse=_elements(d.get("worst_lse", ())),
+        operation=operation)
+
+
+def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp32",
+                           causal=False, scale=None, factor=2.0, floor_units=2.0, worst=5):
+    """Checks ``out`` = softmax(scale q k^T + mask) v (and ``lse``, the log-sum-exp per row) as a
+    kernel storing ``dtype`` and accumulating in ``accumulate`` computed it; returns a
+    KernelCheck. ``scale`` None is 1/sqrt(d); ``causal`` is FlashAttention's bottom-right
+    alignment. Cost O(B H N_q N_k (d + d_v)) on one thread, memory O(N d) beyond the inputs."""
+    dtype = _settings(dtype, out, "out", accumulate, factor)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o = _f64(out, "out", allow_nonfinite=True)
+    l = None if lse is None else _f64(lse, "lse", allow_nonfinite=True)
+    d = _core.kernel_check_attention(*arrays, o, l, _mask(causal), _scale(scale), dtype,
+                                     accumulate, float(factor), float(floor_units), int(worst))
+    return _kernel_check(d, dtype, accumulate)
+
+
+@dataclass(frozen=True)
+class VjpCheck:
+    """The outcome of an attention-vjp check: ``verdict`` (the worst of the three tensors'),
+    ``summary`` (one line) and one KernelCheck per output: ``dq``, ``dk``, ``dv`` (rows of dK and
+    dV are key rows)."""
+    verdict: str
+    summary: str
+    dq: KernelCheck = field(repr=False)
+    dk: KernelCheck = field(repr=False)
+    dv: KernelCheck = field(repr=False)
+
+    @property
+    def passed(self):
+        return self.verdict == "pass"
+
+    @property
+    def worst_bound_ratio(self):
+        return max(t.worst_bound_ratio for t in (self.dq, self.dk, self.dv))
+
+    @property
+    def worst_rule_ratio(self):
+        return max(t.worst_rule_ratio for t in (self.dq, self.dk, self.dv))
+
+    @property
+    def rows_beyond_rule(self):
+        return sum(t.rows_beyond_rule for t in (self.dq, self.dk, self.dv))
+
+    @property
+    def elements_beyond_bound(self):
+        return sum(t.elements_beyond_bound for t in (self.dq, self.dk, self.dv))
+
+    def message(self):
+        """The verdict and summary, then the message of each tensor that did not pass."""
+        lines = ["attention-vjp kernel check: %s (dtype %s, accumulate %s)"
+                 % (self.verdict, self.dq.dtype, self.dq.accumulate), self.summary]
+        lines += [t.message() for t in (self.dq, self.dk, self.dv) if not t.passed]
+        return "\n".join(lines)
+
+
+def check_vjp_output(dq, dk, dv, q, k, v, do, *, dtype=None, accumulate="fp32", causal=False,
+                     scale=None, factor=2.0, floor_units=2.0, worst=5):
+    """Checks the backward pass ``dq``, ``dk``, ``dv`` (shapes of q, k, v) of attention on q, k, v
+    for the cotangent ``do`` (shape of the output) as a kernel storing ``dtype`` computed it;
+    returns a VjpCheck. ``dtype`` None is taken from ``dq``. Under grouped heads dK and dV sum over
+    the query heads sharing a K/V head. Cost O(B H N_q N_k (d + d_v)), memory O(N d)."""
+    dtype = _settings(dtype, dq, "dq", accumulate, factor)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (do, "do"))]
+    outs = [_f64(x, n, allow_nonfinite=True) for x, n in ((dq, "dq"), (dk, "dk"), (dv, "dv"))]
+    d = _core.kernel_check_vjp(*arrays, *outs, _mask(causal), _scale(scale), dtype, accumulate,
+                               float(factor), float(floor_units), int(worst))
+    return VjpCheck(verdict=d["verdict"], summary=d["summary"],
+                    **{n: _kernel_check(d[n], dtype, accumulate, n) for n in ("dq", "dk", "dv")})
+
+
+def check_jvp_output(do_t, q, k, v, tq, tk, tv, *, dtype=None, accumulate="fp32", causal=False,
+                     scale=None, factor=2.0, floor_units=2.0, worst=5):
+    """Checks the forward-mode derivative ``do_t`` (shape of the output) of attention on q, k, v
+    along the tangents ``tq``, ``tk``, ``tv`` (shapes of q, k, v); returns a KernelCheck.
+    ``dtype`` None is taken from ``do_t``."""
+    dtype = _settings(dtype, do_t, "do_t", accumulate, factor)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (tq, "tq"), (tk, "tk"),
+                                      (tv, "tv"))]
+    o = _f64(do_t, "do_t", allow_nonfinite=True)
+    d = _core.kernel_check_jvp(*arrays, o, _mask(causal), _scale(scale), dtype, accumulate,
+                               float(factor), float(floor_units), int(worst))
+    return _kernel_check(d, dtype, accumulate, "attention-jvp")
+
+
+def assert_vjp_close(dq, dk, dv, q, k, v, do, **kwargs):
+    """Raises AssertionError (the verdict, the summary and the worst elements of each tensor that
+    did not pass) unless check_vjp_output(...) passes; returns the VjpCheck."""
+    r = check_vjp_output(dq, dk, dv, q, k, v, do, **kwargs)
+    if not r.passed:
+        raise AssertionError(r.message())
+    return r
+
+
+def assert_jvp_close(do_t, q, k, v, tq, tk, tv, **kwargs):
+    """Raises AssertionError unless check_jvp_output(...) passes; returns the KernelCheck."""
+    r = check_jvp_output(do_t, q, k, v, tq, tk, tv, **kwargs)
+    if not r.passed:
+        raise AssertionError(r.message())
+    return r
 
 
 def assert_attention_close(out, q, k, v, **kwargs):
@@ -212,6 +317,12 @@ def stress_cases():
     return tuple(_core.kernel_stress_names())
 
 
+def _typed(arrays, dtype):
+    """numpy float16 for fp16, float64 for fp64, float32 otherwise (bf16, tf32 values exact)."""
+    np_type = {"fp16": np.float16, "fp64": np.float64}.get(dtype, np.float32)
+    return tuple(a.astype(np_type) for a in arrays)
+
+
 def stress_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     """(q, k, v) of stress case ``name`` (stress_cases()), reproducible from (name, seed, shape),
     values representable in ``dtype``: numpy float16 for fp16, float32 for fp32, bf16 and tf32
@@ -221,8 +332,52 @@ def stress_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     shape = tuple(int(s) for s in shape)
     q, k, v = (_array(t) for t in _core.kernel_stress_case(str(name), int(seed), list(shape),
                                                             dtype))
-    np_type = {"fp16": np.float16, "fp64": np.float64}.get(dtype, np.float32)
-    return tuple(a.astype(np_type) for a in (q, k, v))
+    return _typed((q, k, v), dtype)
+
+
+def _directions(name, seed, shapes, dtype):
+    return _typed([_array(t) for t in _core.kernel_stress_directions(
+        str(name), int(seed), [list(s) for s in shapes], dtype)], dtype)
+
+
+def stress_vjp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
+    """(q, k, v, do): stress_case(...) and the cotangent ``do`` (shape of the output), the arrays
+    ``attnspec check-kernel attention-vjp --generate NAME --seed S --shape ...`` writes."""
+    q, k, v = stress_case(name, seed, shape, dtype)
+    (do,) = _directions(name, seed, [q.shape[:-1] + v.shape[-1:]], dtype)
+    return q, k, v, do
+
+
+def stress_jvp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
+    """(q, k, v, tq, tk, tv): stress_case(...) and the tangents (shapes of q, k, v), the arrays
+    ``attnspec check-kernel attention-jvp --generate NAME --seed S --shape ...`` writes."""
+    q, k, v = stress_case(name, seed, shape, dtype)
+    return (q, k, v) + _directions(name, seed, [q.shape, k.shape, v.shape], dtype)
+
+
+def _baseline_derivative(op, arrays, directions, dtype, accumulate, causal, scale):
+    _choice(dtype, "dtype", DTYPES)
+    _choice(accumulate, "accumulate", ("fp32", "fp64"))
+    ins = [_f64(x, n) for x, n in zip(arrays, ("q", "k", "v"))]
+    dirs = [_f64(x, n) for x, n in directions]
+    out = _core.kernel_baseline_derivative(op, *ins, dirs, _mask(causal), _scale(scale), dtype,
+                                           accumulate)
+    return tuple(_array(t) for t in out)
+
+
+def baseline_vjp(q, k, v, do, *, dtype="fp32", accumulate="fp32", causal=False, scale=None):
+    """attnspec's plain backward pass with every operation rounded to ``dtype`` / ``accumulate``
+    (the baseline of check_vjp_output): (dq, dk, dv) as float64 arrays of the rounded values."""
+    return _baseline_derivative("vjp", (q, k, v), [(do, "do")], dtype, accumulate, causal, scale)
+
+
+def baseline_jvp(q, k, v, tq, tk, tv, *, dtype="fp32", accumulate="fp32", causal=False,
+                 scale=None):
+    """attnspec's plain forward-mode derivative at ``dtype`` / ``accumulate`` (the baseline of
+    check_jvp_output): do_t as a float64 array of the rounded values."""
+    (do_t,) = _baseline_derivative("jvp", (q, k, v), [(tq, "tq"), (tk, "tk"), (tv, "tv")], dtype,
+                                   accumulate, causal, scale)
+    return do_t
 
 
 def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False, scale=None):
@@ -237,14 +392,9 @@ def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False
     return _array(o), _array(l)
 
 
-def check_attention(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
-                    seeds=(0,), causal=(False, True), factor=2.0):
-    """Calls ``fn(q, k, v, causal=c)`` on every generated case (``cases``: "stress" for all of
-    stress_cases(), or a list of names), seed and causal flag, and checks what it returns (``out``,
-    or ``(out, lse)``). Returns one row per call: case, seed, causal, verdict, worst_rule_ratio,
-    worst_bound_ratio, rows_beyond_rule, elements_beyond_bound (a pandas DataFrame when pandas is
-    installed, else a dict of numpy arrays), and the KernelCheck objects as ``.checks`` on the
-    dict form / ``.attrs["checks"]`` on the DataFrame."""
+def _run_cases(cases, seeds, causal, make, call):
+    """The table of check_attention / check_vjp / check_jvp: ``make(name, seed)`` builds a case,
+    ``call(case, causal)`` runs and checks the user's function on it."""
     names = stress_cases() if cases == "stress" else tuple(cases)
     flags = (causal,) if causal in (True, False) else tuple(causal)
     cols = {k: [] for k in ("case", "seed", "causal", "verdict", "worst_rule_ratio",
@@ -252,12 +402,9 @@ def check_attention(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shap
     checks = []
     for name in names:
         for seed in seeds:
-            q, k, v = stress_case(name, seed, shape, dtype)
+            case = make(name, seed)
             for c in flags:
-                got = fn(q, k, v, causal=c)
-                out, lse = got if isinstance(got, tuple) else (got, None)
-                r = check_attention_output(out, q, k, v, lse=lse, dtype=dtype,
-                                           accumulate=accumulate, causal=c, factor=factor)
+                r = call(case, c)
                 checks.append(r)
                 for key, val in (("case", name), ("seed", seed), ("causal", c),
                                  ("verdict", r.verdict), ("worst_rule_ratio", r.worst_rule_ratio),
@@ -271,3 +418,43 @@ def check_attention(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shap
     except AttributeError:
         t["checks"] = checks
     return t
+
+
+def check_attention(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
+                    seeds=(0,), causal=(False, True), factor=2.0):
+    """Calls ``fn(q, k, v, causal=c)`` on every generated case (``cases``: "stress" for all of
+    stress_cases(), or a list of names), seed and causal flag, and checks what it returns (``out``,
+    or ``(out, lse)``). Returns one row per call: case, seed, causal, verdict, worst_rule_ratio,
+    worst_bound_ratio, rows_beyond_rule, elements_beyond_bound (a pandas DataFrame when pandas is
+    installed, else a dict of numpy arrays), and the KernelCheck objects as ``.checks`` on the
+    dict form / ``.attrs["checks"]`` on the DataFrame."""
+    def call(case, c):
+        got = fn(*case, causal=c)
+        out, lse = got if isinstance(got, tuple) else (got, None)
+        return check_attention_output(out, *case, lse=lse, dtype=dtype, accumulate=accumulate,
+                                      causal=c, factor=factor)
+    return _run_cases(cases, seeds, causal, lambda n, s: stress_case(n, s, shape, dtype), call)
+
+
+def check_vjp(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
+              seeds=(0,), causal=(False, True), factor=2.0):
+    """check_attention for a backward pass: calls ``fn(q, k, v, do, causal=c)``, which returns
+    ``(dq, dk, dv)``, on every case of stress_vjp_case(); the same table, with VjpCheck objects
+    (rows_beyond_rule and elements_beyond_bound summed over the three tensors)."""
+    def call(case, c):
+        dq, dk, dv = fn(*case, causal=c)
+        return check_vjp_output(dq, dk, dv, *case, dtype=dtype, accumulate=accumulate,
+                                causal=c, factor=factor)
+    return _run_cases(cases, seeds, causal, lambda n, s: stress_vjp_case(n, s, shape, dtype),
+                      call)
+
+
+def check_jvp(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
+              seeds=(0,), causal=(False, True), factor=2.0):
+    """check_attention for a forward-mode derivative: calls ``fn(q, k, v, tq, tk, tv,
+    causal=c)``, which returns ``do_t``, on every case of stress_jvp_case(); the same table."""
+    def call(case, c):
+        return check_jvp_output(fn(*case, causal=c), *case, dtype=dtype, accumulate=accumulate,
+                                causal=c, factor=factor)
+    return _run_cases(cases, seeds, causal, lambda n, s: stress_jvp_case(n, s, shape, dtype),
+                      call)

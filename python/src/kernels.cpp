@@ -1,6 +1,7 @@
-// Kernel validation (lib/include/attnspec/kernels/): the check `attnspec check-kernel attention`
-// runs (float64 reference, rounding bound, baseline rule, verdict), attnspec's own plain kernel
-// at a declared precision, and the seeded stress inputs. Arrays come in as C-contiguous float64
+// Kernel validation (lib/include/attnspec/kernels/): the checks `attnspec check-kernel attention`,
+// `attention-vjp` and `attention-jvp` run (float64 reference, rounding bound, baseline rule,
+// verdict), attnspec's own plain kernels at a declared precision, and the seeded stress inputs
+// (with the cotangent or tangents of a derivative case). Arrays come in as C-contiguous float64
 // ndarrays that python/attnspec/testing.py builds from numpy arrays and CPU tensors (an exact
 // upcast) and are copied once into the library's row-major arrays; arrays go back as (shape,
 // values) and results as dicts. Every computation runs without the GIL.
@@ -16,8 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "attnspec/base/errors.hpp"
 #include "attnspec/kernels/attention_check.hpp"
 #include "attnspec/kernels/attention_problem.hpp"
+#include "attnspec/kernels/derivative_baseline.hpp"
+#include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/precision.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "bindings.hpp"
@@ -88,16 +92,23 @@ kernels::AttentionProblem problem(const In& q, const In& k, const In& v, const s
     return p;
 }
 
+kernels::KernelCheckOptions options(const std::string& storage, const std::string& accumulate,
+                                    double factor, double floor_units, int worst) {
+    kernels::KernelCheckOptions opt;
+    opt.storage = kernels::parse_format(storage, "dtype");
+    opt.accumulate = kernels::parse_format(accumulate, "accumulate");
+    opt.factor = factor, opt.floor_units = floor_units, opt.worst = worst;
+    return opt;
+}
+
 // The check of one output o (and lse, when given) of attention on q, k, v.
 nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std::optional<In> lse,
                          const std::string& mask, double scale, const std::string& storage,
                          const std::string& accumulate, double factor, double floor_units,
                          int worst) {
     const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
-    kernels::KernelCheckOptions opt;
-    opt.storage = kernels::parse_format(storage, "dtype");
-    opt.accumulate = kernels::parse_format(accumulate, "accumulate");
-    opt.factor = factor, opt.floor_units = floor_units, opt.worst = worst;
+    const kernels::KernelCheckOptions opt =
+        options(storage, accumulate, factor, floor_units, worst);
     const Array out = array_of(o);
     const bool with_lse = lse.has_value();
     const Array l = with_lse ? array_of(*lse) : Array{};
@@ -107,6 +118,87 @@ nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std
         r = kernels::check_attention(p, out, with_lse ? &l : nullptr, opt);
     }
     return result_dict(r);
+}
+
+// The check of dq, dk, dv of attention-vjp on q, k, v and the cotangent do: {verdict, summary,
+// dq, dk, dv} with one result dict per tensor.
+nb::dict check_vjp(const In& q, const In& k, const In& v, const In& dout, const In& dq,
+                   const In& dk, const In& dv, const std::string& mask, double scale,
+                   const std::string& storage, const std::string& accumulate, double factor,
+                   double floor_units, int worst) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    const kernels::KernelCheckOptions opt =
+        options(storage, accumulate, factor, floor_units, worst);
+    const Array g = array_of(dout), a = array_of(dq), b = array_of(dk), c = array_of(dv);
+    kernels::VjpCheckResult r;
+    {
+        nb::gil_scoped_release release;
+        r = kernels::check_attention_vjp(p, g, a, b, c, opt);
+    }
+    nb::dict d;
+    d["verdict"] = std::string(kernels::verdict_name(r.verdict)), d["summary"] = r.summary;
+    d["dq"] = result_dict(r.dq), d["dk"] = result_dict(r.dk), d["dv"] = result_dict(r.dv);
+    return d;
+}
+
+// The check of do_t of attention-jvp on q, k, v and the tangents tq, tk, tv.
+nb::dict check_jvp(const In& q, const In& k, const In& v, const In& tq, const In& tk, const In& tv,
+                   const In& dout, const std::string& mask, double scale,
+                   const std::string& storage, const std::string& accumulate, double factor,
+                   double floor_units, int worst) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    const kernels::KernelCheckOptions opt =
+        options(storage, accumulate, factor, floor_units, worst);
+    const Array a = array_of(tq), b = array_of(tk), c = array_of(tv), o = array_of(dout);
+    kernels::KernelCheckResult r;
+    {
+        nb::gil_scoped_release release;
+        r = kernels::check_attention_jvp(p, a, b, c, o, opt);
+    }
+    return result_dict(r);
+}
+
+// attnspec's plain VJP (dq, dk, dv) or JVP (do_t) at (storage, accumulate), as (shape, values)
+// tuples; `directions` are do, or tq, tk, tv.
+nb::list baseline_derivative(const std::string& op, const In& q, const In& k, const In& v,
+                             const std::vector<In>& directions, const std::string& mask,
+                             double scale, const std::string& storage,
+                             const std::string& accumulate) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    const auto st = kernels::parse_format(storage, "dtype");
+    const auto ac = kernels::parse_format(accumulate, "accumulate");
+    const bool vjp = op == "vjp";
+    if (!(vjp && directions.size() == 1) && !(op == "jvp" && directions.size() == 3))
+        fail_usage("baseline_derivative: op vjp takes do, jvp takes tq, tk, tv", "op");
+    std::vector<Array> dirs;
+    for (const In& a : directions) dirs.push_back(array_of(a));
+    std::vector<Array> out(vjp ? 3 : 1);
+    {
+        nb::gil_scoped_release release;
+        if (vjp)
+            kernels::baseline_vjp(p, dirs[0], st, ac, out[0], out[1], out[2]);
+        else
+            kernels::baseline_jvp(p, dirs[0], dirs[1], dirs[2], st, ac, out[0]);
+    }
+    nb::list l;
+    for (const Array& a : out) l.append(array_tuple(a));
+    return l;
+}
+
+// The directions of a derivative case (kernels/stress.hpp, generate_directions).
+nb::list stress_directions(const std::string& name, std::uint64_t seed,
+                           const std::vector<std::vector<std::int64_t>>& shapes,
+                           const std::string& storage) {
+    const auto c = kernels::parse_stress(name, "case");
+    const auto st = kernels::parse_format(storage, "dtype");
+    std::vector<Array> dirs;
+    {
+        nb::gil_scoped_release release;
+        dirs = kernels::generate_directions(c, seed, shapes, st);
+    }
+    nb::list l;
+    for (const Array& a : dirs) l.append(array_tuple(a));
+    return l;
 }
 
 // attnspec's plain kernel at (storage, accumulate): (O, LSE) as (shape, values) tuples.
@@ -154,6 +246,14 @@ void bind_kernels(nb::module_& m) {
           "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
     m.def("kernel_baseline_attention", &baseline_attention, "q"_a, "k"_a, "v"_a, "mask"_a,
           "scale"_a, "storage"_a, "accumulate"_a);
+    m.def("kernel_check_vjp", &check_vjp, "q"_a, "k"_a, "v"_a, "do"_a, "dq"_a, "dk"_a, "dv"_a,
+          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
+    m.def("kernel_check_jvp", &check_jvp, "q"_a, "k"_a, "v"_a, "tq"_a, "tk"_a, "tv"_a, "do_t"_a,
+          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
+    m.def("kernel_baseline_derivative", &baseline_derivative, "op"_a, "q"_a, "k"_a, "v"_a,
+          "directions"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a);
+    m.def("kernel_stress_directions", &stress_directions, "name"_a, "seed"_a, "shapes"_a,
+          "storage"_a);
     m.def("kernel_stress_case", &stress_case, "name"_a, "seed"_a, "shape"_a, "storage"_a);
     m.def("kernel_stress_names", &stress_names);
     m.def("kernel_unit_roundoff", &round_array_unit, "format"_a);
