@@ -213,6 +213,12 @@ def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp
     return _kernel_check(d, dtype, accumulate)
 
 
+def _across(name, combine):
+    """A property of VjpCheck: ``combine`` (max or sum) of ``name`` over dq, dk, dv."""
+    return property(lambda self: combine(getattr(t, name) for t in (self.dq, self.dk, self.dv)),
+                    doc="%s of %s over dq, dk, dv" % (combine.__name__, name))
+
+
 @dataclass(frozen=True)
 class VjpCheck:
     """The outcome of an attention-vjp check: ``verdict`` (the worst of the three tensors'),
@@ -228,21 +234,10 @@ class VjpCheck:
     def passed(self):
         return self.verdict == "pass"
 
-    @property
-    def worst_bound_ratio(self):
-        return max(t.worst_bound_ratio for t in (self.dq, self.dk, self.dv))
-
-    @property
-    def worst_rule_ratio(self):
-        return max(t.worst_rule_ratio for t in (self.dq, self.dk, self.dv))
-
-    @property
-    def rows_beyond_rule(self):
-        return sum(t.rows_beyond_rule for t in (self.dq, self.dk, self.dv))
-
-    @property
-    def elements_beyond_bound(self):
-        return sum(t.elements_beyond_bound for t in (self.dq, self.dk, self.dv))
+    worst_bound_ratio = _across("worst_bound_ratio", max)
+    worst_rule_ratio = _across("worst_rule_ratio", max)
+    rows_beyond_rule = _across("rows_beyond_rule", sum)
+    elements_beyond_bound = _across("elements_beyond_bound", sum)
 
     def message(self):
         """The verdict and summary, then the message of each tensor that did not pass."""

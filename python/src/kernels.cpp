@@ -120,21 +120,30 @@ nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std
     return result_dict(r);
 }
 
+// The problem and options of a derivative check, then `fn(p, opt)` without the GIL.
+template <class F>
+auto run_check(const In& q, const In& k, const In& v, const std::string& mask, double scale,
+               const std::string& storage, const std::string& accumulate, double factor,
+               double floor_units, int worst, F&& fn) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    const kernels::KernelCheckOptions opt =
+        options(storage, accumulate, factor, floor_units, worst);
+    nb::gil_scoped_release release;
+    return fn(p, opt);
+}
+
 // The check of dq, dk, dv of attention-vjp on q, k, v and the cotangent do: {verdict, summary,
 // dq, dk, dv} with one result dict per tensor.
 nb::dict check_vjp(const In& q, const In& k, const In& v, const In& dout, const In& dq,
                    const In& dk, const In& dv, const std::string& mask, double scale,
                    const std::string& storage, const std::string& accumulate, double factor,
                    double floor_units, int worst) {
-    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
-    const kernels::KernelCheckOptions opt =
-        options(storage, accumulate, factor, floor_units, worst);
     const Array g = array_of(dout), a = array_of(dq), b = array_of(dk), c = array_of(dv);
-    kernels::VjpCheckResult r;
-    {
-        nb::gil_scoped_release release;
-        r = kernels::check_attention_vjp(p, g, a, b, c, opt);
-    }
+    const kernels::VjpCheckResult r =
+        run_check(q, k, v, mask, scale, storage, accumulate, factor, floor_units, worst,
+                  [&](const auto& p, const auto& opt) {
+                      return kernels::check_attention_vjp(p, g, a, b, c, opt);
+                  });
     nb::dict d;
     d["verdict"] = std::string(kernels::verdict_name(r.verdict)), d["summary"] = r.summary;
     d["dq"] = result_dict(r.dq), d["dk"] = result_dict(r.dk), d["dv"] = result_dict(r.dv);
@@ -146,16 +155,11 @@ nb::dict check_jvp(const In& q, const In& k, const In& v, const In& tq, const In
                    const In& dout, const std::string& mask, double scale,
                    const std::string& storage, const std::string& accumulate, double factor,
                    double floor_units, int worst) {
-    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
-    const kernels::KernelCheckOptions opt =
-        options(storage, accumulate, factor, floor_units, worst);
     const Array a = array_of(tq), b = array_of(tk), c = array_of(tv), o = array_of(dout);
-    kernels::KernelCheckResult r;
-    {
-        nb::gil_scoped_release release;
-        r = kernels::check_attention_jvp(p, a, b, c, o, opt);
-    }
-    return result_dict(r);
+    return result_dict(run_check(q, k, v, mask, scale, storage, accumulate, factor, floor_units,
+                                 worst, [&](const auto& p, const auto& opt) {
+                                     return kernels::check_attention_jvp(p, a, b, c, o, opt);
+                                 }));
 }
 
 // attnspec's plain VJP (dq, dk, dv) or JVP (do_t) at (storage, accumulate), as (shape, values)

@@ -133,6 +133,30 @@ double first_weight(const Units& U, const RowSoftmax& r) {
     return 2 * U.u_a * r.fwd.max_abs_logit + 4 * U.u_a + U.u_p;
 }
 
+// The per-row state of both references.
+struct RowState {
+    RowSoftmax r;
+    KeyTerms TK, TR;  // the kernel's (widened) and the reference's terms
+};
+
+// Calls fn(b, h, row, in) for every query row that sees a key, after its softmax and both
+// models' weights are in `st`.
+template <class F>
+void for_each_row(const AttentionProblem& p, const ProblemShape& sh, double s,
+                  const RoundingModel& kernel, RowState& st, F&& fn) {
+    const RoundingModel ref = reference_model();
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h)
+            for (long i = 0; i < sh.Nq; ++i) {
+                const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
+                if (in.n == 0) continue;
+                row_softmax(in, kernel, st.r);
+                weights(in, st.r, kernel, false, st.TK);
+                weights(in, st.r, ref, true, st.TR);
+                fn(b, h, (b * sh.H + h) * sh.Nq + i, in);
+            }
+}
+
 }  // namespace
 
 VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
@@ -140,8 +164,7 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(dout, sh.out_shape(), "do");
     const double s = effective_scale(p, sh);
-    const RoundingModel ref = reference_model();
-    const Units UK = units(kernel), UR = units(ref);
+    const Units UK = units(kernel), UR = units(reference_model());
     VjpReference out{tensor_like(p.q), tensor_like(p.k), tensor_like(p.v)};
     // dK and dV sum over at most m query rows (D6), (D7).
     const double m = static_cast<double>(sh.Nq * (sh.H / sh.H_kv));
@@ -149,114 +172,106 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
     const double gv = (1 + UK.u_p) * (1 + UK.u_in) * (1 + UK.gamma(m + 1));
     const double grk = UR.gamma(m + 2), grv = UR.gamma(m + 1);
     std::vector<char> infinite(static_cast<size_t>(sh.B * sh.H_kv * sh.Nk), 0);
-    RowSoftmax r;
-    KeyTerms TK, TR;
+    RowState st;
+    RowSoftmax& r = st.r;
+    KeyTerms &TK = st.TK, &TR = st.TR;
     std::vector<double> dP, adP, ds, f, pv;
     const long d = sh.d, dv = sh.dv;
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h)
-            for (long i = 0; i < sh.Nq; ++i) {
-                const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
-                const long n = in.n, row = (b * sh.H + h) * sh.Nq + i;
-                if (n == 0) continue;
-                const double* g = dout.values.data() + row * dv;
-                const long kv0 = (b * sh.H_kv + sh.kv_head(h)) * sh.Nk;
-                row_softmax(in, kernel, r);
-                weights(in, r, kernel, false, TK);
-                weights(in, r, ref, true, TR);
-                const std::vector<double>& o = r.fwd.o;
-                double D = 0, eDR = 0, eDK = 0, absD = 0, absDw = 0, eD1 = 0;
-                for (long c = 0; c < dv; ++c) {
-                    D += g[c] * o[c];
-                    const double ag = std::fabs(g[c]);
-                    absD += ag * std::fabs(o[c]);
-                    absDw += ag * (std::fabs(o[c]) + 2 * r.fwd.ref_error[c]);
-                    eDR += ag * r.fwd.ref_error[c];
-                    eDK += ag * (r.fwd.bound[c] + r.fwd.ref_error[c]);
-                }
-                // (D3a): D from the stored O, for both models.
-                const double gDR = UR.gamma(dv + 1.0);
-                const double gDK = (1 + UK.u_in) * (1 + UK.gamma(dv + 1.0)) - 1;
-                eDR = eDR * (1 + gDR) + gDR * absD + (dv + 1.0) * UR.tau_a;
-                eDK = eDK * (1 + gDK) + gDK * absDw + (dv + 1.0) * UK.tau_a;
-                // (D2): dP_j and its error.
-                dP.resize(static_cast<size_t>(n)), adP.resize(static_cast<size_t>(n));
-                TR.y.resize(static_cast<size_t>(n)), TR.err_y.resize(static_cast<size_t>(n));
-                TK.y.resize(static_cast<size_t>(n)), TK.err_y.resize(static_cast<size_t>(n));
-                TR.a.resize(static_cast<size_t>(n)), TK.a.resize(static_cast<size_t>(n));
-                pv.assign(static_cast<size_t>(dv), 0.0);
-                const double gPR = UR.gamma(static_cast<double>(dv));
-                const double gPK =
-                    (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(static_cast<double>(dv))) - 1;
-                for (long j = 0; j < n; ++j) {
-                    const double* v = in.V + j * dv;
-                    double x = 0, ax = 0;
-                    for (long c = 0; c < dv; ++c) x += g[c] * v[c], ax += std::fabs(g[c] * v[c]);
-                    dP[j] = x, adP[j] = ax;
-                    TR.y[j] = std::fabs(x), TR.err_y[j] = gPR * ax + dv * UR.tau_a;
-                    TK.y[j] = std::fabs(x) + 2 * TR.err_y[j];
-                    TK.err_y[j] = gPK * ax + dv * UK.tau_a;
-                    TR.a[j] = std::fabs(x - D);
-                    for (long c = 0; c < dv; ++c) pv[c] += r.p[j] * std::fabs(v[c]);
-                }
-                // The first-order error of D: O's (the forward's floor) and D's own rounding.
-                const double w = first_weight(UK, r);
-                for (long c = 0; c < dv; ++c)
-                    eD1 += std::fabs(g[c]) * (w * pv[c] + (UK.u_out + UK.u_a) * std::fabs(o[c]));
-                // (D3b): D as sum_j p_j dP_j; the kernel may use either.
-                eDK = std::max(eDK, weighted_sum_error(UK, TK, n));
-                for (long j = 0; j < n; ++j) TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + eDR);
-                product_errors(UR, TR, n, eDR, 2);  // (D4)
-                product_errors(UK, TK, n, eDK, 4);
-                ds.resize(static_cast<size_t>(n)), f.resize(static_cast<size_t>(n));
-                for (long j = 0; j < n; ++j) {
-                    ds[j] = r.p[j] * (dP[j] - D);
-                    f[j] = r.p[j] * ((w + 2 * UK.u_a + UK.u_p) * TR.a[j] + UK.u_a * adP[j] + eD1);
-                }
-                // (D5): the row of dQ.
-                const double gq = (1 + UK.u_in) * (1 + UK.gamma(n + 2.0)), grq = UR.gamma(n + 2.0);
-                for (long c = 0; c < d; ++c) {
-                    double x = 0, SK = 0, SK2 = 0, SR = 0, SR2 = 0, F = 0;
-                    for (long j = 0; j < n; ++j) {
-                        const double k = in.K[j * d + c], ak = std::fabs(k);
-                        x += ds[j] * k;
-                        SK += TK.eta[j] * ak, SK2 += (std::fabs(ds[j]) + 2 * TR.eta[j]) * ak;
-                        SR += TR.eta[j] * ak, SR2 += std::fabs(ds[j]) * ak, F += f[j] * ak;
-                    }
-                    const size_t e = static_cast<size_t>(row * d + c);
-                    const double B = s * (gq * SK + (gq - 1) * SK2) + (n + 2.0) * UK.tau_a;
-                    const double R = 2 * (s * ((1 + grq) * SR + grq * SR2) + (n + 2.0) * UR.tau_a);
-                    out.dq.value.values[e] = s * x;
-                    finish_element(UK, B, R, s * x, out.dq.bound[e], out.dq.ref_error[e]);
-                    if (!r.finite) out.dq.bound[e] = kInf;
-                    out.dq.first[e] = s * (F + UK.u_a * SR2);
-                }
-                // (D6), (D7): this row's terms of dK and dV, summed before the output rounding.
-                for (long j = 0; j < n; ++j) {
-                    const long kvj = kv0 + j;
-                    if (!r.finite) infinite[kvj] = 1;
-                    const double ads = std::fabs(ds[j]);
-                    for (long c = 0; c < d; ++c) {
-                        const double aq = std::fabs(in.q[c]);
-                        const size_t e = static_cast<size_t>(kvj * d + c);
-                        out.dk.value.values[e] += s * ds[j] * in.q[c];
-                        out.dk.bound[e] +=
-                            s * aq * (gk * TK.eta[j] + (gk - 1) * (ads + 2 * TR.eta[j]));
-                        out.dk.ref_error[e] += s * aq * ((1 + grk) * TR.eta[j] + grk * ads);
-                        out.dk.first[e] += s * aq * (f[j] + UK.u_a * ads);
-                    }
-                    for (long c = 0; c < dv; ++c) {
-                        const double ag = std::fabs(g[c]);
-                        const size_t e = static_cast<size_t>(kvj * dv + c);
-                        out.dv.value.values[e] += r.p[j] * g[c];
-                        out.dv.bound[e] +=
-                            ag * (gv * (TK.p[j] * TK.kappa[j] + UK.nu) + (gv - 1) * TK.p[j]);
-                        out.dv.ref_error[e] +=
-                            ag * ((1 + grv) * (r.p[j] * TR.kappa[j] + UR.nu) + grv * r.p[j]);
-                        out.dv.first[e] += ag * w * r.p[j];
-                    }
-                }
+    for_each_row(p, sh, s, kernel, st, [&](long b, long h, long row, const RowInput& in) {
+        const long n = in.n;
+        const double* g = dout.values.data() + row * dv;
+        const long kv0 = (b * sh.H_kv + sh.kv_head(h)) * sh.Nk;
+        const std::vector<double>& o = r.fwd.o;
+        double D = 0, eDR = 0, eDK = 0, absD = 0, absDw = 0, eD1 = 0;
+        for (long c = 0; c < dv; ++c) {
+            D += g[c] * o[c];
+            const double ag = std::fabs(g[c]);
+            absD += ag * std::fabs(o[c]);
+            absDw += ag * (std::fabs(o[c]) + 2 * r.fwd.ref_error[c]);
+            eDR += ag * r.fwd.ref_error[c];
+            eDK += ag * (r.fwd.bound[c] + r.fwd.ref_error[c]);
+        }
+        // (D3a): D from the stored O, for both models.
+        const double gDR = UR.gamma(dv + 1.0);
+        const double gDK = (1 + UK.u_in) * (1 + UK.gamma(dv + 1.0)) - 1;
+        eDR = eDR * (1 + gDR) + gDR * absD + (dv + 1.0) * UR.tau_a;
+        eDK = eDK * (1 + gDK) + gDK * absDw + (dv + 1.0) * UK.tau_a;
+        // (D2): dP_j and its error.
+        dP.resize(static_cast<size_t>(n)), adP.resize(static_cast<size_t>(n));
+        TR.y.resize(static_cast<size_t>(n)), TR.err_y.resize(static_cast<size_t>(n));
+        TK.y.resize(static_cast<size_t>(n)), TK.err_y.resize(static_cast<size_t>(n));
+        TR.a.resize(static_cast<size_t>(n)), TK.a.resize(static_cast<size_t>(n));
+        pv.assign(static_cast<size_t>(dv), 0.0);
+        const double gPR = UR.gamma(static_cast<double>(dv));
+        const double gPK =
+            (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(static_cast<double>(dv))) - 1;
+        for (long j = 0; j < n; ++j) {
+            const double* v = in.V + j * dv;
+            double x = 0, ax = 0;
+            for (long c = 0; c < dv; ++c) x += g[c] * v[c], ax += std::fabs(g[c] * v[c]);
+            dP[j] = x, adP[j] = ax;
+            TR.y[j] = std::fabs(x), TR.err_y[j] = gPR * ax + dv * UR.tau_a;
+            TK.y[j] = std::fabs(x) + 2 * TR.err_y[j];
+            TK.err_y[j] = gPK * ax + dv * UK.tau_a;
+            TR.a[j] = std::fabs(x - D);
+            for (long c = 0; c < dv; ++c) pv[c] += r.p[j] * std::fabs(v[c]);
+        }
+        // The first-order error of D: O's (the forward's floor) and D's own rounding.
+        const double w = first_weight(UK, r);
+        for (long c = 0; c < dv; ++c)
+            eD1 += std::fabs(g[c]) * (w * pv[c] + (UK.u_out + UK.u_a) * std::fabs(o[c]));
+        // (D3b): D as sum_j p_j dP_j; the kernel may use either.
+        eDK = std::max(eDK, weighted_sum_error(UK, TK, n));
+        for (long j = 0; j < n; ++j) TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + eDR);
+        product_errors(UR, TR, n, eDR, 2);  // (D4)
+        product_errors(UK, TK, n, eDK, 4);
+        ds.resize(static_cast<size_t>(n)), f.resize(static_cast<size_t>(n));
+        for (long j = 0; j < n; ++j) {
+            ds[j] = r.p[j] * (dP[j] - D);
+            f[j] = r.p[j] * ((w + 2 * UK.u_a + UK.u_p) * TR.a[j] + UK.u_a * adP[j] + eD1);
+        }
+        // (D5): the row of dQ.
+        const double gq = (1 + UK.u_in) * (1 + UK.gamma(n + 2.0)), grq = UR.gamma(n + 2.0);
+        for (long c = 0; c < d; ++c) {
+            double x = 0, SK = 0, SK2 = 0, SR = 0, SR2 = 0, F = 0;
+            for (long j = 0; j < n; ++j) {
+                const double k = in.K[j * d + c], ak = std::fabs(k);
+                x += ds[j] * k;
+                SK += TK.eta[j] * ak, SK2 += (std::fabs(ds[j]) + 2 * TR.eta[j]) * ak;
+                SR += TR.eta[j] * ak, SR2 += std::fabs(ds[j]) * ak, F += f[j] * ak;
             }
+            const size_t e = static_cast<size_t>(row * d + c);
+            const double B = s * (gq * SK + (gq - 1) * SK2) + (n + 2.0) * UK.tau_a;
+            const double R = 2 * (s * ((1 + grq) * SR + grq * SR2) + (n + 2.0) * UR.tau_a);
+            out.dq.value.values[e] = s * x;
+            finish_element(UK, B, R, s * x, out.dq.bound[e], out.dq.ref_error[e]);
+            if (!r.finite) out.dq.bound[e] = kInf;
+            out.dq.first[e] = s * (F + UK.u_a * SR2);
+        }
+        // (D6), (D7): this row's terms of dK and dV, summed before the output rounding.
+        for (long j = 0; j < n; ++j) {
+            const long kvj = kv0 + j;
+            if (!r.finite) infinite[kvj] = 1;
+            const double ads = std::fabs(ds[j]);
+            for (long c = 0; c < d; ++c) {
+                const double aq = std::fabs(in.q[c]);
+                const size_t e = static_cast<size_t>(kvj * d + c);
+                out.dk.value.values[e] += s * ds[j] * in.q[c];
+                out.dk.bound[e] += s * aq * (gk * TK.eta[j] + (gk - 1) * (ads + 2 * TR.eta[j]));
+                out.dk.ref_error[e] += s * aq * ((1 + grk) * TR.eta[j] + grk * ads);
+                out.dk.first[e] += s * aq * (f[j] + UK.u_a * ads);
+            }
+            for (long c = 0; c < dv; ++c) {
+                const double ag = std::fabs(g[c]);
+                const size_t e = static_cast<size_t>(kvj * dv + c);
+                out.dv.value.values[e] += r.p[j] * g[c];
+                out.dv.bound[e] += ag * (gv * (TK.p[j] * TK.kappa[j] + UK.nu) + (gv - 1) * TK.p[j]);
+                out.dv.ref_error[e] +=
+                    ag * ((1 + grv) * (r.p[j] * TR.kappa[j] + UR.nu) + grv * r.p[j]);
+                out.dv.first[e] += ag * w * r.p[j];
+            }
+        }
+    });
     struct Sum {
         ReferenceTensor* t;
         double terms;  // roundings of each element's sum
@@ -279,88 +294,80 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
     detail::check_shape(tk, p.k.shape, "tk");
     detail::check_shape(tv, p.v.shape, "tv");
     const double s = effective_scale(p, sh);
-    const RoundingModel ref = reference_model();
-    const Units UK = units(kernel), UR = units(ref);
+    const Units UK = units(kernel), UR = units(reference_model());
     Array shaped;
     shaped.shape = sh.out_shape();
     shaped.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
     ReferenceTensor out = tensor_like(shaped);
-    RowSoftmax r;
-    KeyTerms TK, TR;
+    RowState st;
+    RowSoftmax& r = st.r;
+    KeyTerms &TK = st.TK, &TR = st.TR;
     std::vector<double> ds, ads, f;
     const long d = sh.d, dv = sh.dv;
     const double nd = 2.0 * d + 3;  // the roundings of one logit tangent (D8)
     const double gsR = UR.gamma(nd), gsK = (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(nd)) - 1;
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h)
-            for (long i = 0; i < sh.Nq; ++i) {
-                const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
-                const long n = in.n, row = (b * sh.H + h) * sh.Nq + i;
-                if (n == 0) continue;
-                const long kv = b * sh.H_kv + sh.kv_head(h);
-                const double* tqi = tq.values.data() + row * d;
-                const double* tK = tk.values.data() + kv * sh.Nk * d;
-                const double* tV = tv.values.data() + kv * sh.Nk * dv;
-                row_softmax(in, kernel, r);
-                weights(in, r, kernel, false, TK);
-                weights(in, r, ref, true, TR);
-                ds.resize(static_cast<size_t>(n)), f.resize(static_cast<size_t>(n));
-                ads.resize(static_cast<size_t>(n));
-                for (KeyTerms* T : {&TK, &TR}) {
-                    T->y.resize(static_cast<size_t>(n)), T->err_y.resize(static_cast<size_t>(n));
-                    T->a.resize(static_cast<size_t>(n));
-                }
-                double mean = 0, spds = 0, sp = 0;
-                for (long j = 0; j < n; ++j) {
-                    const double* k = in.K + j * d;
-                    double x = 0, ax = 0;
-                    for (long c = 0; c < d; ++c) {
-                        x += tqi[c] * k[c] + in.q[c] * tK[j * d + c];
-                        ax += std::fabs(tqi[c] * k[c]) + std::fabs(in.q[c] * tK[j * d + c]);
-                    }
-                    ds[j] = s * x;
-                    TR.y[j] = std::fabs(ds[j]), TR.err_y[j] = gsR * s * ax + nd * UR.tau_a;
-                    TK.y[j] = TR.y[j] + 2 * TR.err_y[j];
-                    TK.err_y[j] = gsK * s * ax + nd * UK.tau_a;
-                    mean += r.p[j] * ds[j], spds += r.p[j] * s * ax, sp += r.p[j] * TR.y[j];
-                    ads[j] = s * ax;
-                }
-                const double muR = weighted_sum_error(UR, TR, n);  // (D8)
-                const double muK = weighted_sum_error(UK, TK, n);
-                const double w = first_weight(UK, r);
-                for (long j = 0; j < n; ++j) {
-                    TR.a[j] = std::fabs(ds[j] - mean);
-                    TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + muR);
-                    f[j] = r.p[j] * ((w + 2 * UK.u_a + UK.u_p) * TR.a[j] +
-                                     UK.u_a * (ads[j] + spds) + w * sp);
-                }
-                product_errors(UR, TR, n, muR, 2);
-                product_errors(UK, TK, n, muK, 2);
-                // (D9): dO_c = sum_j p_j (ds_j - m) v_jc + sum_j p_j tv_jc, 2n terms.
-                const double go = (1 + UK.u_in) * (1 + UK.gamma(2.0 * n + 1)),
-                             gro = UR.gamma(2.0 * n + 1);
-                for (long c = 0; c < dv; ++c) {
-                    double x = 0, S1K = 0, S2K = 0, S1R = 0, S2R = 0, F = 0;
-                    for (long j = 0; j < n; ++j) {
-                        const double v = in.V[j * dv + c], t = tV[j * dv + c];
-                        const double av = std::fabs(v), at = std::fabs(t);
-                        const double wj = r.p[j] * (ds[j] - mean);
-                        x += wj * v + r.p[j] * t;
-                        S1K += TK.eta[j] * av + (TK.p[j] * TK.kappa[j] + UK.nu) * at;
-                        S2K += (std::fabs(wj) + 2 * TR.eta[j]) * av + TK.p[j] * at;
-                        S1R += TR.eta[j] * av + (r.p[j] * TR.kappa[j] + UR.nu) * at;
-                        S2R += std::fabs(wj) * av + r.p[j] * at;
-                        F += f[j] * av + w * r.p[j] * at;
-                    }
-                    const size_t e = static_cast<size_t>(row * dv + c);
-                    const double B = go * S1K + (go - 1) * S2K + (2.0 * n + 1) * UK.tau_a;
-                    const double R = 2 * ((1 + gro) * S1R + gro * S2R + (2.0 * n + 1) * UR.tau_a);
-                    out.value.values[e] = x;
-                    finish_element(UK, B, R, x, out.bound[e], out.ref_error[e]);
-                    if (!r.finite) out.bound[e] = kInf;
-                    out.first[e] = F + UK.u_a * S2R;
-                }
+    for_each_row(p, sh, s, kernel, st, [&](long b, long h, long row, const RowInput& in) {
+        const long n = in.n;
+        const long kv = b * sh.H_kv + sh.kv_head(h);
+        const double* tqi = tq.values.data() + row * d;
+        const double* tK = tk.values.data() + kv * sh.Nk * d;
+        const double* tV = tv.values.data() + kv * sh.Nk * dv;
+        ds.resize(static_cast<size_t>(n)), f.resize(static_cast<size_t>(n));
+        ads.resize(static_cast<size_t>(n));
+        for (KeyTerms* T : {&TK, &TR}) {
+            T->y.resize(static_cast<size_t>(n)), T->err_y.resize(static_cast<size_t>(n));
+            T->a.resize(static_cast<size_t>(n));
+        }
+        double mean = 0, spds = 0, sp = 0;
+        for (long j = 0; j < n; ++j) {
+            const double* k = in.K + j * d;
+            double x = 0, ax = 0;
+            for (long c = 0; c < d; ++c) {
+                x += tqi[c] * k[c] + in.q[c] * tK[j * d + c];
+                ax += std::fabs(tqi[c] * k[c]) + std::fabs(in.q[c] * tK[j * d + c]);
             }
+            ds[j] = s * x;
+            TR.y[j] = std::fabs(ds[j]), TR.err_y[j] = gsR * s * ax + nd * UR.tau_a;
+            TK.y[j] = TR.y[j] + 2 * TR.err_y[j];
+            TK.err_y[j] = gsK * s * ax + nd * UK.tau_a;
+            mean += r.p[j] * ds[j], spds += r.p[j] * s * ax, sp += r.p[j] * TR.y[j];
+            ads[j] = s * ax;
+        }
+        const double muR = weighted_sum_error(UR, TR, n);  // (D8)
+        const double muK = weighted_sum_error(UK, TK, n);
+        const double w = first_weight(UK, r);
+        for (long j = 0; j < n; ++j) {
+            TR.a[j] = std::fabs(ds[j] - mean);
+            TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + muR);
+            f[j] =
+                r.p[j] * ((w + 2 * UK.u_a + UK.u_p) * TR.a[j] + UK.u_a * (ads[j] + spds) + w * sp);
+        }
+        product_errors(UR, TR, n, muR, 2);
+        product_errors(UK, TK, n, muK, 2);
+        // (D9): dO_c = sum_j p_j (ds_j - m) v_jc + sum_j p_j tv_jc, 2n terms.
+        const double go = (1 + UK.u_in) * (1 + UK.gamma(2.0 * n + 1)), gro = UR.gamma(2.0 * n + 1);
+        for (long c = 0; c < dv; ++c) {
+            double x = 0, S1K = 0, S2K = 0, S1R = 0, S2R = 0, F = 0;
+            for (long j = 0; j < n; ++j) {
+                const double v = in.V[j * dv + c], t = tV[j * dv + c];
+                const double av = std::fabs(v), at = std::fabs(t);
+                const double wj = r.p[j] * (ds[j] - mean);
+                x += wj * v + r.p[j] * t;
+                S1K += TK.eta[j] * av + (TK.p[j] * TK.kappa[j] + UK.nu) * at;
+                S2K += (std::fabs(wj) + 2 * TR.eta[j]) * av + TK.p[j] * at;
+                S1R += TR.eta[j] * av + (r.p[j] * TR.kappa[j] + UR.nu) * at;
+                S2R += std::fabs(wj) * av + r.p[j] * at;
+                F += f[j] * av + w * r.p[j] * at;
+            }
+            const size_t e = static_cast<size_t>(row * dv + c);
+            const double B = go * S1K + (go - 1) * S2K + (2.0 * n + 1) * UK.tau_a;
+            const double R = 2 * ((1 + gro) * S1R + gro * S2R + (2.0 * n + 1) * UR.tau_a);
+            out.value.values[e] = x;
+            finish_element(UK, B, R, x, out.bound[e], out.ref_error[e]);
+            if (!r.finite) out.bound[e] = kInf;
+            out.first[e] = F + UK.u_a * S2R;
+        }
+    });
     return out;
 }
 
