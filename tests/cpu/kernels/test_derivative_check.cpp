@@ -389,23 +389,23 @@ TEST_CASE(
     CHECK(vjp(k, g, f).verdict == KernelVerdict::pass);
     g.dq.values[16] = 0.25;  // row 1 is masked: only zeros or NaN there
     CHECK(vjp(k, g, f).dq.verdict == KernelVerdict::wrong);
-    // the wrong K/V head: query head h reads K/V head h % 2 instead of h / 2
-    AttentionProblem swapped = k.p;
-    for (Array* a : {&swapped.k, &swapped.v}) {
-        a->shape[0] = 4;
-        const std::vector<double> was = a->values;
-        const auto half = static_cast<std::ptrdiff_t>(was.size() / 2);
-        a->values.clear();
+    // the wrong K/V head: query head h reads K/V head h % 2 instead of h / 2 (K, V and their
+    // tangents expanded to 4 heads that way)
+    const auto wrong_heads = [](const Array& a) {
+        Array e = a;
+        e.shape[0] = 4;
+        const auto half = static_cast<std::ptrdiff_t>(a.values.size() / 2);
+        e.values.clear();
         for (long h = 0; h < 4; ++h)
-            a->values.insert(a->values.end(), was.begin() + (h % 2) * half,
-                             was.begin() + (h % 2 + 1) * half);
-    }
-    std::vector<Array> ts = k.tang;
-    for (int w = 1; w < 3; ++w) ts[w] = w == 1 ? swapped.k : swapped.v;  // shapes only
-    for (int w = 1; w < 3; ++w)
-        for (double& x : ts[w].values) x = 0;
-    CHECK(jvp(k, flash_jvp(swapped, {k.tang[0], ts[1], ts[2]}, f), f).verdict ==
-          KernelVerdict::wrong);
+            e.values.insert(e.values.end(), a.values.begin() + (h % 2) * half,
+                            a.values.begin() + (h % 2 + 1) * half);
+        return e;
+    };
+    AttentionProblem swapped = k.p;
+    swapped.k = wrong_heads(k.p.k), swapped.v = wrong_heads(k.p.v);
+    const Array wrong =
+        flash_jvp(swapped, {k.tang[0], wrong_heads(k.tang[1]), wrong_heads(k.tang[2])}, f);
+    CHECK(jvp(k, wrong, f).verdict == KernelVerdict::wrong);
     CHECK(jvp(k, flash_jvp(k.p, k.tang, f), f).verdict == KernelVerdict::pass);
     // rank 4 at bf16, and shape errors
     k = make_case(StressCase::rank_deficient_k, Format::bf16, MaskKind::none, {2, 2, 24, 8});
