@@ -407,6 +407,24 @@ TEST_CASE(
         flash_jvp(swapped, {k.tang[0], wrong_heads(k.tang[1]), wrong_heads(k.tang[2])}, f);
     CHECK(jvp(k, wrong, f).verdict == KernelVerdict::wrong);
     CHECK(jvp(k, flash_jvp(k.p, k.tang, f), f).verdict == KernelVerdict::pass);
+    // tf32: fp32 data, a kernel rounding every operand (q, k, v, dO, tangents) to tf32 on entry
+    // and writing fp32; judged as fp32 it is beyond the fp32 bound
+    k = make_case(StressCase::gaussian, Format::fp32, MaskKind::causal, {2, 40, 16});
+    Case entered = k;
+    for (Array* a : {&entered.p.q, &entered.p.k, &entered.p.v, &entered.dout, &entered.tang[0],
+                     &entered.tang[1], &entered.tang[2]})
+        for (double& x : a->values) x = round_to(x, Format::tf32);
+    r = vjp(k, flash_vjp(entered.p, entered.dout, Format::tf32), Format::tf32);
+    INFO(r.summary);
+    CHECK_FALSE(r.dq.inputs_exact);
+    CHECK(r.verdict == KernelVerdict::pass);
+    CHECK(r.dq.worst_bound_ratio <= 1.0);
+    CHECK(vjp(k, flash_vjp(entered.p, entered.dout, Format::tf32), Format::fp32).verdict ==
+          KernelVerdict::wrong);
+    const KernelCheckResult jt =
+        jvp(k, flash_jvp(entered.p, entered.tang, Format::tf32), Format::tf32);
+    INFO(jt.summary);
+    CHECK(jt.verdict == KernelVerdict::pass);
     // rank 4 at bf16, and shape errors
     k = make_case(StressCase::rank_deficient_k, Format::bf16, MaskKind::none, {2, 2, 24, 8});
     r = vjp(k, flash_vjp(k.p, k.dout, Format::bf16), Format::bf16);
