@@ -27,22 +27,28 @@ void baseline_weights(const RowInput& in, Format storage, Format accumulate, std
     for (long j = 0; j < n; ++j) p[j] = round_to(ra(p[j] / l), storage);
 }
 
-void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,
-                  double& lse, std::vector<double>& t) {
-    const Format out = output_format(storage);
+void baseline_pv(const RowInput& in, const std::vector<double>& p, Format storage,
+                 Format accumulate, std::vector<double>& o) {
     const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
     auto ra = [A](double x) { return round_to(x, A); };
+    o.assign(static_cast<size_t>(in.dv), 0.0);
+    for (long j = 0; j < in.n; ++j) {
+        const double* v = in.V + j * in.dv;
+        for (long c = 0; c < in.dv; ++c) o[c] = ra(o[c] + ra(p[j] * v[c]));
+    }
+    for (long c = 0; c < in.dv; ++c) o[c] = round_to(o[c], output_format(storage));
+}
+
+void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,
+                  double& lse, std::vector<double>& t) {
+    const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
     o.assign(static_cast<size_t>(in.dv), 0.0);
     lse = -std::numeric_limits<double>::infinity();
     if (in.n == 0) return;
     double m = 0, l = 0;
     baseline_weights(in, storage, accumulate, t, m, l);
-    for (long j = 0; j < in.n; ++j) {
-        const double* v = in.V + j * in.dv;
-        for (long c = 0; c < in.dv; ++c) o[c] = ra(o[c] + ra(t[j] * v[c]));
-    }
-    for (long c = 0; c < in.dv; ++c) o[c] = round_to(o[c], out);
-    lse = ra(m + ra(std::log(l)));
+    baseline_pv(in, t, storage, accumulate, o);
+    lse = round_to(m + round_to(std::log(l), A), A);
 }
 
 }  // namespace attnspec::kernels

@@ -47,7 +47,7 @@ void baseline_vjp(const AttentionProblem& p, const Array& dout, Format storage, 
     dq = zeros(p.q.shape, p.q.values.size());
     dk = zeros(p.k.shape, p.k.values.size());
     dv = zeros(p.v.shape, p.v.values.size());
-    std::vector<double> w, o, t, dS;
+    std::vector<double> w, o, dS;
     const long d = sh.d, nv = sh.dv;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
@@ -57,9 +57,9 @@ void baseline_vjp(const AttentionProblem& p, const Array& dout, Format storage, 
                 const long row = (b * sh.H + h) * sh.Nq + i;
                 const long kv0 = (b * sh.H_kv + sh.kv_head(h)) * sh.Nk;
                 const double* g = dout.values.data() + row * nv;
-                double m = 0, l = 0, lse = 0;
+                double m = 0, l = 0;
                 baseline_weights(in, storage, accumulate, w, m, l);
-                baseline_row(in, storage, accumulate, o, lse, t);
+                baseline_pv(in, w, storage, accumulate, o);
                 const double D = dot(ra, g, o.data(), nv);
                 dS.resize(static_cast<size_t>(in.n));
                 for (long j = 0; j < in.n; ++j)

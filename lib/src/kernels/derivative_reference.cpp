@@ -175,7 +175,7 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
     RowState st;
     RowSoftmax& r = st.r;
     KeyTerms &TK = st.TK, &TR = st.TR;
-    std::vector<double> dP, adP, ds, f, pv;
+    std::vector<double> dP, adP, ds, f, pv, cols;
     const long d = sh.d, dv = sh.dv;
     for_each_row(p, sh, s, kernel, st, [&](long b, long h, long row, const RowInput& in) {
         const long n = in.n;
@@ -232,21 +232,27 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
         }
         // (D5): the row of dQ.
         const double gq = (1 + UK.u_in) * (1 + UK.gamma(n + 2.0)), grq = UR.gamma(n + 2.0);
-        for (long c = 0; c < d; ++c) {
-            double x = 0, SK = 0, SK2 = 0, SR = 0, SR2 = 0, F = 0;
-            for (long j = 0; j < n; ++j) {
-                const double k = in.K[j * d + c], ak = std::fabs(k);
-                x += ds[j] * k;
-                SK += TK.eta[j] * ak, SK2 += (std::fabs(ds[j]) + 2 * TR.eta[j]) * ak;
-                SR += TR.eta[j] * ak, SR2 += std::fabs(ds[j]) * ak, F += f[j] * ak;
+        cols.assign(static_cast<size_t>(6 * d), 0.0);  // row-major walk of K: 6 sums per c
+        for (long j = 0; j < n; ++j) {
+            const double* kr = in.K + j * d;
+            const double w[6] = {ds[j],     TK.eta[j],        std::fabs(ds[j]) + 2 * TR.eta[j],
+                                 TR.eta[j], std::fabs(ds[j]), f[j]};
+            for (long c = 0; c < d; ++c) {
+                double* acc = cols.data() + 6 * c;
+                const double ak = std::fabs(kr[c]);
+                acc[0] += w[0] * kr[c];
+                for (int t = 1; t < 6; ++t) acc[t] += w[t] * ak;
             }
+        }
+        for (long c = 0; c < d; ++c) {
+            const double* S = cols.data() + 6 * c;  // x, SK, SK2, SR, SR2, F
             const size_t e = static_cast<size_t>(row * d + c);
-            const double B = s * (gq * SK + (gq - 1) * SK2) + (n + 2.0) * UK.tau_a;
-            const double R = 2 * (s * ((1 + grq) * SR + grq * SR2) + (n + 2.0) * UR.tau_a);
-            out.dq.value.values[e] = s * x;
-            finish_element(UK, B, R, s * x, out.dq.bound[e], out.dq.ref_error[e]);
+            const double B = s * (gq * S[1] + (gq - 1) * S[2]) + (n + 2.0) * UK.tau_a;
+            const double R = 2 * (s * ((1 + grq) * S[3] + grq * S[4]) + (n + 2.0) * UR.tau_a);
+            out.dq.value.values[e] = s * S[0];
+            finish_element(UK, B, R, s * S[0], out.dq.bound[e], out.dq.ref_error[e]);
             if (!r.finite) out.dq.bound[e] = kInf;
-            out.dq.first[e] = s * (F + UK.u_a * SR2);
+            out.dq.first[e] = s * (S[5] + UK.u_a * S[4]);
         }
         // (D6), (D7): this row's terms of dK and dV, summed before the output rounding.
         for (long j = 0; j < n; ++j) {
@@ -302,7 +308,7 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
     RowState st;
     RowSoftmax& r = st.r;
     KeyTerms &TK = st.TK, &TR = st.TR;
-    std::vector<double> ds, ads, f;
+    std::vector<double> ds, ads, f, cols;
     const long d = sh.d, dv = sh.dv;
     const double nd = 2.0 * d + 3;  // the roundings of one logit tangent (D8)
     const double gsR = UR.gamma(nd), gsK = (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(nd)) - 1;
@@ -346,26 +352,32 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
         product_errors(UK, TK, n, muK, 2);
         // (D9): dO_c = sum_j p_j (ds_j - m) v_jc + sum_j p_j tv_jc, 2n terms.
         const double go = (1 + UK.u_in) * (1 + UK.gamma(2.0 * n + 1)), gro = UR.gamma(2.0 * n + 1);
-        for (long c = 0; c < dv; ++c) {
-            double x = 0, S1K = 0, S2K = 0, S1R = 0, S2R = 0, F = 0;
-            for (long j = 0; j < n; ++j) {
-                const double v = in.V[j * dv + c], t = tV[j * dv + c];
-                const double av = std::fabs(v), at = std::fabs(t);
-                const double wj = r.p[j] * (ds[j] - mean);
-                x += wj * v + r.p[j] * t;
-                S1K += TK.eta[j] * av + (TK.p[j] * TK.kappa[j] + UK.nu) * at;
-                S2K += (std::fabs(wj) + 2 * TR.eta[j]) * av + TK.p[j] * at;
-                S1R += TR.eta[j] * av + (r.p[j] * TR.kappa[j] + UR.nu) * at;
-                S2R += std::fabs(wj) * av + r.p[j] * at;
-                F += f[j] * av + w * r.p[j] * at;
+        cols.assign(static_cast<size_t>(6 * dv), 0.0);  // row-major walk of V and tV
+        for (long j = 0; j < n; ++j) {
+            const double* vr = in.V + j * dv;
+            const double* tr = tV + j * dv;
+            const double wj = r.p[j] * (ds[j] - mean);
+            // weights of |v| and of |tv| in S1K, S2K, S1R, S2R, F
+            const double wv[5] = {TK.eta[j], std::fabs(wj) + 2 * TR.eta[j], TR.eta[j],
+                                  std::fabs(wj), f[j]};
+            const double wt[5] = {TK.p[j] * TK.kappa[j] + UK.nu, TK.p[j],
+                                  r.p[j] * TR.kappa[j] + UR.nu, r.p[j], w * r.p[j]};
+            for (long c = 0; c < dv; ++c) {
+                double* acc = cols.data() + 6 * c;
+                const double av = std::fabs(vr[c]), at = std::fabs(tr[c]);
+                acc[0] += wj * vr[c] + r.p[j] * tr[c];
+                for (int t = 0; t < 5; ++t) acc[t + 1] += wv[t] * av + wt[t] * at;
             }
+        }
+        for (long c = 0; c < dv; ++c) {
+            const double* S = cols.data() + 6 * c;  // x, S1K, S2K, S1R, S2R, F
             const size_t e = static_cast<size_t>(row * dv + c);
-            const double B = go * S1K + (go - 1) * S2K + (2.0 * n + 1) * UK.tau_a;
-            const double R = 2 * ((1 + gro) * S1R + gro * S2R + (2.0 * n + 1) * UR.tau_a);
-            out.value.values[e] = x;
-            finish_element(UK, B, R, x, out.bound[e], out.ref_error[e]);
+            const double B = go * S[1] + (go - 1) * S[2] + (2.0 * n + 1) * UK.tau_a;
+            const double R = 2 * ((1 + gro) * S[3] + gro * S[4] + (2.0 * n + 1) * UR.tau_a);
+            out.value.values[e] = S[0];
+            finish_element(UK, B, R, S[0], out.bound[e], out.ref_error[e]);
             if (!r.finite) out.bound[e] = kInf;
-            out.first[e] = F + UK.u_a * S2R;
+            out.first[e] = S[5] + UK.u_a * S[4];
         }
     });
     return out;

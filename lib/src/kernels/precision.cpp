@@ -36,7 +36,7 @@ Format parse_format(const std::string& text, const std::string& parameter) {
     return enum_from_name(text, kFormatNames, "format", parameter);
 }
 
-double round_to(double x, Format f) {
+double round_to_narrow(double x, Format f) {
     if (f == Format::fp64 || x == 0 || !std::isfinite(x)) return x;
     if (f == Format::fp32) return static_cast<double>(static_cast<float>(x));  // IEEE RNE
     const FormatSpec s = format_spec(f);

@@ -23,6 +23,10 @@ namespace attnspec::kernels {
 void baseline_weights(const RowInput& in, Format storage, Format accumulate, std::vector<double>& p,
                       double& m, double& l);
 
+// The plain kernel's output row from its stored weights p: o_c = fl_out(sum_a fl_a(p_j v_jc)).
+void baseline_pv(const RowInput& in, const std::vector<double>& p, Format storage,
+                 Format accumulate, std::vector<double>& o);
+
 // The plain kernel's row o (d_v values) and lse; `t` is scratch. q, k, v of `in` must be
 // representable in `storage`. A row with n == 0 gives zeros and lse = -inf.
 void baseline_row(const RowInput& in, Format storage, Format accumulate, std::vector<double>& o,

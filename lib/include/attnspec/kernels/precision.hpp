@@ -25,8 +25,14 @@ const char* format_name(Format f);
 Format parse_format(const std::string& text, const std::string& parameter);
 
 // x rounded to the nearest value of `f` (ties to even); NaN, +-inf and zeros (with their sign)
-// pass through; |x| beyond the largest finite value after rounding gives +-inf. O(1).
-double round_to(double x, Format f);
+// pass through; |x| beyond the largest finite value after rounding gives +-inf. O(1); fp64 and
+// fp32 inline (the hardware's conversion), the narrower formats in precision.cpp.
+double round_to_narrow(double x, Format f);
+inline double round_to(double x, Format f) {
+    if (f == Format::fp64) return x;
+    if (f == Format::fp32) return static_cast<double>(static_cast<float>(x));  // IEEE RNE
+    return round_to_narrow(x, f);
+}
 
 // Unit roundoff u = 2^-p (relative error of rounding a normal number).
 double unit_roundoff(Format f);
