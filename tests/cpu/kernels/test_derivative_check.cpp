@@ -389,17 +389,46 @@ TEST_CASE(
     CHECK(vjp(k, g, f).verdict == KernelVerdict::pass);
     g.dq.values[16] = 0.25;  // row 1 is masked: only zeros or NaN there
     CHECK(vjp(k, g, f).dq.verdict == KernelVerdict::wrong);
-    // the wrong K/V head: query head h reads K/V head h % 2 instead of h / 2 (K, V and their
-    // tangents expanded to 4 heads that way)
-    const auto wrong_heads = [](const Array& a) {
+    // K, V (or their tangents) expanded to one head per query head: head h takes K/V head
+    // head_of(h) of 2
+    const auto expand = [](const Array& a, long (*head_of)(long)) {
         Array e = a;
         e.shape[0] = 4;
         const auto half = static_cast<std::ptrdiff_t>(a.values.size() / 2);
         e.values.clear();
         for (long h = 0; h < 4; ++h)
-            e.values.insert(e.values.end(), a.values.begin() + (h % 2) * half,
-                            a.values.begin() + (h % 2 + 1) * half);
+            e.values.insert(e.values.end(), a.values.begin() + head_of(h) * half,
+                            a.values.begin() + (head_of(h) + 1) * half);
         return e;
+    };
+    // dK, dV of grouped heads sum over the query heads sharing a K/V head: a kernel run on the
+    // expanded K, V passes when it sums heads 2g and 2g + 1, and is wrong with head 2g alone
+    AttentionProblem expanded = k.p;
+    const auto right = [](long h) { return h / 2; };
+    expanded.k = expand(k.p.k, right), expanded.v = expand(k.p.v, right);
+    const Grads per_head = flash_vjp(expanded, k.dout, f);
+    Grads summed = flash_vjp(k.p, k.dout, f), first_only = summed;
+    for (auto [sum, one, all] : {std::tuple{&summed.dk, &first_only.dk, &per_head.dk},
+                                 std::tuple{&summed.dv, &first_only.dv, &per_head.dv}}) {
+        const size_t half = sum->values.size() / 2;  // one K/V head
+        for (size_t g = 0; g < 2; ++g)
+            for (size_t e = 0; e < half; ++e) {
+                const double a = all->values[(2 * g) * half + e];
+                const double b = all->values[(2 * g + 1) * half + e];
+                sum->values[g * half + e] = round_to(a + b, f);
+                one->values[g * half + e] = a;
+            }
+    }
+    r = vjp(k, summed, f);
+    INFO(r.summary);
+    CHECK(r.verdict == KernelVerdict::pass);
+    r = vjp(k, first_only, f);
+    CHECK(r.dk.verdict == KernelVerdict::wrong);
+    CHECK(r.dv.verdict == KernelVerdict::wrong);
+    // the wrong K/V head: query head h reads K/V head h % 2 instead of h / 2 (K, V and their
+    // tangents expanded to 4 heads that way)
+    const auto wrong_heads = [&](const Array& a) {
+        return expand(a, [](long h) { return h % 2; });
     };
     AttentionProblem swapped = k.p;
     swapped.k = wrong_heads(k.p.k), swapped.v = wrong_heads(k.p.v);
