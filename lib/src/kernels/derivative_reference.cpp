@@ -175,7 +175,7 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
     RowState st;
     RowSoftmax& r = st.r;
     KeyTerms &TK = st.TK, &TR = st.TR;
-    std::vector<double> dP, adP, ds, f, pv, cols;
+    std::vector<double> dP, adP, ds, f, cols;
     const long d = sh.d, dv = sh.dv;
     for_each_row(p, sh, s, kernel, st, [&](long b, long h, long row, const RowInput& in) {
         const long n = in.n;
@@ -201,7 +201,6 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
         TR.y.resize(static_cast<size_t>(n)), TR.err_y.resize(static_cast<size_t>(n));
         TK.y.resize(static_cast<size_t>(n)), TK.err_y.resize(static_cast<size_t>(n));
         TR.a.resize(static_cast<size_t>(n)), TK.a.resize(static_cast<size_t>(n));
-        pv.assign(static_cast<size_t>(dv), 0.0);
         const double gPR = UR.gamma(static_cast<double>(dv));
         const double gPK =
             (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(static_cast<double>(dv))) - 1;
@@ -214,12 +213,12 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
             TK.y[j] = std::fabs(x) + 2 * TR.err_y[j];
             TK.err_y[j] = gPK * ax + dv * UK.tau_a;
             TR.a[j] = std::fabs(x - D);
-            for (long c = 0; c < dv; ++c) pv[c] += r.p[j] * std::fabs(v[c]);
         }
-        // The first-order error of D: O's (the forward's floor) and D's own rounding.
+        // The first-order error of D: the weights' (sum_j delta p_j dP_j), O's storage and D's
+        // own rounding.
         const double w = first_weight(UK, r);
-        for (long c = 0; c < dv; ++c)
-            eD1 += std::fabs(g[c]) * (w * pv[c] + (UK.u_out + UK.u_a) * std::fabs(o[c]));
+        for (long j = 0; j < n; ++j) eD1 += w * r.p[j] * TR.y[j];
+        for (long c = 0; c < dv; ++c) eD1 += (UK.u_out + UK.u_a) * std::fabs(g[c] * o[c]);
         // (D3b): D as sum_j p_j dP_j; the kernel may use either.
         eDK = std::max(eDK, weighted_sum_error(UK, TK, n));
         for (long j = 0; j < n; ++j) TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + eDR);
