@@ -167,7 +167,8 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
     const Units UK = units(kernel), UR = units(reference_model());
     VjpReference out{tensor_like(p.q), tensor_like(p.k), tensor_like(p.v)};
     // dK and dV sum over at most m query rows (D6), (D7).
-    const double m = static_cast<double>(sh.Nq * (sh.H / sh.H_kv));
+    const long group = sh.H / sh.H_kv;  // exact: H_kv divides H (problem_shape)
+    const double m = static_cast<double>(sh.Nq * group);
     const double gk = (1 + UK.u_in) * (1 + UK.gamma(m + 2));
     const double gv = (1 + UK.u_p) * (1 + UK.u_in) * (1 + UK.gamma(m + 1));
     const double grk = UR.gamma(m + 2), grv = UR.gamma(m + 1);
