@@ -203,7 +203,8 @@ class Analysis:
       ``kappa_J_hi``: κ(J) of the weight Jacobian, bias-free form, strict, with its enclosure;
       ``method``: how κ(J) was computed; ``bound``, ``bound_lo``, ``bound_hi``: SC Thm 3.4's
       bound (our reconstruction); ``verdict`` (holds | violated | inconclusive |
-      not_applicable), ``margin`` = bound − κ(J), ``ratio`` = κ(J)/bound; ``cos_left``,
+      not_applicable), ``margin`` = bound − κ(J), ``ratio`` = κ(J)/bound (a not_applicable row,
+      whose hypothesis failed, has no enclosures: NaN, and its point values where computed); ``cos_left``,
       ``cos_right``: cosine of the Linear-InfSA weights with the left / right Perron vector of
       Â (model-infsa, biases kept), ``rho``: ρ(Â).
     * ``results``: the ``checks.Results`` of the run (every record, with conventions and notes);
@@ -271,18 +272,23 @@ def _rows(results, layers, heads, d):
     cols.update({c: [] for c in ("kappa_J", "kappa_J_lo", "kappa_J_hi", "method", "bound",
                                  "bound_lo", "bound_hi", "verdict", "margin", "ratio", "rho",
                                  "cos_left", "cos_right")})
+    nan = math.nan
     for r in thm.records:
-        lhs = r.comparisons[0]
         li, h, s = (int(r.values[k]) for k in ("layer", "head", "sentence"))
         cols["layer"].append(li), cols["head"].append(h), cols["sentence"].append(s)
         cols["N"].append(int(r.values["N"]))
         for c, per in kw.items():
             cols[c].append(per[li, h])
-        cols["kappa_J"].append(lhs.lhs), cols["kappa_J_lo"].append(lhs.lhs_lo)
-        cols["kappa_J_hi"].append(lhs.lhs_hi), cols["method"].append(r.conventions["svd"])
-        cols["bound"].append(lhs.rhs), cols["bound_lo"].append(lhs.rhs_lo)
-        cols["bound_hi"].append(lhs.rhs_hi), cols["verdict"].append(r.verdict)
-        cols["margin"].append(lhs.margin), cols["ratio"].append(lhs.ratio)
+        cols["method"].append(r.conventions.get("svd", "")), cols["verdict"].append(r.verdict)
+        if r.comparisons:
+            c = r.comparisons[0]
+            got = (c.lhs, c.lhs_lo, c.lhs_hi, c.rhs, c.rhs_lo, c.rhs_hi, c.margin, c.ratio)
+        else:  # not applicable (a hypothesis fails, e.g. J rank-deficient): values only
+            got = (r.values.get("kappa(J)", nan), nan, nan, r.values.get("bound", nan), nan,
+                   nan, nan, nan)
+        for c, v in zip(("kappa_J", "kappa_J_lo", "kappa_J_hi", "bound", "bound_lo",
+                         "bound_hi", "margin", "ratio"), got):
+            cols[c].append(float(v))
         i = at.get((li, h, s))
         for c in ("rho", "cos_left", "cos_right"):
             cols[c].append(float(infsa[c][i]) if i is not None else math.nan)

@@ -3,7 +3,6 @@ file run by `attnspec verify ... --thorough` gives the same report (report show 
 for the file name and provenance) and the same numbers to the bit; the rows carry enclosures that
 contain their values; with PyTorch, a model built from MiniLM's weights gives the rows of the
 embedded dataset."""
-import json
 import os
 import subprocess
 
