@@ -15,7 +15,8 @@
 # Environment: ATTNSPEC_PY_DIR, the venv's folder (default build/python); ATTNSPEC_PY_TREE, the
 #              CMake tree (default build-python; keep it one level below the root for the cache);
 #              ATTNSPEC_PY_JOBS (default nproc); ATTNSPEC_PY_VERBOSE=1 (show the CMake build);
-#              ATTNSPEC_CMAKE_ARGS: its -DATTNSPEC_WERROR=ON is passed on (.ci/run sets it).
+#              ATTNSPEC_CMAKE_ARGS: its -DATTNSPEC_WERROR=ON is passed on (.ci/run sets it);
+#              ATTNSPEC_PY_TORCH=1 also installs PyTorch (analyze, torch tests, bench/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
@@ -49,6 +50,13 @@ if [ "$(cat "$dir/venv/.attnspec-reqs" 2>/dev/null)" != "$reqs" ]; then
   say "installed $reqs in $((SECONDS - t0)) s"
 fi
 
+# 2b. PyTorch, only when asked (ATTNSPEC_PY_TORCH=1): attnspec.analyze and the torch tests and
+#     benchmarks use it; the default suite skips them without it (several GB from the index)
+if [ "${ATTNSPEC_PY_TORCH:-0}" = 1 ] && ! "$py" -c "import torch" 2>/dev/null; then
+  t0=$SECONDS
+  "$py" -m pip install -q --disable-pip-version-check torch
+  say "installed torch in $((SECONDS - t0)) s"
+fi
 # 3. build and install the package (CMake tree kept: incremental; ccache when installed)
 source scripts/ccache-env.sh
 defines=()
