@@ -80,6 +80,7 @@ class Spectrum:
     rank: int
     notes: Tuple[str, ...] = ()
     seconds: float = 0.0
+    gram_seconds: float = 0.0
     rel_error_bound: Optional[float] = None
     singular_values: np.ndarray = field(default=None, repr=False, compare=False)
     raw: dict = field(default=None, repr=False, compare=False)
@@ -114,7 +115,8 @@ def _head_spectrum(head, svd, certify, wrt, full_upto):
         sigma_max=Estimate(smax["value"], smax["lo"], smax["hi"], smax["basis"]),
         sigma_min=Estimate(smin["value"], smin["lo"], smin["hi"], smin["basis"]),
         method=r["method"], mode=r["mode"], rank=r["rank"], notes=tuple(r["notes"]),
-        seconds=r["seconds"], rel_error_bound=r["rel_error_bound"],
+        seconds=r["seconds"], gram_seconds=r["gram_seconds"],
+        rel_error_bound=r["rel_error_bound"],
         singular_values=r["gram_sigma"], raw=r)
 
 

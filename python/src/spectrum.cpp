@@ -61,7 +61,7 @@ nb::dict spectrum_dict(const OperatorSpectrum& s) {
     d["kappa_strict"] = kappa_dict(s.strict), d["kappa_nz"] = kappa_dict(s.nz);
     d["gram_error"] = s.gram_error, d["gram_trace"] = s.gram_trace;
     d["product_rel_error"] = s.product_rel_error, d["rel_error_bound"] = s.rel_error_bound;
-    d["seconds"] = s.seconds, d["notes"] = strings(s.notes);
+    d["seconds"] = s.seconds, d["gram_seconds"] = s.gram_seconds, d["notes"] = strings(s.notes);
     d["gram_sigma"] = Eigen::VectorXd(s.gram_sigma);
     return d;
 }

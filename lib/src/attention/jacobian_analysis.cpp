@@ -90,10 +90,14 @@ JacobianAnalysis analyse_jacobians(const std::vector<Head>& heads, bool shared_X
             if (wrt_w) {
                 r.spectrum = jacobian_spectrum(hd, opt.svd);
             } else {
+                const auto tg = std::chrono::steady_clock::now();
                 const JacobianXOperator op(hd);
                 const Eigen::MatrixXd G =
                     jacobian_x_gram_outer(hd, opt.svd.max_bytes, opt.svd.progress);
+                const double gram_seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count();
                 r.spectrum = operator_spectrum(op, &G, opt.svd);
+                r.spectrum.gram_seconds = gram_seconds;
             }
             r.has_spectrum = true;
             // J not formed: ||J||_F^2 = trace(J J^T), the sum of all Gram eigenvalues in full

@@ -2,6 +2,7 @@
 #include "attnspec/attention/jacobian_spectrum.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -33,9 +34,13 @@ OperatorSpectrum jacobian_spectrum(const Head& h, const LargeSvdOptions& opt) {
     };
     o.certify.dd_gram_updates = jacobian_gram_dd_updates(N, D, d);
     o.certify.dd_gram_bytes = jacobian_gram_dd_bytes(N, d);
+    const auto t0 = std::chrono::steady_clock::now();
     const JacobianOperator J(h);
     const Eigen::MatrixXd G = jacobian_gram_outer(h, opt.max_bytes, opt.progress);
+    const double gram_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     OperatorSpectrum s = operator_spectrum(J, &G, o);
+    s.gram_seconds = gram_seconds;
     s.notes.emplace_back("J = [J_Q, J_K, J_V] at W + C (SC Thm 3.3); G from jacobian_gram_outer");
     return s;
 }

@@ -86,6 +86,7 @@ void write_operator_spectrum(JsonWriter& j, const OperatorSpectrum& s) {
     kappa_json(j, s.nz);
     j.kv("gram_error", s.gram_error).kv("product_rel_error", s.product_rel_error);
     j.kv("rel_error_bound", s.rel_error_bound).kv("seconds", s.seconds);
+    j.kv("gram_seconds", s.gram_seconds);
     j.key("notes").begin_array();
     for (const auto& n : s.notes) j.value(n);
     j.end_array();

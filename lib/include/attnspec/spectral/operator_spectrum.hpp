@@ -82,7 +82,9 @@ struct OperatorSpectrum {
     double gram_error = 0;  // bound used for ||fl(G) - J J^T||_2 (estimate x safety)
     double gram_trace = 0;  // trace(fl(G)) = ||J||_F^2 up to G's forming error, in every mode
     double product_rel_error = 0;
-    double seconds = 0;
+    double seconds = 0;       // the engine, from its given G (operator_spectrum)
+    double gram_seconds = 0;  // building G before it, where the caller did (Jacobians); the
+                              // whole solve is seconds + gram_seconds (JSON only, not in reports)
     double rel_error_bound = 0;  // kappa enclosure half-width / kappa (strict, or nz if inf)
     std::vector<std::string> notes;
 };
