@@ -11,6 +11,7 @@
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/kernels/attention_check.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
+#include "attnspec/kernels/linear_infsa_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -22,11 +23,13 @@ using namespace attnspec::kernels;
 
 const char* kSynopsis =
     "OP --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
-    "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--factor F] [--json]\n"
+    "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--gamma G] [--eps E] "
+    "[--factor F] [--json]\n"
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
     "--inputs IN [--dtype D]\n"
     "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
-    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t)";
+    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa (IN q, k, v; OUT "
+    "o; --gamma, --eps; no --mask, --scale)";
 
 const char* kExamples =
     "examples:\n"
@@ -35,20 +38,22 @@ const char* kExamples =
     "  attnspec check-kernel attention --inputs in.npz --output out.npz --dtype fp16 "
     "--mask causal\n";
 
-enum class Op { attention, vjp, jvp };
+enum class Op { attention, vjp, jvp, linear_infsa };
 
 Op parse_op(const std::string& text) {
     if (text == "attention") return Op::attention;
     if (text == "attention-vjp") return Op::vjp;
     if (text == "attention-jvp") return Op::jvp;
+    if (text == "linear-infsa") return Op::linear_infsa;
     fail_usage("check-kernel: unknown operation '" + text +
-               "' (expected attention, attention-vjp or attention-jvp)");
+               "' (expected attention, attention-vjp, attention-jvp or linear-infsa)");
 }
 
 struct Args {
     std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
     std::string generate, shape;
     double scale = 0, factor = 2;
+    LinearInfsaParams infsa;
     CommonOptions common;
 };
 
@@ -108,6 +113,7 @@ void print_json(KernelVerdict verdict, const std::string& summary, const Named& 
     j.kv("verdict", verdict_name(verdict)).kv("summary", summary);
     j.kv("dtype", a.dtype).kv("accumulate", a.accumulate).kv("mask", a.mask);
     j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
+    if (a.op == "linear-infsa") j.kv("gamma", a.infsa.gamma).kv("eps", a.infsa.eps);
     if (tensors.size() == 1) {
         j.kv("output", tensors.front().first);
         json_tensor(j, r);
@@ -183,12 +189,18 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
     if (a.inputs.empty() || a.shape.empty())
         fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
     const Format f = parse_format(a.dtype, "dtype");
-    const StressCase c = parse_stress(a.generate, "stress_case");
-    const AttentionProblem p = generate_stress(c, a.common.seed, parse_shape(a.shape), f, a.scale);
+    const AttentionProblem p =
+        op == Op::linear_infsa
+            ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
+            : generate_stress(parse_stress(a.generate, "stress_case"), a.common.seed,
+                              parse_shape(a.shape), f, a.scale);
     std::vector<std::vector<std::int64_t>> shapes;
     if (op == Op::vjp) shapes = {problem_shape(p).out_shape()};
     if (op == Op::jvp) shapes = {p.q.shape, p.k.shape, p.v.shape};
-    const std::vector<Array> dirs = generate_directions(c, a.common.seed, shapes, f);
+    const std::vector<Array> dirs =
+        shapes.empty() ? std::vector<Array>{}
+                       : generate_directions(parse_stress(a.generate, "stress_case"), a.common.seed,
+                                             shapes, f);
     const std::vector<std::string> names = direction_names(op);
     std::vector<NamedArray> extra;
     for (std::size_t i = 0; i < dirs.size(); ++i) extra.emplace_back(names[i], &dirs[i]);
@@ -217,7 +229,8 @@ int run_check_kernel(const Invocation& inv) {
     po::options_description desc("check-kernel options");
     Args a;
     desc.add_options()("op", po::value(&a.op),
-                       "the operation: attention, attention-vjp or attention-jvp (positional)")(
+                       "the operation: attention, attention-vjp, attention-jvp or linear-infsa "
+                       "(positional)")(
         "inputs", po::value(&a.inputs),
         "IN (.npz or .h5) with arrays q, k, v (and do, or tq, tk, tv)")(
         "output", po::value(&a.output),
@@ -230,17 +243,29 @@ int run_check_kernel(const Invocation& inv) {
         "logit scale s (default 1/sqrt(d))")(
         "factor", real_value(&a.factor, "--factor", 1, 1e300),
         "allowed error = F x baseline error + floor (default 2)")(
+        "gamma", real_value(&a.infsa.gamma, "--gamma", -1e300, 1e300),
+        "linear-infsa: the output factor gamma (default 0.95, the library's)")(
+        "eps", real_value(&a.infsa.eps, "--eps", 0, 1e300),
+        "linear-infsa: eps of both normalisations (default 1e-6, the library's)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
-        "rank-deficient-k")("shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d");
+        "rank-deficient-k; linear-infsa also relu-zero, dominant-key")(
+        "shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d");
     add_common_options(desc, a.common, "", kSeed | kJson);
     po::positional_options_description pos;
     pos.add("op", 1);
     po::variables_map vm;
     if (!parse(inv, "check-kernel", kSynopsis, kExamples, desc, vm, &pos)) return 0;
     if (a.op.empty())
-        fail_usage("check-kernel: missing the operation (attention, attention-vjp, attention-jvp)");
+        fail_usage(
+            "check-kernel: missing the operation (attention, attention-vjp, attention-jvp, "
+            "linear-infsa)");
     const Op op = parse_op(a.op);
+    if (op == Op::linear_infsa)
+        reject_given(vm, "check-kernel linear-infsa", {"mask", "scale"},
+                     "(it has no mask or scale)");
+    else
+        reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"}, "(linear-infsa only)");
     if (given(vm, "generate")) return generate(op, a, vm);
     reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
     if (a.inputs.empty() || a.output.empty())
@@ -272,6 +297,11 @@ int run_check_kernel(const Invocation& inv) {
         const Named tensors = {{"dq", &r.dq}, {"dk", &r.dk}, {"dv", &r.dv}};
         a.common.json ? print_json(r.verdict, r.summary, tensors, a)
                       : print_text(r.verdict, r.summary, tensors, a);
+        verdict = r.verdict;
+    } else if (op == Op::linear_infsa) {
+        const KernelCheckResult r = check_linear_infsa(p, a.infsa, out.read("o", true), opt);
+        a.common.json ? print_json(r.verdict, r.summary, {{"o", &r}}, a)
+                      : print_text(r.verdict, r.summary, {{"o", &r}}, a);
         verdict = r.verdict;
     } else {
         const Array tq = in.read("tq", false), tk = in.read("tk", false), tv = in.read("tv", false);

@@ -1,0 +1,163 @@
+// check-kernel linear-infsa: verdict, reference and baseline over the heads, and the stress cases
+// (kernels/linear_infsa_check.hpp; the bound is proofs/kernel_tolerance.md, "Linear-InfSA").
+#include "attnspec/kernels/linear_infsa_check.hpp"
+
+#include <cmath>
+
+#include "attnspec/base/errors.hpp"
+#include "attnspec/base/random.hpp"
+#include "attnspec/kernels/stress.hpp"
+#include "check_compare.hpp"
+#include "linear_infsa_reference.hpp"
+
+namespace attnspec::kernels {
+namespace {
+
+constexpr const char* kExtraCases[] = {"relu-zero", "dominant-key"};
+constexpr double kDominant = 30;  // dominant-key: |k| = 30 sqrt(d) along q_bar
+
+void check_params(const AttentionProblem& p, const LinearInfsaParams& par) {
+    if (p.mask != MaskKind::none)
+        fail_data("linear-infsa takes no mask (got " + std::string(mask_name(p.mask)) + ")",
+                  "mask");
+    if (!std::isfinite(par.gamma))
+        fail_data("gamma = " + value_text(par.gamma) + " must be finite", "gamma");
+    if (!(par.eps >= 0) || !std::isfinite(par.eps))
+        fail_data("eps = " + value_text(par.eps) + " must be finite and >= 0", "eps");
+}
+
+// Head h of batch b of `src` (p, or its inputs rounded to the storage format).
+detail::HeadInput head(const ProblemShape& sh, const AttentionProblem& src,
+                       const LinearInfsaParams& par, long b, long h) {
+    const long kv = b * sh.H_kv + sh.kv_head(h);
+    detail::HeadInput in;
+    in.Q = src.q.values.data() + (b * sh.H + h) * sh.Nq * sh.d;
+    in.K = src.k.values.data() + kv * sh.Nk * sh.d;
+    in.V = src.v.values.data() + kv * sh.Nk * sh.dv;
+    in.nq = sh.Nq, in.nk = sh.Nk, in.d = sh.d, in.dv = sh.dv, in.par = par;
+    return in;
+}
+
+// Runs `fn(b, h, head)` for every head, then broadcasts `row` (d_v values it filled) to the
+// head's N_q rows of `out`.
+template <class F>
+Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) {
+    check_params(p, par);
+    const ProblemShape sh = problem_shape(p);
+    Array out;
+    out.shape = sh.out_shape();
+    out.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
+    std::vector<double> row;
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            fn(head(sh, p, par, b, h), row);
+            for (long i = 0; i < sh.Nq; ++i)
+                std::copy(row.begin(), row.end(),
+                          out.values.begin() + ((b * sh.H + h) * sh.Nq + i) * sh.dv);
+        }
+    return out;
+}
+
+}  // namespace
+
+KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
+                                     const Array& o, const KernelCheckOptions& opt) {
+    detail::check_factor(opt);
+    check_params(p, par);
+    const ProblemShape sh = problem_shape(p);
+    detail::check_shape(o, sh.out_shape(), "o");
+    KernelCheckResult r;
+    r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
+    r.scale = 1.0 / std::sqrt(static_cast<double>(sh.d));
+    r.inputs_exact = detail::all_exact({&p.q, &p.k, &p.v}, opt.storage);
+    const RoundingModel model = kernel_model(opt.storage, opt.accumulate, r.inputs_exact);
+    AttentionProblem rounded = p;
+    detail::round_all({&rounded.q, &rounded.k, &rounded.v}, opt.storage);
+    detail::HeadAnalysis ref;
+    std::vector<double> base;
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            detail::analyze_head(head(sh, p, par, b, h), model, ref);
+            detail::baseline_head(head(sh, rounded, par, b, h), opt.storage, opt.accumulate, base);
+            detail::RowValues v;
+            v.ref = ref.o.data(), v.bound = ref.bound.data(), v.ref_error = ref.ref_error.data();
+            v.base = base.data(), v.first = ref.first.data(), v.n = sh.dv;
+            for (long i = 0; i < sh.Nq; ++i) {
+                ++r.rows;
+                v.got = o.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.dv;
+                v.index = detail::element_index(sh, b, h, i, 0);
+                detail::compare_row(v, model.u_out, opt, r);
+            }
+        }
+    detail::decide(r, opt, "o", 0);
+    return r;
+}
+
+Array reference_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par) {
+    detail::HeadAnalysis a;
+    return per_head(p, par, [&](const detail::HeadInput& in, std::vector<double>& row) {
+        detail::analyze_head(in, RoundingModel{}, a);
+        row = a.o;
+    });
+}
+
+Array baseline_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par, Format storage,
+                            Format accumulate) {
+    AttentionProblem rounded = p;
+    detail::round_all({&rounded.q, &rounded.k, &rounded.v}, storage);
+    return per_head(rounded, par, [&](const detail::HeadInput& in, std::vector<double>& row) {
+        detail::baseline_head(in, storage, accumulate, row);
+    });
+}
+
+std::vector<std::string> linear_infsa_cases() {
+    std::vector<std::string> all;
+    for (StressCase c : stress_cases()) all.emplace_back(stress_name(c));
+    for (const char* c : kExtraCases) all.emplace_back(c);
+    return all;
+}
+
+AttentionProblem generate_linear_infsa(const std::string& name, std::uint64_t seed,
+                                       const std::vector<std::int64_t>& shape, Format storage) {
+    const bool relu_zero = name == kExtraCases[0], dominant = name == kExtraCases[1];
+    if (!relu_zero && !dominant)
+        return generate_stress(parse_stress(name, "stress_case"), seed, shape, storage);
+    AttentionProblem p = generate_stress(StressCase::gaussian, seed, shape, Format::fp64);
+    const long d = static_cast<long>(shape.back()), N = static_cast<long>(shape[shape.size() - 2]);
+    const long heads = static_cast<long>(p.q.values.size()) / (N * d);
+    Rng rng(seed ^ 0x9E3779B97F4A7C15ULL);
+    for (long h = 0; h < heads; ++h) {
+        double* Q = p.q.values.data() + h * N * d;
+        double* K = p.k.values.data() + h * N * d;
+        std::vector<double> u(static_cast<size_t>(d));
+        if (relu_zero) {  // q_i = |g_i| u, k_j = -|h_j| u: every score q_bar . k_j < 0
+            double nu = 0;
+            for (double& x : u) x = rng.normal(), nu += x * x;
+            nu = std::sqrt(nu);
+            for (long i = 0; i < N; ++i) {
+                const double a = std::fabs(rng.normal()) + 0.1, b = std::fabs(rng.normal()) + 0.1;
+                for (long l = 0; l < d; ++l)
+                    Q[i * d + l] = a * u[l] / nu, K[i * d + l] = -b * u[l] / nu;
+            }
+            continue;
+        }
+        // dominant key along this head's float64 q_bar (energy-weighted mean of the queries)
+        double se = 0, nq = 0;
+        for (long i = 0; i < N; ++i) {
+            double ss = 0;
+            for (long l = 0; l < d; ++l) ss += Q[i * d + l] * Q[i * d + l];
+            const double e = std::sqrt(ss);
+            se += e;
+            for (long l = 0; l < d; ++l) u[l] += e * Q[i * d + l];
+        }
+        for (long l = 0; l < d; ++l) u[l] /= se, nq += u[l] * u[l];
+        nq = std::sqrt(nq);
+        for (long l = 0; l < d && nq > 0; ++l)
+            K[(N / 2) * d + l] = kDominant * std::sqrt(static_cast<double>(d)) * u[l] / nq;
+    }
+    for (Array* a : {&p.q, &p.k, &p.v})
+        for (double& x : a->values) x = round_to(x, storage);
+    return p;
+}
+
+}  // namespace attnspec::kernels

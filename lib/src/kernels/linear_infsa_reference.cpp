@@ -1,0 +1,206 @@
+// The float64 Linear-InfSA reference of one head, its rounding bound (proofs/kernel_tolerance.md,
+// "Linear-InfSA", (L1)-(L8)) and the plain kernel at a declared precision
+// (lib/src/kernels/linear_infsa_reference.hpp).
+#include "linear_infsa_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnspec/base/rounding.hpp"
+
+namespace attnspec::kernels::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The reference's values and the magnitudes the bound is evaluated on.
+struct Ref {
+    double c = 0;             // 1/sqrt(d)
+    double Se = 0, D = 0;     // sum_i e_i, sum_i e_i + eps
+    std::vector<double> acc;  // sum_i e_i q~_il (d)
+    std::vector<double> M;    // sum_i e_i |q~_il| (d)
+    std::vector<double> Sq;   // sum_i |q~_il| (d)
+    std::vector<double> qb;   // q_bar (d)
+    std::vector<double> s;    // scores s_j (n_k)
+    double S = 0, D2 = 0;     // sum_j s_j, sum_j s_j + eps
+    std::vector<double> n;    // sum_j s_j v_jc (d_v)
+    std::vector<double> sv;   // sum_j s_j |v_jc| (d_v)
+    std::vector<double> av;   // sum_j |v_jc| (d_v)
+    std::vector<double> p;    // the output gamma n_c / D2 (d_v)
+};
+
+// One model's error figures; the reference's (W) widen the magnitudes of the kernel's pass.
+struct Err {
+    double dD = 0, dD2 = 0;
+    std::vector<double> dacc, Eq, es, dn, B, first;
+};
+
+void reference(const HeadInput& in, Ref& r, std::vector<double>& o) {
+    const long nq = in.nq, nk = in.nk, d = in.d, dv = in.dv;
+    r.c = 1.0 / std::sqrt(static_cast<double>(d));
+    r.acc.assign(d, 0.0), r.M.assign(d, 0.0), r.Sq.assign(d, 0.0), r.qb.assign(d, 0.0);
+    r.Se = 0;
+    for (long i = 0; i < nq; ++i) {  // (L1)-(L3): energies and the pooled query
+        const double* q = in.Q + i * d;
+        double ss = 0;
+        for (long l = 0; l < d; ++l) ss += q[l] * q[l];
+        const double e = r.c * std::sqrt(ss);
+        r.Se += e;
+        for (long l = 0; l < d; ++l) {
+            const double qt = r.c * q[l];
+            r.acc[l] += e * qt, r.M[l] += e * std::fabs(qt), r.Sq[l] += std::fabs(qt);
+        }
+    }
+    r.D = r.Se + in.par.eps;
+    for (long l = 0; l < d && r.D > 0; ++l) r.qb[l] = r.acc[l] / r.D;
+    r.s.assign(nk, 0.0), r.n.assign(dv, 0.0), r.sv.assign(dv, 0.0), r.av.assign(dv, 0.0);
+    r.S = 0;
+    for (long j = 0; j < nk; ++j) {  // (L5)-(L7): scores and the pooled value
+        const double* k = in.K + j * d;
+        const double* v = in.V + j * dv;
+        double x = 0;
+        for (long l = 0; l < d; ++l) x += r.qb[l] * k[l];
+        const double s = std::max(0.0, r.c * x);
+        r.s[j] = s, r.S += s;
+        for (long c = 0; c < dv; ++c)
+            r.n[c] += s * v[c], r.sv[c] += s * std::fabs(v[c]), r.av[c] += std::fabs(v[c]);
+    }
+    r.D2 = r.S + in.par.eps;
+    o.assign(dv, 0.0);
+    for (long c = 0; c < dv && r.S > 0; ++c) o[c] = in.par.gamma * r.n[c] / r.D2;
+    r.p = o;
+}
+
+// (L1)-(L8) for model M on the reference's values; W: the reference's own figures (magnitudes
+// widened by them), null for the reference's pass.
+void errors(const HeadInput& in, const Ref& r, const RoundingModel& M, const Err* W, Err& E) {
+    const long nq = in.nq, nk = in.nk, d = in.d, dv = in.dv;
+    const double u = M.u_a, t = M.tau_a, eps = in.par.eps, g = std::fabs(in.par.gamma);
+    // Sums of non-negative double terms: relative error <= gamma_{n + 8} (2^-53) each.
+    const double wide = W ? 1 + gamma_n(static_cast<double>(nq + nk + d + dv + 8)) : 1.0;
+    auto w = [W](const std::vector<double> Err::*f, long i) { return W ? (W->*f)[i] : 0.0; };
+    const double gd = gamma_n(static_cast<double>(d + 4), u);
+    const double eta_e = (1 + M.u_in) * (1 + gd) - 1;                         // (L1)
+    const double b_e = std::sqrt(static_cast<double>(d) * t) * (1 + gd) + t;  // (L1)
+    const double fnq = static_cast<double>(nq), fnk = static_cast<double>(nk);
+    const double Se = r.Se * wide;
+    const double dSe =
+        eta_e * Se + fnq * b_e + gamma_n(fnq - 1, u) * ((1 + eta_e) * Se + fnq * b_e) + fnq * t;
+    const double Dlo = r.D - (W ? W->dD : 0.0), Dhi = r.D * wide + (W ? W->dD : 0.0);
+    E.dD = dSe + u * eps + u * (Dhi + dSe + u * eps);  // (L2)
+    const double eps_D = Dlo > 0 ? E.dD / Dlo : kInf;
+    const double f_acc = (1 + M.u_in) * (1 + gamma_n(fnq + 3, u));
+    const double f_qb = (1 + u) * (1 + M.u_p);
+    E.dacc.assign(d, 0.0), E.Eq.assign(d, 0.0);
+    for (long l = 0; l < d && r.Se > 0; ++l) {  // (L3), (L4); all-zero queries: q_bar = 0 exactly
+        E.dacc[l] = ((1 + eta_e) * f_acc - 1) * r.M[l] * wide + b_e * f_acc * r.Sq[l] * wide +
+                    (fnq + 3) * t;
+        const double acc = std::fabs(r.acc[l]) + w(&Err::dacc, l);
+        E.Eq[l] = eps_D < 1 ? (E.dacc[l] + eps_D * acc) / (Dlo * (1 - eps_D)) * f_qb +
+                                  (f_qb - 1) * (std::fabs(r.qb[l]) + w(&Err::Eq, l)) + t + M.tau_p
+                            : kInf;
+    }
+    const double f_x = (1 + M.u_in) * (1 + gamma_n(static_cast<double>(d + 2), u));
+    E.es.assign(nk, 0.0);
+    std::vector<double> ev(dv, 0.0), sv(dv, 0.0), Av(dv, 0.0), gv(dv, 0.0);
+    double sum_es = 0, S_hi = 0;
+    for (long j = 0; j < nk; ++j) {  // (L5): the scores
+        const double* k = in.K + j * d;
+        const double* v = in.V + j * dv;
+        double Kq = 0, A = 0;
+        for (long l = 0; l < d; ++l) {
+            const double ak = std::fabs(k[l]);
+            Kq += ak * E.Eq[l], A += ak * (std::fabs(r.qb[l]) + w(&Err::Eq, l));
+        }
+        Kq *= r.c * wide, A *= r.c * wide;
+        const double ex = Kq * f_x + (f_x - 1) * A + static_cast<double>(d + 2) * t;
+        const double s_hi = r.s[j] + w(&Err::es, j);
+        E.es[j] = ex * (1 + M.u_p) + M.u_p * s_hi + M.tau_p;
+        sum_es += E.es[j], S_hi += s_hi;
+        for (long c = 0; c < dv; ++c) {
+            const double av = std::fabs(v[c]);
+            ev[c] += E.es[j] * av, sv[c] += s_hi * av, Av[c] += A * av;
+            gv[c] += E.es[j] * std::fabs(in.par.gamma * v[c] - r.p[c]);
+        }
+    }
+    S_hi *= wide;
+    // (L6): the kernel's scores in exact arithmetic, p~ = gamma sum s^ v / (sum s^ + eps), differ
+    // from p by sum_j delta_j (gamma v_j - p) / (D2 + sum delta): D2 - sum es bounds the divisor.
+    const double D2lo = r.D2 - (W ? W->dD2 : 0.0) - sum_es;
+    const double St_hi = S_hi + sum_es, Dt_hi = St_hi + eps;
+    const double dDt = gamma_n(fnk - 1, u) * St_hi + fnk * t + u * eps +
+                       u * (Dt_hi + gamma_n(fnk - 1, u) * St_hi + fnk * t + u * eps);
+    E.dD2 = sum_es + dDt;  // |D2^ - D2| (the kernel's pass lowers D2 by the reference's)
+    const double eps_t = D2lo > 0 ? dDt / D2lo : kInf;  // (L7): the sum, eps, the divisor rounded
+    const double eta_t = (1 + M.u_p) * (1 + M.u_in) * (1 + gamma_n(fnk + 4, u)) - 1;
+    E.dn.assign(dv, 0.0), E.B.assign(dv, kInf), E.first.assign(dv, 0.0);
+    for (long c = 0; c < dv; ++c) {
+        E.dn[c] = ev[c] * wide;  // |n~_c - n_c|: the numerator on the kernel's scores
+        const double n_hi = std::fabs(r.n[c]) + w(&Err::dn, c) + E.dn[c];
+        const double p_unc = w(&Err::B, c);  // the reference's own error on p_c
+        if (eps_t < 1)
+            E.B[c] = (gv[c] * wide + p_unc * sum_es) / D2lo +
+                     g / (D2lo * (1 - eps_t)) * (eta_t * (sv[c] + ev[c]) * wide + eps_t * n_hi) +
+                     g * (1 + eta_t) * (M.tau_p + 2 * t) * r.av[c] * wide;
+        if (r.D2 > 0)  // the floor: q_bar and each score, sum, division, gamma rounded once
+            E.first[c] = g / r.D2 * ((u + M.u_p) * Av[c] + (3 * u + M.u_p) * r.sv[c]);
+    }
+}
+
+}  // namespace
+
+void analyze_head(const HeadInput& in, const RoundingModel& kernel, HeadAnalysis& out) {
+    Ref r;
+    reference(in, r, out.o);
+    Err R, K;
+    errors(in, r, reference_model(), nullptr, R);
+    errors(in, r, kernel, &R, K);
+    const long dv = in.dv;
+    out.bound.assign(dv, kInf), out.ref_error.assign(dv, kInf), out.first = K.first;
+    for (long c = 0; c < dv; ++c) {  // (L8)
+        const double ref = R.B[c];
+        out.ref_error[c] = ref * kBoundSafety;
+        out.bound[c] = ((1 + kernel.u_out) * K.B[c] + kernel.u_out * (std::fabs(out.o[c]) + ref) +
+                        kernel.tau_out + ref) *
+                       kBoundSafety;
+        if (std::isnan(out.bound[c])) out.bound[c] = kInf;
+    }
+}
+
+void baseline_head(const HeadInput& in, Format storage, Format accumulate, std::vector<double>& o) {
+    const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
+    auto ra = [A](double x) { return round_to(x, A); };
+    const long nq = in.nq, nk = in.nk, d = in.d, dv = in.dv;
+    const double c = ra(1.0 / std::sqrt(static_cast<double>(d)));
+    const double eps = ra(in.par.eps), gamma = ra(in.par.gamma);
+    std::vector<double> acc(d, 0.0), qb(d, 0.0), n(dv, 0.0);
+    double Se = 0;
+    for (long i = 0; i < nq; ++i) {
+        const double* q = in.Q + i * d;
+        double ss = 0;
+        for (long l = 0; l < d; ++l) ss = ra(ss + ra(q[l] * q[l]));
+        const double e = ra(c * ra(std::sqrt(ss)));
+        Se = ra(Se + e);
+        for (long l = 0; l < d; ++l) acc[l] = ra(acc[l] + ra(e * ra(c * q[l])));
+    }
+    const double D = ra(Se + eps);
+    for (long l = 0; l < d && D > 0; ++l) qb[l] = round_to(ra(acc[l] / D), storage);
+    double S = 0;
+    for (long j = 0; j < nk; ++j) {
+        const double* k = in.K + j * d;
+        const double* v = in.V + j * dv;
+        double x = 0;
+        for (long l = 0; l < d; ++l) x = ra(x + ra(qb[l] * k[l]));
+        const double s = round_to(std::max(0.0, ra(c * x)), storage);
+        S = ra(S + s);
+        for (long col = 0; col < dv; ++col) n[col] = ra(n[col] + ra(s * v[col]));
+    }
+    o.assign(dv, 0.0);
+    if (S == 0) return;
+    const double D2 = ra(S + eps);
+    for (long col = 0; col < dv; ++col)
+        o[col] = round_to(ra(gamma * ra(n[col] / D2)), output_format(storage));
+}
+
+}  // namespace attnspec::kernels::detail

@@ -1,0 +1,35 @@
+// The float64 Linear-InfSA reference of one head and its rounding bound (private to
+// lib/src/kernels/; kernels/linear_infsa_check.hpp; derivation: proofs/kernel_tolerance.md,
+// "Linear-InfSA", (L1)-(L8)), and attnspec's plain kernel of one head at a declared precision.
+#pragma once
+#include <vector>
+
+#include "attnspec/kernels/attention_reference.hpp"
+#include "attnspec/kernels/linear_infsa_check.hpp"
+
+namespace attnspec::kernels::detail {
+
+// One head: Q (n_q x d), K (n_k x d), V (n_k x d_v), row-major.
+struct HeadInput {
+    const double* Q = nullptr;
+    const double* K = nullptr;
+    const double* V = nullptr;
+    long nq = 0, nk = 0, d = 0, dv = 0;
+    LinearInfsaParams par;
+};
+
+struct HeadAnalysis {
+    std::vector<double> o;          // the reference's pooled output (d_v)
+    std::vector<double> bound;      // kernel rounding bound per element, reference error included
+    std::vector<double> ref_error;  // bound on the reference's own error per element
+    std::vector<double> first;      // the floor's first-order term per element (before u_out)
+};
+
+// The reference and both bounds; `kernel` is kernel_model(...) of attention_reference.hpp (u_p
+// and tau_p stand for the storage of q_bar and of the scores). O(n_q d + n_k (d + d_v)).
+void analyze_head(const HeadInput& in, const RoundingModel& kernel, HeadAnalysis& out);
+
+// The plain kernel at (storage, accumulate) on inputs already rounded to the storage format.
+void baseline_head(const HeadInput& in, Format storage, Format accumulate, std::vector<double>& o);
+
+}  // namespace attnspec::kernels::detail
