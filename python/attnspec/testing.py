@@ -32,6 +32,10 @@ The derivatives: ``assert_vjp_close(dq, dk, dv, q, k, v, do)`` (the backward pas
 cotangent ``do``) and ``assert_jvp_close(do_t, q, k, v, tq, tk, tv)`` (the forward-mode
 derivative for the tangents), with ``stress_vjp_case`` / ``stress_jvp_case`` for their inputs and
 ``check_vjp_output`` / ``check_jvp_output`` returning the check instead of raising.
+
+Linear-InfSA (``attnspec check-kernel linear-infsa``): ``assert_linear_infsa_close(out, q, k,
+v, gamma=0.95, eps=1e-6)``, ``check_linear_infsa_output``, ``check_linear_infsa(fn, ...)`` over
+``stress_linear_infsa_case`` (the attention cases and relu-zero, dominant-key).
 """
 
 from dataclasses import dataclass, field
@@ -453,3 +457,76 @@ def check_jvp(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 
                                 causal=c, factor=factor)
     return _run_cases(cases, seeds, causal, lambda n, s: stress_jvp_case(n, s, shape, dtype),
                       call)
+
+
+def _infsa_params(gamma, eps):
+    g, e = float(gamma), float(eps)
+    if not np.isfinite(g):
+        raise make(DataError, "gamma must be finite, got %r" % (gamma,), "gamma")
+    if not (np.isfinite(e) and e >= 0):
+        raise make(DataError, "eps must be finite and >= 0, got %r" % (eps,), "eps")
+    return g, e
+
+
+def check_linear_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
+                              accumulate="fp32", factor=2.0, floor_units=2.0, worst=5):
+    """Checks ``out`` (shape (..., N, d_v): every row the pooled vector) as Linear-InfSA of the
+    public InfSA code on q, k, v (the library's CPU reference, docs/MATH.md §3: energy-pooled
+    query, normalised ReLU scores, gamma sum_j a_j v_j broadcast) computed by a kernel storing
+    ``dtype`` and accumulating in ``accumulate``; returns a KernelCheck (operation
+    "linear-infsa"). ``gamma``, ``eps``: the library's defaults. Cost O(B H N (d + d_v))."""
+    dtype = _settings(dtype, out, "out", accumulate, factor)
+    g, e = _infsa_params(gamma, eps)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o = _f64(out, "out", allow_nonfinite=True)
+    d = _core.kernel_check_linear_infsa(*arrays, o, g, e, dtype, accumulate, float(factor),
+                                        float(floor_units), int(worst))
+    return _kernel_check(d, dtype, accumulate, "linear-infsa")
+
+
+def assert_linear_infsa_close(out, q, k, v, **kwargs):
+    """Raises AssertionError (the verdict, the summary and the worst elements) unless
+    check_linear_infsa_output(out, q, k, v, **kwargs) passes; returns the KernelCheck."""
+    r = check_linear_infsa_output(out, q, k, v, **kwargs)
+    if not r.passed:
+        raise AssertionError(r.message())
+    return r
+
+
+def linear_infsa_cases():
+    """The stress cases of linear-infsa: stress_cases() and relu-zero, dominant-key."""
+    return tuple(_core.kernel_linear_infsa_case_names())
+
+
+def stress_linear_infsa_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
+    """(q, k, v) of linear-infsa stress case ``name`` (linear_infsa_cases()), the arrays
+    ``attnspec check-kernel linear-infsa --generate NAME --seed S --shape ...`` writes."""
+    _choice(dtype, "dtype", DTYPES)
+    shape = tuple(int(s) for s in shape)
+    arrays = _core.kernel_linear_infsa_case(str(name), int(seed), list(shape), dtype)
+    return _typed([_array(t) for t in arrays], dtype)
+
+
+def baseline_linear_infsa(q, k, v, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32"):
+    """attnspec's plain Linear-InfSA with every operation rounded to ``dtype`` / ``accumulate``
+    (the baseline of check_linear_infsa_output), as a float64 array of the rounded values."""
+    _choice(dtype, "dtype", DTYPES)
+    _choice(accumulate, "accumulate", ("fp32", "fp64"))
+    g, e = _infsa_params(gamma, eps)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    return _array(_core.kernel_baseline_linear_infsa(*arrays, g, e, dtype, accumulate))
+
+
+def check_linear_infsa(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32",
+                       cases="stress", shape=(2, 128, 64), seeds=(0,), factor=2.0):
+    """check_attention for Linear-InfSA: calls ``fn(q, k, v)``, which returns the output, on
+    every case of stress_linear_infsa_case() (``cases``: "stress" for all of
+    linear_infsa_cases(), or a list of names) and seed; the same table (its ``causal`` column
+    False)."""
+    names = linear_infsa_cases() if cases == "stress" else tuple(cases)
+
+    def call(case, c):
+        return check_linear_infsa_output(fn(*case), *case, gamma=gamma, eps=eps, dtype=dtype,
+                                         accumulate=accumulate, factor=factor)
+    return _run_cases(names, seeds, False,
+                      lambda n, s: stress_linear_infsa_case(n, s, shape, dtype), call)
