@@ -12,6 +12,7 @@
 #include "attnspec/kernels/attention_check.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
+#include "attnspec/kernels/pure_infsa_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -28,8 +29,8 @@ const char* kSynopsis =
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
     "--inputs IN [--dtype D]\n"
     "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
-    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa (IN q, k, v; OUT "
-    "o; --gamma, --eps; no --mask, --scale)";
+    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa and pure-infsa "
+    "(IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale)";
 
 const char* kExamples =
     "examples:\n"
@@ -38,16 +39,20 @@ const char* kExamples =
     "  attnspec check-kernel attention --inputs in.npz --output out.npz --dtype fp16 "
     "--mask causal\n";
 
-enum class Op { attention, vjp, jvp, linear_infsa };
+enum class Op { attention, vjp, jvp, linear_infsa, pure_infsa };
 
 Op parse_op(const std::string& text) {
     if (text == "attention") return Op::attention;
     if (text == "attention-vjp") return Op::vjp;
     if (text == "attention-jvp") return Op::jvp;
     if (text == "linear-infsa") return Op::linear_infsa;
+    if (text == "pure-infsa") return Op::pure_infsa;
     fail_usage("check-kernel: unknown operation '" + text +
-               "' (expected attention, attention-vjp, attention-jvp or linear-infsa)");
+               "' (expected attention, attention-vjp, attention-jvp, linear-infsa or "
+               "pure-infsa)");
 }
+
+bool is_infsa(Op op) { return op == Op::linear_infsa || op == Op::pure_infsa; }
 
 struct Args {
     std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
@@ -113,7 +118,7 @@ void print_json(KernelVerdict verdict, const std::string& summary, const Named& 
     j.kv("verdict", verdict_name(verdict)).kv("summary", summary);
     j.kv("dtype", a.dtype).kv("accumulate", a.accumulate).kv("mask", a.mask);
     j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
-    if (a.op == "linear-infsa") j.kv("gamma", a.infsa.gamma).kv("eps", a.infsa.eps);
+    if (is_infsa(parse_op(a.op))) j.kv("gamma", a.infsa.gamma).kv("eps", a.infsa.eps);
     if (tensors.size() == 1) {
         j.kv("output", tensors.front().first);
         json_tensor(j, r);
@@ -190,10 +195,9 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
         fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
     const Format f = parse_format(a.dtype, "dtype");
     const AttentionProblem p =
-        op == Op::linear_infsa
-            ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
-            : generate_stress(parse_stress(a.generate, "stress_case"), a.common.seed,
-                              parse_shape(a.shape), f, a.scale);
+        is_infsa(op) ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
+                     : generate_stress(parse_stress(a.generate, "stress_case"), a.common.seed,
+                                       parse_shape(a.shape), f, a.scale);
     std::vector<std::vector<std::int64_t>> shapes;
     if (op == Op::vjp) shapes = {problem_shape(p).out_shape()};
     if (op == Op::jvp) shapes = {p.q.shape, p.k.shape, p.v.shape};
@@ -229,8 +233,8 @@ int run_check_kernel(const Invocation& inv) {
     po::options_description desc("check-kernel options");
     Args a;
     desc.add_options()("op", po::value(&a.op),
-                       "the operation: attention, attention-vjp, attention-jvp or linear-infsa "
-                       "(positional)")(
+                       "the operation: attention, attention-vjp, attention-jvp, linear-infsa or "
+                       "pure-infsa (positional)")(
         "inputs", po::value(&a.inputs),
         "IN (.npz or .h5) with arrays q, k, v (and do, or tq, tk, tv)")(
         "output", po::value(&a.output),
@@ -244,12 +248,12 @@ int run_check_kernel(const Invocation& inv) {
         "factor", real_value(&a.factor, "--factor", 1, 1e300),
         "allowed error = F x baseline error + floor (default 2)")(
         "gamma", real_value(&a.infsa.gamma, "--gamma", -1e300, 1e300),
-        "linear-infsa: the output factor gamma (default 0.95, the library's)")(
+        "linear-infsa, pure-infsa: the factor gamma (default 0.95, the library's)")(
         "eps", real_value(&a.infsa.eps, "--eps", 0, 1e300),
-        "linear-infsa: eps of both normalisations (default 1e-6, the library's)")(
+        "linear-infsa, pure-infsa: eps of the normalisations (default 1e-6, the library's)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
-        "rank-deficient-k; linear-infsa also relu-zero, dominant-key")(
+        "rank-deficient-k; linear-infsa and pure-infsa also relu-zero, dominant-key")(
         "shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d");
     add_common_options(desc, a.common, "", kSeed | kJson);
     po::positional_options_description pos;
@@ -259,13 +263,13 @@ int run_check_kernel(const Invocation& inv) {
     if (a.op.empty())
         fail_usage(
             "check-kernel: missing the operation (attention, attention-vjp, attention-jvp, "
-            "linear-infsa)");
+            "linear-infsa, pure-infsa)");
     const Op op = parse_op(a.op);
-    if (op == Op::linear_infsa)
-        reject_given(vm, "check-kernel linear-infsa", {"mask", "scale"},
-                     "(it has no mask or scale)");
+    if (is_infsa(op))
+        reject_given(vm, "check-kernel " + a.op, {"mask", "scale"}, "(it has no mask or scale)");
     else
-        reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"}, "(linear-infsa only)");
+        reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"},
+                     "(linear-infsa and pure-infsa only)");
     if (given(vm, "generate")) return generate(op, a, vm);
     reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
     if (a.inputs.empty() || a.output.empty())
@@ -298,8 +302,10 @@ int run_check_kernel(const Invocation& inv) {
         a.common.json ? print_json(r.verdict, r.summary, tensors, a)
                       : print_text(r.verdict, r.summary, tensors, a);
         verdict = r.verdict;
-    } else if (op == Op::linear_infsa) {
-        const KernelCheckResult r = check_linear_infsa(p, a.infsa, out.read("o", true), opt);
+    } else if (is_infsa(op)) {
+        const Array o = out.read("o", true);
+        const KernelCheckResult r = op == Op::linear_infsa ? check_linear_infsa(p, a.infsa, o, opt)
+                                                           : check_pure_infsa(p, a.infsa, o, opt);
         a.common.json ? print_json(r.verdict, r.summary, {{"o", &r}}, a)
                       : print_text(r.verdict, r.summary, {{"o", &r}}, a);
         verdict = r.verdict;

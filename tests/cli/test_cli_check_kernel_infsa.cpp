@@ -3,6 +3,7 @@
 // (float32 arithmetic, q_bar and the output stored as float16) passes at fp16 with exit 0; the
 // same kernel with its query pooled by a plain mean instead of energy pooling exits 1 with the
 // verdict "wrong"; --mask or --scale with linear-infsa and --gamma with attention are usage errors.
+// pure-infsa the same way: a plain numpy kernel passes, its Frobenius norm over one row is wrong.
 #include "attnspec/io/kernel_files.hpp"
 #include "test_support.hpp"
 
@@ -30,6 +31,22 @@ def run(mean_pool):
     return np.broadcast_to(p[:, None, :], q.shape).astype(np.float16)
 np.savez(sys.argv[2], o=run(False))
 np.savez(sys.argv[3], o=run(True))
+)PY";
+
+// A plain numpy one-hop InfSA on argv[1]: A+ = ReLU(Q K^T / d) in float32 stored as float16,
+// o = 0.95 A+ V / (||A+||_F + 1e-6) stored as float16, to argv[2]; to argv[3] with the norm of
+// A+'s first row instead of its Frobenius norm.
+const char* kNumpyPureInfsa = R"PY(
+import sys
+import numpy as np
+z = np.load(sys.argv[1])
+q, k, v = (z[n].astype(np.float32) for n in 'qkv')
+A = np.maximum(np.float32(0), np.einsum('hid,hjd->hij', q, k) / np.float32(q.shape[-1]))
+A = A.astype(np.float16).astype(np.float32)
+for name, F in ((sys.argv[2], np.sqrt((A * A).sum((1, 2)))),
+                (sys.argv[3], np.sqrt((A[:, 0] * A[:, 0]).sum(-1)))):
+    o = np.float32(0.95) * np.einsum('hij,hjd->hid', A, v) / (F[:, None, None] + np.float32(1e-6))
+    np.savez(name, o=o.astype(np.float16))
 )PY";
 
 }  // namespace
@@ -73,4 +90,22 @@ TEST_CASE("check-kernel linear-infsa: its own stress cases, usage errors", "[cli
     CHECK(has(r.err, "--gamma does not apply"));
     r = run_cli("check-kernel linear-infsa --eps -1 --inputs " + in + " --output " + in);
     CHECK(r.code == 64);
+}
+
+TEST_CASE("check-kernel pure-infsa: a plain numpy kernel passes, a one-row norm is wrong",
+          "[cli]") {
+    TempDir dir;
+    const std::string in = dir / "in.npz", out = dir / "out.npz", bad = dir / "bad.npz";
+    REQUIRE(run_cli("check-kernel pure-infsa --generate spike-v --seed 3 --shape 2,48,16 "
+                    "--dtype fp16 --inputs " +
+                    in)
+                .code == 0);
+    REQUIRE(python(kNumpyPureInfsa, in + " " + out + " " + bad) == 0);
+    const std::string check = "check-kernel pure-infsa --dtype fp16 --inputs " + in;
+    CliResult r = run_cli(check + " --output " + out);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "check-kernel pure-infsa: pass"));
+    r = run_cli(check + " --output " + bad);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "check-kernel pure-infsa: wrong"));
 }

@@ -11,26 +11,23 @@
 #include "linear_infsa_reference.hpp"
 
 namespace attnspec::kernels {
-namespace {
+namespace detail {
 
-constexpr const char* kExtraCases[] = {"relu-zero", "dominant-key"};
-constexpr double kDominant = 30;  // dominant-key: |k| = 30 sqrt(d) along q_bar
-
-void check_params(const AttentionProblem& p, const LinearInfsaParams& par) {
+void check_infsa_params(const AttentionProblem& p, const LinearInfsaParams& par) {
     if (p.mask != MaskKind::none)
-        fail_data("linear-infsa takes no mask (got " + std::string(mask_name(p.mask)) + ")",
-                  "mask");
+        fail_data(
+            "linear-infsa and pure-infsa take no mask (got " + std::string(mask_name(p.mask)) + ")",
+            "mask");
     if (!std::isfinite(par.gamma))
         fail_data("gamma = " + value_text(par.gamma) + " must be finite", "gamma");
     if (!(par.eps >= 0) || !std::isfinite(par.eps))
         fail_data("eps = " + value_text(par.eps) + " must be finite and >= 0", "eps");
 }
 
-// Head h of batch b of `src` (p, or its inputs rounded to the storage format).
-detail::HeadInput head(const ProblemShape& sh, const AttentionProblem& src,
-                       const LinearInfsaParams& par, long b, long h) {
+HeadInput head_input(const ProblemShape& sh, const AttentionProblem& src,
+                     const LinearInfsaParams& par, long b, long h) {
     const long kv = b * sh.H_kv + sh.kv_head(h);
-    detail::HeadInput in;
+    HeadInput in;
     in.Q = src.q.values.data() + (b * sh.H + h) * sh.Nq * sh.d;
     in.K = src.k.values.data() + kv * sh.Nk * sh.d;
     in.V = src.v.values.data() + kv * sh.Nk * sh.dv;
@@ -38,11 +35,18 @@ detail::HeadInput head(const ProblemShape& sh, const AttentionProblem& src,
     return in;
 }
 
+}  // namespace detail
+
+namespace {
+
+constexpr const char* kExtraCases[] = {"relu-zero", "dominant-key"};
+constexpr double kDominant = 30;  // dominant-key: |k| = 30 sqrt(d) along q_bar
+
 // Runs `fn(b, h, head)` for every head, then broadcasts `row` (d_v values it filled) to the
 // head's N_q rows of `out`.
 template <class F>
 Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) {
-    check_params(p, par);
+    detail::check_infsa_params(p, par);
     const ProblemShape sh = problem_shape(p);
     Array out;
     out.shape = sh.out_shape();
@@ -50,7 +54,7 @@ Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) 
     std::vector<double> row;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h) {
-            fn(head(sh, p, par, b, h), row);
+            fn(detail::head_input(sh, p, par, b, h), row);
             for (long i = 0; i < sh.Nq; ++i)
                 std::copy(row.begin(), row.end(),
                           out.values.begin() + ((b * sh.H + h) * sh.Nq + i) * sh.dv);
@@ -63,7 +67,7 @@ Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) 
 KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                      const Array& o, const KernelCheckOptions& opt) {
     detail::check_factor(opt);
-    check_params(p, par);
+    detail::check_infsa_params(p, par);
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(o, sh.out_shape(), "o");
     KernelCheckResult r;
@@ -77,8 +81,9 @@ KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfs
     std::vector<double> base;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h) {
-            detail::analyze_head(head(sh, p, par, b, h), model, ref);
-            detail::baseline_head(head(sh, rounded, par, b, h), opt.storage, opt.accumulate, base);
+            detail::analyze_head(detail::head_input(sh, p, par, b, h), model, ref);
+            detail::baseline_head(detail::head_input(sh, rounded, par, b, h), opt.storage,
+                                  opt.accumulate, base);
             detail::RowValues v;
             v.ref = ref.o.data(), v.bound = ref.bound.data(), v.ref_error = ref.ref_error.data();
             v.base = base.data(), v.first = ref.first.data(), v.n = sh.dv;

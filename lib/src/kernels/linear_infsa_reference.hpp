@@ -1,6 +1,7 @@
 // The float64 Linear-InfSA reference of one head and its rounding bound (private to
-// lib/src/kernels/; kernels/linear_infsa_check.hpp; derivation: proofs/kernel_tolerance.md,
-// "Linear-InfSA", (L1)-(L8)), and attnspec's plain kernel of one head at a declared precision.
+// lib/src/kernels/; the head and parameter checks pure-infsa shares;
+// kernels/linear_infsa_check.hpp; derivation: proofs/kernel_tolerance.md, "Linear-InfSA",
+// (L1)-(L8)), and attnspec's plain kernel of one head at a declared precision.
 #pragma once
 #include <vector>
 
@@ -24,6 +25,13 @@ struct HeadAnalysis {
     std::vector<double> ref_error;  // bound on the reference's own error per element
     std::vector<double> first;      // the floor's first-order term per element (before u_out)
 };
+
+// DataError unless p.mask is none, gamma finite, eps finite and >= 0 (parameters "mask", "gamma",
+// "eps"); shared by linear-infsa and pure-infsa.
+void check_infsa_params(const AttentionProblem& p, const LinearInfsaParams& par);
+// Head h of batch b of `src` (the problem, or its inputs rounded to the storage format).
+HeadInput head_input(const ProblemShape& sh, const AttentionProblem& src,
+                     const LinearInfsaParams& par, long b, long h);
 
 // The reference and both bounds; `kernel` is kernel_model(...) of attention_reference.hpp (u_p
 // and tau_p stand for the storage of q_bar and of the scores). O(n_q d + n_k (d + d_v)).
