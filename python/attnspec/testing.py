@@ -35,7 +35,9 @@ derivative for the tangents), with ``stress_vjp_case`` / ``stress_jvp_case`` for
 
 Linear-InfSA (``attnspec check-kernel linear-infsa``): ``assert_linear_infsa_close(out, q, k,
 v, gamma=0.95, eps=1e-6)``, ``check_linear_infsa_output``, ``check_linear_infsa(fn, ...)`` over
-``stress_linear_infsa_case`` (the attention cases and relu-zero, dominant-key).
+``stress_linear_infsa_case`` (the attention cases and relu-zero, dominant-key). One-hop InfSA
+(``check-kernel pure-infsa``, gamma ReLU(q k^T / d) / (||.||_F + eps) v): ``assert_pure_infsa_close``,
+``check_pure_infsa_output``, ``check_pure_infsa(fn, ...)`` on the same cases.
 """
 
 from dataclasses import dataclass, field
@@ -479,9 +481,33 @@ def check_linear_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
     g, e = _infsa_params(gamma, eps)
     arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     o = _f64(out, "out", allow_nonfinite=True)
-    d = _core.kernel_check_linear_infsa(*arrays, o, g, e, dtype, accumulate, float(factor),
-                                        float(floor_units), int(worst))
+    d = _core.kernel_check_infsa("linear", *arrays, o, g, e, dtype, accumulate, float(factor),
+                                 float(floor_units), int(worst))
     return _kernel_check(d, dtype, accumulate, "linear-infsa")
+
+
+def check_pure_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
+                            accumulate="fp32", factor=2.0, floor_units=2.0, worst=5):
+    """Checks ``out`` (shape (..., N, d_v)) as one InfSA layer of the public code on q, k, v:
+    gamma ReLU(q k^T / d) / (||.||_F + eps) v per head (docs/MATH.md §3; issue 31's rho is this
+    gamma), computed by a kernel storing ``dtype`` and accumulating in ``accumulate``; returns a
+    KernelCheck (operation "pure-infsa"). Cost O(B H N_q N_k (d + d_v)), memory O(N d_v)."""
+    dtype = _settings(dtype, out, "out", accumulate, factor)
+    g, e = _infsa_params(gamma, eps)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o = _f64(out, "out", allow_nonfinite=True)
+    d = _core.kernel_check_infsa("pure", *arrays, o, g, e, dtype, accumulate, float(factor),
+                                 float(floor_units), int(worst))
+    return _kernel_check(d, dtype, accumulate, "pure-infsa")
+
+
+def assert_pure_infsa_close(out, q, k, v, **kwargs):
+    """Raises AssertionError unless check_pure_infsa_output(out, q, k, v, **kwargs) passes;
+    returns the KernelCheck."""
+    r = check_pure_infsa_output(out, q, k, v, **kwargs)
+    if not r.passed:
+        raise AssertionError(r.message())
+    return r
 
 
 def assert_linear_infsa_close(out, q, k, v, **kwargs):
@@ -507,14 +533,34 @@ def stress_linear_infsa_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     return _typed([_array(t) for t in arrays], dtype)
 
 
-def baseline_linear_infsa(q, k, v, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32"):
-    """attnspec's plain Linear-InfSA with every operation rounded to ``dtype`` / ``accumulate``
-    (the baseline of check_linear_infsa_output), as a float64 array of the rounded values."""
+def _baseline_infsa(op, q, k, v, gamma, eps, dtype, accumulate):
     _choice(dtype, "dtype", DTYPES)
     _choice(accumulate, "accumulate", ("fp32", "fp64"))
     g, e = _infsa_params(gamma, eps)
     arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    return _array(_core.kernel_baseline_linear_infsa(*arrays, g, e, dtype, accumulate))
+    return _array(_core.kernel_baseline_infsa(op, *arrays, g, e, dtype, accumulate))
+
+
+def baseline_linear_infsa(q, k, v, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32"):
+    """attnspec's plain Linear-InfSA with every operation rounded to ``dtype`` / ``accumulate``
+    (the baseline of check_linear_infsa_output), as a float64 array of the rounded values."""
+    return _baseline_infsa("linear", q, k, v, gamma, eps, dtype, accumulate)
+
+
+def baseline_pure_infsa(q, k, v, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32"):
+    """attnspec's plain one-hop InfSA at ``dtype`` / ``accumulate`` (the baseline of
+    check_pure_infsa_output), as a float64 array of the rounded values."""
+    return _baseline_infsa("pure", q, k, v, gamma, eps, dtype, accumulate)
+
+
+def _check_infsa(check, fn, gamma, eps, dtype, accumulate, cases, shape, seeds, factor):
+    names = linear_infsa_cases() if cases == "stress" else tuple(cases)
+
+    def call(case, c):
+        return check(fn(*case), *case, gamma=gamma, eps=eps, dtype=dtype, accumulate=accumulate,
+                     factor=factor)
+    return _run_cases(names, seeds, False,
+                      lambda n, s: stress_linear_infsa_case(n, s, shape, dtype), call)
 
 
 def check_linear_infsa(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32",
@@ -523,10 +569,13 @@ def check_linear_infsa(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp
     every case of stress_linear_infsa_case() (``cases``: "stress" for all of
     linear_infsa_cases(), or a list of names) and seed; the same table (its ``causal`` column
     False)."""
-    names = linear_infsa_cases() if cases == "stress" else tuple(cases)
+    return _check_infsa(check_linear_infsa_output, fn, gamma, eps, dtype, accumulate, cases,
+                        shape, seeds, factor)
 
-    def call(case, c):
-        return check_linear_infsa_output(fn(*case), *case, gamma=gamma, eps=eps, dtype=dtype,
-                                         accumulate=accumulate, factor=factor)
-    return _run_cases(names, seeds, False,
-                      lambda n, s: stress_linear_infsa_case(n, s, shape, dtype), call)
+
+def check_pure_infsa(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32",
+                     cases="stress", shape=(2, 64, 32), seeds=(0,), factor=2.0):
+    """check_linear_infsa for one-hop InfSA: calls ``fn(q, k, v)`` on every case of
+    stress_linear_infsa_case() and seed and checks it with check_pure_infsa_output."""
+    return _check_infsa(check_pure_infsa_output, fn, gamma, eps, dtype, accumulate, cases,
+                        shape, seeds, factor)

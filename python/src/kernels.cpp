@@ -1,10 +1,10 @@
 // Kernel validation (lib/include/attnspec/kernels/): the checks `attnspec check-kernel attention`,
-// `attention-vjp`, `attention-jvp` and `linear-infsa` run (float64 reference, rounding bound,
-// baseline rule, verdict), attnspec's own plain kernels at a declared precision, and the seeded
-// stress inputs (with the cotangent or tangents of a derivative case). Arrays come in as
-// C-contiguous float64 ndarrays that python/attnspec/testing.py builds from numpy arrays and CPU
-// tensors (an exact upcast) and are copied once into the library's row-major arrays; arrays go back
-// as (shape, values) and results as dicts. Every computation runs without the GIL.
+// `attention-vjp`, `attention-jvp`, `linear-infsa` and `pure-infsa` run (float64 reference,
+// rounding bound, baseline rule, verdict), attnspec's own plain kernels at a declared precision,
+// and the seeded stress inputs (with the cotangent or tangents of a derivative case). Arrays come
+// in as C-contiguous float64 ndarrays that python/attnspec/testing.py builds from numpy arrays and
+// CPU tensors (an exact upcast) and are copied once into the library's row-major arrays; arrays go
+// back as (shape, values) and results as dicts. Every computation runs without the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -24,6 +24,7 @@
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
 #include "attnspec/kernels/precision.hpp"
+#include "attnspec/kernels/pure_infsa_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "bindings.hpp"
 
@@ -240,10 +241,12 @@ kernels::LinearInfsaParams infsa_params(double gamma, double eps) {
     return par;
 }
 
-// The check of one Linear-InfSA output o on q, k, v (kernels/linear_infsa_check.hpp).
-nb::dict check_linear_infsa(const In& q, const In& k, const In& v, const In& o, double gamma,
-                            double eps, const std::string& storage, const std::string& accumulate,
-                            double factor, double floor_units, int worst) {
+// The check of one Linear-InfSA ("linear") or one-hop InfSA ("pure") output o on q, k, v
+// (kernels/linear_infsa_check.hpp, kernels/pure_infsa_check.hpp).
+nb::dict check_infsa(const std::string& op, const In& q, const In& k, const In& v, const In& o,
+                     double gamma, double eps, const std::string& storage,
+                     const std::string& accumulate, double factor, double floor_units, int worst) {
+    if (op != "linear" && op != "pure") fail_usage("check_infsa: op is linear or pure", "op");
     const kernels::AttentionProblem p = problem(q, k, v, "none", 0);
     const kernels::KernelCheckOptions opt =
         options(storage, accumulate, factor, floor_units, worst);
@@ -251,21 +254,25 @@ nb::dict check_linear_infsa(const In& q, const In& k, const In& v, const In& o, 
     kernels::KernelCheckResult r;
     {
         nb::gil_scoped_release release;
-        r = kernels::check_linear_infsa(p, infsa_params(gamma, eps), out, opt);
+        r = op == "linear" ? kernels::check_linear_infsa(p, infsa_params(gamma, eps), out, opt)
+                           : kernels::check_pure_infsa(p, infsa_params(gamma, eps), out, opt);
     }
     return result_dict(r);
 }
 
-// attnspec's plain Linear-InfSA at (storage, accumulate) as a (shape, values) tuple.
-nb::tuple baseline_linear_infsa(const In& q, const In& k, const In& v, double gamma, double eps,
-                                const std::string& storage, const std::string& accumulate) {
+// attnspec's plain Linear-InfSA ("linear") or one-hop InfSA ("pure") at (storage, accumulate)
+// as a (shape, values) tuple.
+nb::tuple baseline_infsa(const std::string& op, const In& q, const In& k, const In& v, double gamma,
+                         double eps, const std::string& storage, const std::string& accumulate) {
+    if (op != "linear" && op != "pure") fail_usage("baseline_infsa: op is linear or pure", "op");
     const kernels::AttentionProblem p = problem(q, k, v, "none", 0);
     const auto st = kernels::parse_format(storage, "dtype");
     const auto ac = kernels::parse_format(accumulate, "accumulate");
     Array o;
     {
         nb::gil_scoped_release release;
-        o = kernels::baseline_linear_infsa(p, infsa_params(gamma, eps), st, ac);
+        o = op == "linear" ? kernels::baseline_linear_infsa(p, infsa_params(gamma, eps), st, ac)
+                           : kernels::baseline_pure_infsa(p, infsa_params(gamma, eps), st, ac);
     }
     return array_tuple(o);
 }
@@ -309,10 +316,10 @@ void bind_kernels(nb::module_& m) {
           "storage"_a);
     m.def("kernel_stress_case", &stress_case, "name"_a, "seed"_a, "shape"_a, "storage"_a);
     m.def("kernel_stress_names", &stress_names);
-    m.def("kernel_check_linear_infsa", &check_linear_infsa, "q"_a, "k"_a, "v"_a, "o"_a, "gamma"_a,
+    m.def("kernel_check_infsa", &check_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "o"_a, "gamma"_a,
           "eps"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
-    m.def("kernel_baseline_linear_infsa", &baseline_linear_infsa, "q"_a, "k"_a, "v"_a, "gamma"_a,
-          "eps"_a, "storage"_a, "accumulate"_a);
+    m.def("kernel_baseline_infsa", &baseline_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "gamma"_a, "eps"_a,
+          "storage"_a, "accumulate"_a);
     m.def("kernel_linear_infsa_case", &linear_infsa_case, "name"_a, "seed"_a, "shape"_a,
           "storage"_a);
     m.def("kernel_linear_infsa_case_names", &kernels::linear_infsa_cases);
