@@ -35,6 +35,39 @@ HeadInput head_input(const ProblemShape& sh, const AttentionProblem& src,
     return in;
 }
 
+KernelCheckResult check_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
+                              const Array& o, const KernelCheckOptions& opt, double scale,
+                              const HeadFn& head) {
+    check_factor(opt);
+    check_infsa_params(p, par);
+    const ProblemShape sh = problem_shape(p);
+    check_shape(o, sh.out_shape(), "o");
+    KernelCheckResult r;
+    r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape, r.scale = scale;
+    r.inputs_exact = all_exact({&p.q, &p.k, &p.v}, opt.storage);
+    const RoundingModel model = kernel_model(opt.storage, opt.accumulate, r.inputs_exact);
+    AttentionProblem rounded = p;
+    round_all({&rounded.q, &rounded.k, &rounded.v}, opt.storage);
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            const HeadRows rows =
+                head(head_input(sh, p, par, b, h), head_input(sh, rounded, par, b, h), model);
+            for (long i = 0; i < sh.Nq; ++i) {
+                ++r.rows;
+                const long at = i * rows.stride;
+                RowValues v;
+                v.got = o.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.dv;
+                v.ref = rows.ref + at, v.bound = rows.bound + at;
+                v.ref_error = rows.ref_error + at, v.base = rows.base + at;
+                v.first = rows.first + at, v.n = sh.dv;
+                v.index = element_index(sh, b, h, i, 0);
+                compare_row(v, model.u_out, opt, r);
+            }
+        }
+    decide(r, opt, "o", 0);
+    return r;
+}
+
 }  // namespace detail
 
 namespace {
@@ -66,36 +99,18 @@ Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) 
 
 KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                      const Array& o, const KernelCheckOptions& opt) {
-    detail::check_factor(opt);
-    detail::check_infsa_params(p, par);
-    const ProblemShape sh = problem_shape(p);
-    detail::check_shape(o, sh.out_shape(), "o");
-    KernelCheckResult r;
-    r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
-    r.scale = 1.0 / std::sqrt(static_cast<double>(sh.d));
-    r.inputs_exact = detail::all_exact({&p.q, &p.k, &p.v}, opt.storage);
-    const RoundingModel model = kernel_model(opt.storage, opt.accumulate, r.inputs_exact);
-    AttentionProblem rounded = p;
-    detail::round_all({&rounded.q, &rounded.k, &rounded.v}, opt.storage);
     detail::HeadAnalysis ref;
     std::vector<double> base;
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h) {
-            detail::analyze_head(detail::head_input(sh, p, par, b, h), model, ref);
-            detail::baseline_head(detail::head_input(sh, rounded, par, b, h), opt.storage,
-                                  opt.accumulate, base);
-            detail::RowValues v;
-            v.ref = ref.o.data(), v.bound = ref.bound.data(), v.ref_error = ref.ref_error.data();
-            v.base = base.data(), v.first = ref.first.data(), v.n = sh.dv;
-            for (long i = 0; i < sh.Nq; ++i) {
-                ++r.rows;
-                v.got = o.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.dv;
-                v.index = detail::element_index(sh, b, h, i, 0);
-                detail::compare_row(v, model.u_out, opt, r);
-            }
-        }
-    detail::decide(r, opt, "o", 0);
-    return r;
+    const double d = static_cast<double>(p.q.shape.empty() ? 1 : p.q.shape.back());
+    return detail::check_infsa(
+        p, par, o, opt, 1.0 / std::sqrt(d),
+        [&](const detail::HeadInput& exact, const detail::HeadInput& rounded,
+            const RoundingModel& model) {
+            detail::analyze_head(exact, model, ref);
+            detail::baseline_head(rounded, opt.storage, opt.accumulate, base);
+            return detail::HeadRows{ref.o.data(), ref.bound.data(), ref.ref_error.data(),
+                                    base.data(),  ref.first.data(), 0};
+        });
 }
 
 Array reference_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par) {

@@ -3,6 +3,7 @@
 // kernels/linear_infsa_check.hpp; derivation: proofs/kernel_tolerance.md, "Linear-InfSA",
 // (L1)-(L8)), and attnspec's plain kernel of one head at a declared precision.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "attnspec/kernels/attention_reference.hpp"
@@ -32,6 +33,21 @@ void check_infsa_params(const AttentionProblem& p, const LinearInfsaParams& par)
 // Head h of batch b of `src` (the problem, or its inputs rounded to the storage format).
 HeadInput head_input(const ProblemShape& sh, const AttentionProblem& src,
                      const LinearInfsaParams& par, long b, long h);
+
+// One head's figures as check_infsa compares them: row i of each at offset i * stride (stride 0:
+// every row the same, linear-infsa's broadcast; d_v: one row per query, pure-infsa).
+struct HeadRows {
+    const double *ref, *bound, *ref_error, *base, *first;
+    long stride;
+};
+// head(exact, rounded, model): the reference, bounds, floor terms and baseline of one head (the
+// baseline reading `rounded`, the inputs rounded to the storage format).
+using HeadFn = std::function<HeadRows(const HeadInput&, const HeadInput&, const RoundingModel&)>;
+// The check of linear-infsa and pure-infsa: the factor, parameters and shapes checked
+// (DataError), every head's rows compared (check_compare.hpp) and the verdict; r.scale = scale.
+KernelCheckResult check_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
+                              const Array& o, const KernelCheckOptions& opt, double scale,
+                              const HeadFn& head);
 
 // The reference and both bounds; `kernel` is kernel_model(...) of attention_reference.hpp (u_p
 // and tau_p stand for the storage of q_bar and of the scores). O(n_q d + n_k (d + d_v)).

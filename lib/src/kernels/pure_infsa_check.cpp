@@ -163,36 +163,17 @@ Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) 
 
 KernelCheckResult check_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                    const Array& o, const KernelCheckOptions& opt) {
-    detail::check_factor(opt);
-    detail::check_infsa_params(p, par);
-    const ProblemShape sh = problem_shape(p);
-    detail::check_shape(o, sh.out_shape(), "o");
-    KernelCheckResult r;
-    r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
-    r.scale = 1.0 / static_cast<double>(sh.d);
-    r.inputs_exact = detail::all_exact({&p.q, &p.k, &p.v}, opt.storage);
-    const RoundingModel model = kernel_model(opt.storage, opt.accumulate, r.inputs_exact);
-    AttentionProblem rounded = p;
-    detail::round_all({&rounded.q, &rounded.k, &rounded.v}, opt.storage);
     std::vector<double> ref, bound, ref_error, first, base;
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h) {
-            analyze(detail::head_input(sh, p, par, b, h), model, ref, bound, ref_error, first);
-            baseline(detail::head_input(sh, rounded, par, b, h), opt.storage, opt.accumulate, base);
-            for (long i = 0; i < sh.Nq; ++i) {
-                ++r.rows;
-                const long at = i * sh.dv;
-                detail::RowValues v;
-                v.got = o.values.data() + ((b * sh.H + h) * sh.Nq + i) * sh.dv;
-                v.ref = ref.data() + at, v.bound = bound.data() + at;
-                v.ref_error = ref_error.data() + at, v.base = base.data() + at;
-                v.first = first.data() + at, v.n = sh.dv;
-                v.index = detail::element_index(sh, b, h, i, 0);
-                detail::compare_row(v, model.u_out, opt, r);
-            }
-        }
-    detail::decide(r, opt, "o", 0);
-    return r;
+    const double d = static_cast<double>(p.q.shape.empty() ? 1 : p.q.shape.back());
+    return detail::check_infsa(p, par, o, opt, 1.0 / d,
+                               [&](const detail::HeadInput& exact, const detail::HeadInput& rounded,
+                                   const RoundingModel& model) {
+                                   analyze(exact, model, ref, bound, ref_error, first);
+                                   baseline(rounded, opt.storage, opt.accumulate, base);
+                                   return detail::HeadRows{ref.data(),       bound.data(),
+                                                           ref_error.data(), base.data(),
+                                                           first.data(),     exact.dv};
+                               });
 }
 
 Array reference_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& par) {

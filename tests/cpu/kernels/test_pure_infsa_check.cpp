@@ -9,6 +9,7 @@
 
 #include "attnspec/infsa/affinity.hpp"
 #include "attnspec/kernels/pure_infsa_check.hpp"
+#include "infsa_check_support.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -62,12 +63,6 @@ Array float_kernel(const AttentionProblem& p, const LinearInfsaParams& par, Form
     return o;
 }
 
-KernelCheckOptions at(Format f) {
-    KernelCheckOptions opt;
-    opt.storage = f;
-    return opt;
-}
-
 }  // namespace
 
 TEST_CASE("check-kernel pure-infsa: the reference is gamma Â V with the library's affinity",
@@ -95,21 +90,27 @@ TEST_CASE("check-kernel pure-infsa: the reference is gamma Â V with the library
     }
 }
 
-TEST_CASE("check-kernel pure-infsa: correct kernels pass on every stress case", "[kernels]") {
+namespace {
+
+// The three runs of correct_kernels_pass (infsa_check_support.hpp) on this operation.
+void correct_pure_infsa(const std::vector<std::int64_t>& shape, std::uint64_t seed, bool print) {
     const LinearInfsaParams par;
-    for (Format f : {Format::fp32, Format::fp16, Format::bf16})
-        for (const std::string& name : linear_infsa_cases()) {
-            INFO(format_name(f) << " " << name);
-            const AttentionProblem p = generate_linear_infsa(name, 5, {2, 32, 16}, f);
-            const KernelCheckResult base =
-                check_pure_infsa(p, par, baseline_pure_infsa(p, par, f, Format::fp32), at(f));
-            CHECK(base.verdict == KernelVerdict::pass);
-            CHECK(base.worst_bound_ratio <= 1);
-            const KernelCheckResult flt =
-                check_pure_infsa(p, par, float_kernel(p, par, f, Fault::none), at(f));
-            INFO(flt.summary);
-            CHECK(flt.verdict == KernelVerdict::pass);
-        }
+    correct_kernels_pass(
+        "pure-infsa", shape, seed,
+        [&](const AttentionProblem& p, const Array& o, const KernelCheckOptions& opt) {
+            return check_pure_infsa(p, par, o, opt);
+        },
+        [&](const AttentionProblem& p, Format f) { return float_kernel(p, par, f, Fault::none); },
+        [&](const AttentionProblem& p, Format f) {
+            return baseline_pure_infsa(p, par, f, Format::fp32);
+        },
+        print);
+}
+
+}  // namespace
+
+TEST_CASE("check-kernel pure-infsa: correct kernels pass on every stress case", "[kernels]") {
+    correct_pure_infsa({2, 32, 16}, 5, false);
 }
 
 TEST_CASE("check-kernel pure-infsa: planted wrong kernels are caught", "[kernels]") {
@@ -135,24 +136,5 @@ TEST_CASE("check-kernel pure-infsa: planted wrong kernels are caught", "[kernels
 }
 
 TEST_CASE("check-kernel pure-infsa: tightness of the rounding bound", "[kernels][tightness][.]") {
-    const LinearInfsaParams par;
-    for (Format f : {Format::fp32, Format::fp16, Format::bf16}) {
-        double worst = 0, worst_base = 0, worst_rule = 0;
-        std::string at_case;
-        for (const std::string& name : linear_infsa_cases()) {
-            const AttentionProblem p = generate_linear_infsa(name, 11, {2, 256, 64}, f);
-            const KernelCheckResult flt =
-                check_pure_infsa(p, par, float_kernel(p, par, f, Fault::none), at(f));
-            const KernelCheckResult base =
-                check_pure_infsa(p, par, baseline_pure_infsa(p, par, f, Format::fp32), at(f));
-            CHECK(flt.worst_bound_ratio <= 1);
-            if (flt.worst_bound_ratio > worst) worst = flt.worst_bound_ratio, at_case = name;
-            worst_base = std::max(worst_base, base.worst_bound_ratio);
-            worst_rule = std::max(worst_rule, flt.worst_rule_ratio);
-        }
-        std::printf(
-            "pure-infsa %s: worst error/bound float kernel %.3g (%s), baseline %.3g; "
-            "worst error/allowed %.3g\n",
-            format_name(f), worst, at_case.c_str(), worst_base, worst_rule);
-    }
+    correct_pure_infsa({2, 256, 64}, 11, true);
 }
