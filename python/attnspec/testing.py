@@ -36,8 +36,9 @@ derivative for the tangents), with ``stress_vjp_case`` / ``stress_jvp_case`` for
 Linear-InfSA (``attnspec check-kernel linear-infsa``): ``assert_linear_infsa_close(out, q, k,
 v, gamma=0.95, eps=1e-6)``, ``check_linear_infsa_output``, ``check_linear_infsa(fn, ...)`` over
 ``stress_linear_infsa_case`` (the attention cases and relu-zero, dominant-key). One-hop InfSA
-(``check-kernel pure-infsa``, gamma ReLU(q k^T / d) / (||.||_F + eps) v): ``assert_pure_infsa_close``,
-``check_pure_infsa_output``, ``check_pure_infsa(fn, ...)`` on the same cases.
+(``check-kernel pure-infsa``, gamma ReLU(q k^T / d) / (||.||_F + eps) v):
+``assert_pure_infsa_close``, ``check_pure_infsa_output``, ``check_pure_infsa(fn, ...)`` on the
+same cases.
 """
 
 from dataclasses import dataclass, field
