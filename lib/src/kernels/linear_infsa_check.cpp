@@ -114,10 +114,8 @@ KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfs
 }
 
 Array reference_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par) {
-    detail::HeadAnalysis a;
     return per_head(p, par, [&](const detail::HeadInput& in, std::vector<double>& row) {
-        detail::analyze_head(in, RoundingModel{}, a);
-        row = a.o;
+        detail::reference_head(in, row);
     });
 }
 

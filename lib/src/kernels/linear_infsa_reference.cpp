@@ -36,39 +36,66 @@ struct Err {
     std::vector<double> dacc, Eq, es, dn, B, first;
 };
 
-void reference(const HeadInput& in, Ref& r, std::vector<double>& o) {
+// sum_l a_l b_l with four partial sums (any order is within the reference's own bound).
+double dot(const double* a, const double* b, long n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    long l = 0;
+    for (; l + 4 <= n; l += 4)
+        s0 += a[l] * b[l], s1 += a[l + 1] * b[l + 1], s2 += a[l + 2] * b[l + 2],
+            s3 += a[l + 3] * b[l + 3];
+    for (; l < n; ++l) s0 += a[l] * b[l];
+    return (s0 + s1) + (s2 + s3);
+}
+
+// The reference's two sweeps (L1)-(L7): q_bar, the scores (into r.s when `keep_scores`), S, n
+// and the output o. Reads each input once; a key with s_j = 0 skips its value row.
+void pooled(const HeadInput& in, Ref& r, bool keep_scores, std::vector<double>& o) {
     const long nq = in.nq, nk = in.nk, d = in.d, dv = in.dv;
     r.c = 1.0 / std::sqrt(static_cast<double>(d));
-    r.acc.assign(d, 0.0), r.M.assign(d, 0.0), r.Sq.assign(d, 0.0), r.qb.assign(d, 0.0);
+    r.acc.assign(d, 0.0), r.qb.assign(d, 0.0);
     r.Se = 0;
-    for (long i = 0; i < nq; ++i) {  // (L1)-(L3): energies and the pooled query
+    for (long i = 0; i < nq; ++i) {
         const double* q = in.Q + i * d;
-        double ss = 0;
-        for (long l = 0; l < d; ++l) ss += q[l] * q[l];
-        const double e = r.c * std::sqrt(ss);
+        const double e = r.c * std::sqrt(dot(q, q, d)), w = e * r.c;
         r.Se += e;
-        for (long l = 0; l < d; ++l) {
-            const double qt = r.c * q[l];
-            r.acc[l] += e * qt, r.M[l] += e * std::fabs(qt), r.Sq[l] += std::fabs(qt);
-        }
+        for (long l = 0; l < d; ++l) r.acc[l] += w * q[l];
     }
     r.D = r.Se + in.par.eps;
     for (long l = 0; l < d && r.D > 0; ++l) r.qb[l] = r.acc[l] / r.D;
-    r.s.assign(nk, 0.0), r.n.assign(dv, 0.0), r.sv.assign(dv, 0.0), r.av.assign(dv, 0.0);
+    if (keep_scores) r.s.assign(nk, 0.0);
+    r.n.assign(dv, 0.0);
     r.S = 0;
-    for (long j = 0; j < nk; ++j) {  // (L5)-(L7): scores and the pooled value
-        const double* k = in.K + j * d;
+    for (long j = 0; j < nk; ++j) {
+        const double s = std::max(0.0, r.c * dot(r.qb.data(), in.K + j * d, d));
+        if (keep_scores) r.s[j] = s;
+        if (s == 0) continue;
+        r.S += s;
         const double* v = in.V + j * dv;
-        double x = 0;
-        for (long l = 0; l < d; ++l) x += r.qb[l] * k[l];
-        const double s = std::max(0.0, r.c * x);
-        r.s[j] = s, r.S += s;
-        for (long c = 0; c < dv; ++c)
-            r.n[c] += s * v[c], r.sv[c] += s * std::fabs(v[c]), r.av[c] += std::fabs(v[c]);
+        for (long c = 0; c < dv; ++c) r.n[c] += s * v[c];
     }
     r.D2 = r.S + in.par.eps;
     o.assign(dv, 0.0);
     for (long c = 0; c < dv && r.S > 0; ++c) o[c] = in.par.gamma * r.n[c] / r.D2;
+}
+
+// pooled() and the magnitudes the bound needs (a third sweep over Q, a fourth over V).
+void reference(const HeadInput& in, Ref& r, std::vector<double>& o) {
+    pooled(in, r, true, o);
+    const long nq = in.nq, nk = in.nk, d = in.d, dv = in.dv;
+    r.M.assign(d, 0.0), r.Sq.assign(d, 0.0), r.sv.assign(dv, 0.0), r.av.assign(dv, 0.0);
+    for (long i = 0; i < nq; ++i) {
+        const double* q = in.Q + i * d;
+        const double e = r.c * std::sqrt(dot(q, q, d));
+        for (long l = 0; l < d; ++l) {
+            const double aq = std::fabs(r.c * q[l]);
+            r.M[l] += e * aq, r.Sq[l] += aq;
+        }
+    }
+    for (long j = 0; j < nk; ++j)
+        for (long c = 0; c < dv; ++c) {
+            const double av = std::fabs(in.V[j * dv + c]);
+            r.sv[c] += r.s[j] * av, r.av[c] += av;
+        }
     r.p = o;
 }
 
@@ -166,6 +193,11 @@ void analyze_head(const HeadInput& in, const RoundingModel& kernel, HeadAnalysis
                        kBoundSafety;
         if (std::isnan(out.bound[c])) out.bound[c] = kInf;
     }
+}
+
+void reference_head(const HeadInput& in, std::vector<double>& o) {
+    Ref r;
+    pooled(in, r, false, o);
 }
 
 void baseline_head(const HeadInput& in, Format storage, Format accumulate, std::vector<double>& o) {

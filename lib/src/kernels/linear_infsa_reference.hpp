@@ -53,6 +53,9 @@ KernelCheckResult check_infsa(const AttentionProblem& p, const LinearInfsaParams
 // and tau_p stand for the storage of q_bar and of the scores). O(n_q d + n_k (d + d_v)).
 void analyze_head(const HeadInput& in, const RoundingModel& kernel, HeadAnalysis& out);
 
+// The reference output alone (two sweeps, no bound): what reference_linear_infsa returns.
+void reference_head(const HeadInput& in, std::vector<double>& o);
+
 // The plain kernel at (storage, accumulate) on inputs already rounded to the storage format.
 void baseline_head(const HeadInput& in, Format storage, Format accumulate, std::vector<double>& o);
 

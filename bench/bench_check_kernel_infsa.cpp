@@ -1,0 +1,71 @@
+// check-kernel linear-infsa's float64 reference (issue 31: "Linear-InfSA reference at 331,776 x
+// 16 x 64: <= 1.5x a plain read of the inputs"), side by side with a plain read of the same
+// float64 arrays (one sum over q, k, v), one thread; also the whole check (reference, bound,
+// baseline with software rounding) on the same inputs at fp32.
+// usage: bench_check_kernel_infsa [--n N] [--heads H] [--d D] [--reps R] [--no-check]
+//   (default N = 331,776, H = 16, d = 64: 3 x 2.5 GiB of float64 inputs; pass a smaller --n on
+//   a small machine: the ratio is per byte)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "attnspec/kernels/linear_infsa_check.hpp"
+#include "attnspec/kernels/stress.hpp"
+#include "bench_common.hpp"
+
+using namespace attnspec;
+using namespace attnspec::kernels;
+
+int main(int argc, char** argv) {
+    long N = 331776, H = 16, d = 64;
+    int reps = 3;
+    bool check = true;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&] { return i + 1 < argc ? std::atol(argv[++i]) : 0L; };
+        if (a == "--n")
+            N = next();
+        else if (a == "--heads")
+            H = next();
+        else if (a == "--d")
+            d = next();
+        else if (a == "--reps")
+            reps = static_cast<int>(next());
+        else if (a == "--no-check")
+            check = false;
+        else {
+            std::fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+            return 64;
+        }
+    }
+    const AttentionProblem p = generate_stress(StressCase::gaussian, 1, {H, N, d}, Format::fp64);
+    const double bytes = 3.0 * 8.0 * static_cast<double>(H * N * d);
+    volatile double sink = 0;
+    const double t_read = bench::median_of(reps, [&] {
+        double s = 0;
+        for (const Array* a : {&p.q, &p.k, &p.v})
+            for (double x : a->values) s += x;
+        sink = sink + s;
+    });
+    const LinearInfsaParams par;
+    Array o;
+    const double t_ref = bench::median_of(reps, [&] { o = reference_linear_infsa(p, par); });
+    std::printf("[linear-infsa] (H, N, d) = (%ld, %ld, %ld), float64 inputs %.1f MiB, 1 thread\n",
+                H, N, d, bytes / (1 << 20));
+    std::printf(
+        "[linear-infsa] reference median %.3f s; plain read of the inputs %.3f s (%.2f GB/s); "
+        "ratio %.2f (target <= 1.5)\n",
+        t_ref, t_read, bytes / t_read * 1e-9, t_ref / t_read);
+    if (check) {
+        KernelCheckOptions opt;
+        const auto t0 = std::chrono::steady_clock::now();
+        const KernelCheckResult r = check_linear_infsa(p, par, o, opt);
+        std::printf("[linear-infsa] whole check at fp32 (reference, bound, baseline) %.3f s: %s\n",
+                    bench::seconds_since(t0), verdict_name(r.verdict));
+    }
+    std::printf("[linear-infsa] peak RSS %.0f MiB; o[0] = %.6g\n",
+                bench::max_rss_bytes() / (1 << 20), o.values[0]);
+    return 0;
+}
