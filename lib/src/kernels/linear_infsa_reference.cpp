@@ -23,6 +23,7 @@ struct Ref {
     std::vector<double> Sq;   // sum_i |q~_il| (d)
     std::vector<double> qb;   // q_bar (d)
     std::vector<double> s;    // scores s_j (n_k)
+    std::vector<double> x;    // logits x_j = c q_bar . k_j (n_k)
     double S = 0, D2 = 0;     // sum_j s_j, sum_j s_j + eps
     std::vector<double> n;    // sum_j s_j v_jc (d_v)
     std::vector<double> sv;   // sum_j s_j |v_jc| (d_v)
@@ -33,7 +34,7 @@ struct Ref {
 // One model's error figures; the reference's (W) widen the magnitudes of the kernel's pass.
 struct Err {
     double dD = 0, dD2 = 0;
-    std::vector<double> dacc, Eq, es, dn, B, first;
+    std::vector<double> dacc, Eq, es, ex, dn, B, first;
 };
 
 // sum_l a_l b_l with four partial sums (any order is within the reference's own bound).
@@ -62,12 +63,12 @@ void pooled(const HeadInput& in, Ref& r, bool keep_scores, std::vector<double>& 
     }
     r.D = r.Se + in.par.eps;
     for (long l = 0; l < d && r.D > 0; ++l) r.qb[l] = r.acc[l] / r.D;
-    if (keep_scores) r.s.assign(nk, 0.0);
+    if (keep_scores) r.s.assign(nk, 0.0), r.x.assign(nk, 0.0);
     r.n.assign(dv, 0.0);
     r.S = 0;
     for (long j = 0; j < nk; ++j) {
-        const double s = std::max(0.0, r.c * dot(r.qb.data(), in.K + j * d, d));
-        if (keep_scores) r.s[j] = s;
+        const double x = r.c * dot(r.qb.data(), in.K + j * d, d), s = std::max(0.0, x);
+        if (keep_scores) r.s[j] = s, r.x[j] = x;
         if (s == 0) continue;
         r.S += s;
         const double* v = in.V + j * dv;
@@ -129,49 +130,79 @@ void errors(const HeadInput& in, const Ref& r, const RoundingModel& M, const Err
                             : kInf;
     }
     const double f_x = (1 + M.u_in) * (1 + gamma_n(static_cast<double>(d + 2), u));
-    E.es.assign(nk, 0.0);
-    std::vector<double> ev(dv, 0.0), sv(dv, 0.0), Av(dv, 0.0), gv(dv, 0.0);
-    double sum_es = 0, S_hi = 0;
+    E.es.assign(nk, 0.0), E.ex.assign(nk, 0.0);
+    // (L6) sums over the keys whose sign is sure (x_j beyond its error: P positive; the negative
+    // ones add exactly 0), with w_jc = gamma v_jc - p_c: G = sum_P k_j w_j^T (d x d_v), KP =
+    // sum_P k_j, and per column the rest (rounding given q_bar^, score storage) and the keys of
+    // uncertain sign (their whole es_j).
+    std::vector<double> G(static_cast<size_t>(d * dv), 0.0), KP(d, 0.0), restw(dv, 0.0),
+        ambw(dv, 0.0), ev(dv, 0.0), sv(dv, 0.0), wsP(dv, 0.0), wj(dv);
+    double sum_es = 0, S_hi = 0, rest_sum = 0, amb_sum = 0;
     for (long j = 0; j < nk; ++j) {  // (L5): the scores
         const double* k = in.K + j * d;
         const double* v = in.V + j * dv;
         double Kq = 0, A = 0;
         for (long l = 0; l < d; ++l) {
             const double ak = std::fabs(k[l]);
-            Kq += ak * E.Eq[l], A += ak * (std::fabs(r.qb[l]) + w(&Err::Eq, l));
+            Kq += ak * E.Eq[l], A += ak * (std::fabs(r.qb[l]) + w(&Err::Eq, l) + E.Eq[l]);
         }
         Kq *= r.c * wide, A *= r.c * wide;
-        const double ex = Kq * f_x + (f_x - 1) * A + static_cast<double>(d + 2) * t;
+        const double rho = (f_x - 1) * A + static_cast<double>(d + 2) * t;  // the dot's rounding
+        E.ex[j] = Kq * f_x + rho;
         const double s_hi = r.s[j] + w(&Err::es, j);
-        E.es[j] = ex * (1 + M.u_p) + M.u_p * s_hi + M.tau_p;
+        E.es[j] = E.ex[j] * (1 + M.u_p) + M.u_p * s_hi + M.tau_p;
         sum_es += E.es[j], S_hi += s_hi;
+        const double thr = E.ex[j] + w(&Err::ex, j);
+        const bool pos = r.x[j] > thr, amb = !pos && r.x[j] >= -thr;
+        const double rest = rho + M.u_p * (s_hi + E.ex[j]) + M.tau_p;
+        if (pos) rest_sum += rest;
+        if (amb) amb_sum += E.es[j];
         for (long c = 0; c < dv; ++c) {
             const double av = std::fabs(v[c]);
-            ev[c] += E.es[j] * av, sv[c] += s_hi * av, Av[c] += A * av;
-            gv[c] += E.es[j] * std::fabs(in.par.gamma * v[c] - r.p[c]);
+            wj[c] = in.par.gamma * v[c] - r.p[c];
+            ev[c] += E.es[j] * av, sv[c] += s_hi * av;
+            const double aw = std::fabs(wj[c]) + w(&Err::B, c);
+            if (pos) restw[c] += rest * aw, wsP[c] += r.s[j] * aw;
+            if (amb) ambw[c] += E.es[j] * aw;
+        }
+        if (!pos) continue;
+        for (long l = 0; l < d; ++l) {
+            KP[l] += k[l];
+            double* Gl = G.data() + l * dv;
+            for (long c = 0; c < dv; ++c) Gl[c] += k[l] * wj[c];
         }
     }
     S_hi *= wide;
     // (L6): the kernel's scores in exact arithmetic, p~ = gamma sum s^ v / (sum s^ + eps), differ
-    // from p by sum_j delta_j (gamma v_j - p) / (D2 + sum delta): D2 - sum es bounds the divisor.
-    const double D2lo = r.D2 - (W ? W->dD2 : 0.0) - sum_es;
+    // from p by sum_j delta_j w_j / (D2 + sum delta), delta_j = c k_j . dq_bar + rest_j on P.
+    double KPE = 0;
+    for (long l = 0; l < d; ++l) KPE += std::fabs(KP[l]) * E.Eq[l];
+    KPE *= r.c * wide;
+    const double dsum = KPE + (rest_sum + amb_sum) * wide;  // |sum_j delta_j|
+    const double D2lo = r.D2 - (W ? W->dD2 : 0.0) - dsum;
     const double St_hi = S_hi + sum_es, Dt_hi = St_hi + eps;
     const double dDt = gamma_n(fnk - 1, u) * St_hi + fnk * t + u * eps +
                        u * (Dt_hi + gamma_n(fnk - 1, u) * St_hi + fnk * t + u * eps);
-    E.dD2 = sum_es + dDt;  // |D2^ - D2| (the kernel's pass lowers D2 by the reference's)
+    E.dD2 = dsum + dDt;  // |D2^ - D2| (the kernel's pass lowers D2 by the reference's)
     const double eps_t = D2lo > 0 ? dDt / D2lo : kInf;  // (L7): the sum, eps, the divisor rounded
     const double eta_t = (1 + M.u_p) * (1 + M.u_in) * (1 + gamma_n(fnk + 4, u)) - 1;
     E.dn.assign(dv, 0.0), E.B.assign(dv, kInf), E.first.assign(dv, 0.0);
     for (long c = 0; c < dv; ++c) {
+        double GE = 0, Gq = 0;  // sum_l |G_lc| E_l (the q_bar error), sum_l |G_lc| |q_bar_l|
+        const double p_unc = w(&Err::B, c);  // the reference's own error on p_c
+        for (long l = 0; l < d; ++l) {
+            const double Gabs = std::fabs(G[l * dv + c]) + p_unc * std::fabs(KP[l]);
+            GE += Gabs * E.Eq[l], Gq += Gabs * std::fabs(r.qb[l]);
+        }
+        const double T = (r.c * GE + restw[c] + ambw[c]) * wide;
         E.dn[c] = ev[c] * wide;  // |n~_c - n_c|: the numerator on the kernel's scores
         const double n_hi = std::fabs(r.n[c]) + w(&Err::dn, c) + E.dn[c];
-        const double p_unc = w(&Err::B, c);  // the reference's own error on p_c
         if (eps_t < 1)
-            E.B[c] = (gv[c] * wide + p_unc * sum_es) / D2lo +
+            E.B[c] = T / D2lo +
                      g / (D2lo * (1 - eps_t)) * (eta_t * (sv[c] + ev[c]) * wide + eps_t * n_hi) +
                      g * (1 + eta_t) * (M.tau_p + 2 * t) * r.av[c] * wide;
-        if (r.D2 > 0)  // the floor: q_bar and each score, sum, division, gamma rounded once
-            E.first[c] = g / r.D2 * ((u + M.u_p) * Av[c] + (3 * u + M.u_p) * r.sv[c]);
+        if (r.D2 > 0)  // the floor: q_bar and each score rounded once, then sum, division, gamma
+            E.first[c] = (u + M.u_p) * (r.c * Gq + wsP[c]) / r.D2 + 3 * u * std::fabs(r.p[c]);
     }
 }
 

@@ -158,6 +158,24 @@ TEST_CASE("check-kernel linear-infsa: planted wrong kernels are caught", "[kerne
             }
 }
 
+TEST_CASE("check-kernel linear-infsa: many random queries, the rule still refuses mean pooling",
+          "[kernels]") {
+    // Gaussian queries at N = 8192: q_bar cancels heavily, the fp32 worst case of its sum makes
+    // the rounding bound loose (proofs/kernel_tolerance.md, "Where the bound is loose"), and the
+    // baseline rule with its propagated floor decides.
+    const LinearInfsaParams par;
+    const AttentionProblem p = generate_linear_infsa("gaussian", 4, {1, 8192, 32}, Format::fp16);
+    const KernelCheckResult ok = check_linear_infsa(
+        p, par, float_kernel(p, par, Format::fp16, Fault::none), at(Format::fp16));
+    CHECK(ok.verdict == KernelVerdict::pass);
+    for (Fault fault : {Fault::mean_pool, Fault::gamma_twice}) {
+        const KernelCheckResult r =
+            check_linear_infsa(p, par, float_kernel(p, par, Format::fp16, fault), at(Format::fp16));
+        INFO(r.summary);
+        CHECK(r.verdict != KernelVerdict::pass);
+    }
+}
+
 TEST_CASE("check-kernel linear-infsa: relu-zero gives 0, NaN and shape errors", "[kernels]") {
     const LinearInfsaParams par;
     const AttentionProblem p = generate_linear_infsa("relu-zero", 1, {2, 32, 8}, Format::fp16);
