@@ -165,12 +165,15 @@ def analyze(cli, threads):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("parts", nargs="*", default=["overhead", "peer", "analyze"],
-                    choices=["overhead", "peer", "analyze"])
+    ap.add_argument("parts", nargs="*", help="any of [overhead, peer, analyze] (default: all)")
     ap.add_argument("--cli", default=os.path.join(REPO, "build", "cli", "attnspec"))
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
+    args.parts = args.parts or ["overhead", "peer", "analyze"]
+    for part in args.parts:
+        if part not in ("overhead", "peer", "analyze"):
+            ap.error("unknown part %r" % part)
     print("attnspec %s, BLAS %s (%s)" % (attnspec.__version__, attnspec.blas_info()["core"],
                                          attnspec.blas_info()["library"].split(" ")[1]))
     for part in args.parts:
