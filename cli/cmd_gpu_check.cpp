@@ -1,6 +1,7 @@
 // attnspec gpu-check: every CUDA twin against its CPU reference. The run happens in the GPU
-// backend (libattnspec_gpu.so, loaded here and only here: gpu/base/backend.hpp); the table goes to
-// stdout and to the /gpu_check report section (gpu/check/gpu_check_io.hpp).
+// backend (libattnspec_gpu.so, loaded here and only here: gpu/base/backend.hpp), or, with
+// --emulate, with the kernels on the CPU grid runner (gpu_host, no backend, no device); the table
+// goes to stdout and to the /gpu_check report section (gpu/check/gpu_check_io.hpp).
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -15,17 +16,24 @@ namespace attnspec::cli {
 namespace {
 
 const char* kSynopsis =
-    "[--twin NAME]... [--quick] [--math pedantic|fast] [--seed S] [--json] "
-    "[--out F.h5 | --no-report]";
+    "[--emulate] [--twin NAME]... [--quick] [--math pedantic|fast] [--plant-fault F] [--seed S] "
+    "[--json] [--out F.h5 | --no-report]";
 const char* kHelp =
     "examples:\n"
     "  attnspec gpu-check --quick                  CI-sized cases\n"
-    "  attnspec gpu-check --twin svd --json --no-report\n";
+    "  attnspec gpu-check --twin svd --json --no-report\n"
+    "  attnspec gpu-check --emulate --quick         no device: kernels on the CPU grid runner\n";
 
 void print_text(const gpu::GpuCheckRun& run, const std::string& report) {
-    std::printf("gpu-check on %s (sm_%d%d), %s math, planted fault: %s\n", run.device.name.c_str(),
-                run.device.cc_major, run.device.cc_minor, gpu::to_string(run.math_mode),
-                gpu::to_string(run.fault));
+    if (run.emulated)
+        std::printf(
+            "gpu-check emulated: kernels on the CPU grid runner (no device), planted "
+            "fault: %s\n",
+            gpu::to_string(run.fault));
+    else
+        std::printf("gpu-check on %s (sm_%d%d), %s math, planted fault: %s\n",
+                    run.device.name.c_str(), run.device.cc_major, run.device.cc_minor,
+                    gpu::to_string(run.math_mode), gpu::to_string(run.fault));
     std::printf("%-18s %-28s %-17s %-10s %-10s %-13s %-9s %-9s %-5s %s\n", "twin", "case",
                 "precision", "max_abs", "max_rel", "tolerance", "gpu_s", "cpu_s", "agree",
                 "tolerance reason / note");
@@ -41,9 +49,16 @@ void print_text(const gpu::GpuCheckRun& run, const std::string& report) {
                     c.cpu_seconds < 0 ? "-" : format_cell(c.cpu_seconds, 3).c_str(),
                     c.agrees ? "yes" : "NO", tail.c_str());
     }
+    for (const std::string& twin : run.not_emulated)
+        std::printf("%-18s %-28s %-17s %-10s %-10s %-13s %-9s %-9s %-5s %s\n", twin.c_str(),
+                    "(not emulated)", "-", "-", "-", "-", "-", "-", "-",
+                    "not emulated: not run, neither agrees nor disagrees");
+    if (!run.not_emulated.empty())
+        std::printf("%zu twin(s) not emulated (not run)\n", run.not_emulated.size());
     std::printf("%zu cases, %ld disagree: %s\nreport: %s\n", run.cases.size(), run.n_disagree(),
-                run.n_disagree() == 0 ? "every twin agrees with its CPU reference"
-                                      : "a twin disagrees with its CPU reference",
+                run.n_disagree() != 0      ? "a twin disagrees with its CPU reference"
+                : run.not_emulated.empty() ? "every twin agrees with its CPU reference"
+                                           : "every emulated twin agrees with its CPU reference",
                 report.empty() ? "none (--no-report)" : report.c_str());
 }
 
@@ -55,9 +70,13 @@ int run_gpu_check(const Invocation& inv) {
     common.seed = 1;
     gpu::GpuCheckOptions opt;
     std::string math = "pedantic", fault = "none";
-    desc.add_options()("twin", po::value(&opt.twins)->composing(),
-                       "run only this twin (repeatable; default: all six)")(
-        "quick", po::bool_switch(&opt.quick), "the smallest case set (CI-sized)")(
+    bool emulate = false;
+    desc.add_options()("emulate", po::bool_switch(&emulate),
+                       "no device: run the kernels on the CPU grid runner (linear_infsa; the "
+                       "other twins are reported as not emulated)")(
+        "twin", po::value(&opt.twins)->composing(),
+        "run only this twin (repeatable; default: all six)")("quick", po::bool_switch(&opt.quick),
+                                                             "the smallest case set (CI-sized)")(
         "math", po::value(&math), "pedantic (default) or fast")(
         "plant-fault", po::value(&fault), "self-test (exit 1): off-by-one-tile, dropped-term");
     add_common_options(desc, common, "gpu_check.h5");
@@ -69,15 +88,18 @@ int run_gpu_check(const Invocation& inv) {
     const gpu::PlantedFault planted = gpu::planted_fault_from_string(fault);
     const std::string target = report_target(common, "gpu_check.h5");  // 64 / 73, nothing loaded
 
-    const gpu::Backend& backend = gpu::load_backend();  // 69 not built or missing, 72 unusable
-    std::string error;
-    gpu::DeviceInfo dev;
-    gpu::check_backend_call(backend.device_info(&dev, &error), error);
-    if (dev.device_count == 0)
-        throw Error(ExitCode::NoDevice, "no usable CUDA device: " + dev.error);
-
     gpu::GpuCheckRun run;
-    gpu::check_backend_call(backend.run_gpu_check(opt, mode, planted, &run, &error), error);
+    if (emulate) {  // host-only: no backend, no device, both builds
+        run = gpu::run_gpu_check_emulated(opt, mode, planted);
+    } else {
+        const gpu::Backend& backend = gpu::load_backend();  // 69 not built or missing, 72 unusable
+        std::string error;
+        gpu::DeviceInfo dev;
+        gpu::check_backend_call(backend.device_info(&dev, &error), error);
+        if (dev.device_count == 0)
+            throw Error(ExitCode::NoDevice, "no usable CUDA device: " + dev.error);
+        gpu::check_backend_call(backend.run_gpu_check(opt, mode, planted, &run, &error), error);
+    }
     std::optional<ReportWriter> rep;
     if (!target.empty()) {
         Provenance prov = provenance(inv, common.seed);

@@ -1,7 +1,8 @@
 // attnspec gpu-check without a device (CPU-only build: backend not built; CUDA build without a
 // driver or device: no usable device), usage errors before anything loads, and lazy loading: the
 // CLI does not link the CUDA libraries. On a machine with a usable device the no-device cases
-// skip (tests/gpu/base/test_gpu_check.cpp covers the run there).
+// skip (tests/gpu/base/test_gpu_check.cpp covers the run there). `gpu-check --emulate` runs
+// everywhere: clean, with each planted fault in each emulated twin, and its report.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 
 #include "attnspec/gpu/base/backend.hpp"
 #include "attnspec/gpu/base/driver_probe.hpp"
+#include "attnspec/gpu/check/gpu_check.hpp"
 #include "test_support.hpp"
 
 using attnspec::test::run_cli;
@@ -110,4 +112,57 @@ TEST_CASE("the CLI does not link the CUDA libraries and info says why no device 
     for (const char* key : {"\"driver_found\"", "\"usable\"", "\"status\"", "\"summary\""})
         CHECK(i.out.find(key) != std::string::npos);
     if (!device_usable()) CHECK(i.out.find("\"usable\": false") != std::string::npos);
+}
+
+// gpu-check --emulate: the kernels on the CPU grid runner, no device and no backend, in both
+// builds (host-only, attnspec::gpu_host).
+TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does not emulate",
+          "[cli][gpu][emulate]") {
+    const auto r = run_cli("gpu-check --emulate --quick --json --no-report");
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("\"emulated\": true") != std::string::npos);
+    CHECK(r.out.find("\"n_disagree\": 0,") != std::string::npos);
+    for (const auto& e : attnspec::gpu::emulated_twin_checks())
+        CHECK(r.out.find(std::string("\"twin\": \"") + e.name + "\"") != std::string::npos);
+    CHECK(r.out.find("\"agrees\": false") == std::string::npos);
+    // a twin that is not emulated is named, never reported as a case that agrees
+    CHECK(r.out.find("\"not_emulated\": [") != std::string::npos);
+    CHECK(r.out.find("\"twin\": \"svd\"") == std::string::npos);
+    const auto t = run_cli("gpu-check --emulate --quick --no-report");
+    CHECK(t.code == 0);
+    CHECK(t.out.find("gpu-check emulated: kernels on the CPU grid runner (no device)") !=
+          std::string::npos);
+    CHECK(t.out.find("svd                (not emulated)") != std::string::npos);
+    CHECK(t.out.find("every emulated twin agrees") != std::string::npos);
+}
+
+TEST_CASE("gpu-check --emulate exits 1 with each planted fault in each emulated twin",
+          "[cli][gpu][emulate]") {
+    for (const auto& e : attnspec::gpu::emulated_twin_checks())
+        for (const char* fault : {"off-by-one-tile", "dropped-term"}) {
+            INFO(e.name << " " << fault);
+            const auto r = run_cli(std::string("gpu-check --emulate --quick --json --no-report ") +
+                                   "--twin " + e.name + " --plant-fault " + fault);
+            CHECK(r.code == 1);
+            CHECK(r.out.find("\"agrees\": false") != std::string::npos);
+            CHECK(r.out.find(std::string("\"planted_fault\": \"") + fault + "\"") !=
+                  std::string::npos);
+        }
+}
+
+TEST_CASE("gpu-check --emulate writes its report and refuses a selection with nothing emulated",
+          "[cli][gpu][emulate]") {
+    const std::string dir = attnspec::test::temp_dir();
+    const auto r = run_cli("gpu-check --emulate --quick --twin linear_infsa --twin svd --out " +
+                           dir + "/g.h5");
+    CHECK(r.code == 0);
+    std::FILE* f = std::fopen((dir + "/g.h5").c_str(), "rb");
+    CHECK(f != nullptr);
+    if (f) std::fclose(f);
+    const auto none = run_cli("gpu-check --emulate --twin svd --no-report");
+    CHECK(none.code == 64);
+    CHECK(none.err.find("no selected twin is emulated") != std::string::npos);
+    CHECK(none.out.empty());
+    std::system(("rm -rf " + dir).c_str());
 }

@@ -1,8 +1,9 @@
 // Parts of gpu-check that need no device (both builds; host-only, in the CLI's attnspec_gpu_host
 // and, through it, in libattnspec_gpu.so): math modes, planted faults, twin selection and the
-// shared comparison.
+// shared comparison, the guarded run of one twin.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <iterator>
 
 #include "attnspec/base/errors.hpp"
@@ -60,6 +61,26 @@ std::vector<std::string> select_twins(const std::vector<std::string>& requested)
             std::find(requested.begin(), requested.end(), n) != requested.end())
             out.emplace_back(n);
     return out;
+}
+
+std::vector<TwinCase> run_twin_guarded(const std::string& twin,
+                                       const std::function<std::vector<TwinCase>()>& check) {
+    const auto failed = [&twin](const std::string& note) {
+        TwinCase c;
+        c.twin = twin;
+        c.case_name = "(none)";
+        c.precision = "-";
+        c.max_abs_err = c.max_rel_err = INFINITY;
+        c.agrees = false;
+        c.note = note;
+        return std::vector<TwinCase>{c};
+    };
+    try {
+        std::vector<TwinCase> cs = check();
+        return cs.empty() ? failed("no case ran") : cs;
+    } catch (const std::exception& e) {
+        return failed(std::string("error: ") + e.what());
+    }
 }
 
 long GpuCheckRun::n_disagree() const {

@@ -1,8 +1,6 @@
 // The gpu-check registry and runner (CUDA build, in libattnspec_gpu.so): twin_checks() in the
 // fixed order of kTwinNames, run_gpu_check() over a pedantic (or fast) Context.
 #include <algorithm>
-#include <cmath>
-#include <exception>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
@@ -19,19 +17,6 @@ const std::vector<TwinCheck>& twin_checks() {
     return table;
 }
 
-namespace {
-TwinCase failed_case(const std::string& twin, const std::string& note) {
-    TwinCase c;
-    c.twin = twin;
-    c.case_name = "(none)";
-    c.precision = "-";
-    c.max_abs_err = c.max_rel_err = INFINITY;
-    c.agrees = false;
-    c.note = note;
-    return c;
-}
-}  // namespace
-
 GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault) {
     const std::vector<std::string> names = select_twins(opt.twins);
     GpuCheckRun run;
@@ -46,14 +31,8 @@ GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFaul
     const ScopedPlantedFault planted(fault);
     for (const TwinCheck& t : twin_checks()) {
         if (std::find(names.begin(), names.end(), t.name) == names.end()) continue;
-        std::vector<TwinCase> cs;
-        try {
-            cs = t.run(ctx, opt);
-            if (cs.empty()) cs.push_back(failed_case(t.name, "no case ran"));
-        } catch (const std::exception& e) {
-            cs = {failed_case(t.name, std::string("error: ") + e.what())};
-        }
-        for (TwinCase& c : cs) run.cases.push_back(std::move(c));
+        for (TwinCase& c : run_twin_guarded(t.name, [&] { return t.run(ctx, opt); }))
+            run.cases.push_back(std::move(c));
     }
     return run;
 }

@@ -22,6 +22,11 @@ std::vector<T> column(const GpuCheckRun& run, const std::function<T(const TwinCa
     for (const TwinCase& c : run.cases) out.push_back(f(c));
     return out;
 }
+std::string joined(const std::vector<std::string>& names) {  // "svd,neumann"
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ",") + n;
+    return s;
+}
 }  // namespace
 
 std::string shape_text(const std::vector<long>& shape) {
@@ -46,6 +51,8 @@ void write_gpu_check_section(H5Group& parent, const GpuCheckRun& run) {
     H5Group g = parent.group("gpu_check");
     for (const auto& [k, v] : gpu_check_provenance(run)) g.attr(k, v);
     g.attr("planted_fault", to_string(run.fault));
+    g.attr("emulated", static_cast<std::int64_t>(run.emulated));
+    g.attr("not_emulated", joined(run.not_emulated));
     g.attr("quick", static_cast<std::int64_t>(run.options.quick));
     g.attr("seed", std::to_string(run.options.seed));
     g.attr("n_cases", static_cast<std::int64_t>(run.cases.size()));
@@ -72,6 +79,9 @@ void write_gpu_check_section(H5Group& parent, const GpuCheckRun& run) {
 void gpu_check_json(JsonWriter& j, const GpuCheckRun& run) {
     for (const auto& [k, v] : gpu_check_provenance(run)) j.kv(k, v);
     j.kv("planted_fault", to_string(run.fault)).kv("quick", run.options.quick);
+    j.kv("emulated", run.emulated).key("not_emulated").begin_array();
+    for (const std::string& t : run.not_emulated) j.value(t);
+    j.end_array();
     j.kv("seed", run.options.seed);
     j.kv("n_cases", static_cast<std::int64_t>(run.cases.size()));
     j.kv("n_disagree", static_cast<std::int64_t>(run.n_disagree()));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,12 @@ struct GpuCheckRun {
     PlantedFault fault = PlantedFault::none;
     GpuCheckOptions options;
     std::vector<TwinCase> cases;  // in registry order, each twin's cases in its own order
-    long n_disagree() const;      // cases with agrees == false
+    // `gpu-check --emulate` (run_gpu_check_emulated): the kernels ran on the CPU grid runner, not
+    // on a device; not_emulated lists the selected twins that were not run (never counted as
+    // agreeing or disagreeing).
+    bool emulated = false;
+    std::vector<std::string> not_emulated;
+    long n_disagree() const;  // cases with agrees == false
 };
 
 // CUDA build (gpu/src/check/gpu_check_cuda.cpp): a Context on device 0 with `mode`, `fault`
@@ -100,6 +106,22 @@ struct GpuCheckRun {
 // empty.
 GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault);
 
+// `gpu-check --emulate` (host-only, both builds, gpu/src/check/gpu_check_emulate.cpp): the same
+// cases, references and a-priori tolerances as the device check, with each twin's kernel bodies
+// run on the CPU grid runner (attnspec/gpu/base/cpu_grid.hpp) instead of a device. Only the twins
+// of emulated_twin_checks() run; the other selected twins are listed in not_emulated. Timings are
+// off (gpu_seconds, cpu_seconds -1). Throws Usage when no selected twin is emulated, or for an
+// unknown twin.
+GpuCheckRun run_gpu_check_emulated(const GpuCheckOptions& opt, MathMode mode, PlantedFault fault);
+// The emulated twins, in registry order, each with its check on the CPU grid runner.
+using EmulatedCheckFn = std::vector<TwinCase> (*)(const GpuCheckOptions&);
+struct EmulatedCheck {
+    const char* name;
+    EmulatedCheckFn run;
+};
+const std::vector<EmulatedCheck>& emulated_twin_checks();
+std::vector<TwinCase> check_linear_infsa_emulated(const GpuCheckOptions& opt);
+
 // Per-twin entries (one per twin source file, gpu/src/<module>/*_check_cuda.cpp). In a CPU-only
 // build check/check_stub.cpp defines each to throw NoDevice "not compiled", so that the GPU tests
 // link there too.
@@ -109,6 +131,11 @@ std::vector<TwinCase> check_jacobian_spectrum(Context& ctx, const GpuCheckOption
 std::vector<TwinCase> check_svd(Context& ctx, const GpuCheckOptions& opt);
 std::vector<TwinCase> check_neumann(Context& ctx, const GpuCheckOptions& opt);
 std::vector<TwinCase> check_perron_tiled(Context& ctx, const GpuCheckOptions& opt);
+
+// Runs one twin's check for a runner (device or emulated): an exception becomes one case with
+// agrees = false and "error: <message>" in its note, no case one such case ("no case ran").
+std::vector<TwinCase> run_twin_guarded(const std::string& twin,
+                                       const std::function<std::vector<TwinCase>()>& check);
 
 // Shared comparison: fills max_abs_err / max_rel_err / agrees from two equally-sized arrays
 // (host memory) with the given tolerance (on the relative error unless on_abs). A NaN/Inf on
