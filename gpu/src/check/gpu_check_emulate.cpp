@@ -10,7 +10,8 @@
 namespace attnspec::gpu {
 
 const std::vector<EmulatedCheck>& emulated_twin_checks() {
-    static const std::vector<EmulatedCheck> table = {{"linear_infsa", check_linear_infsa_emulated}};
+    static const std::vector<EmulatedCheck> table = {{"linear_infsa", check_linear_infsa_emulated},
+                                                     {"perron_tiled", check_perron_tiled_emulated}};
     return table;
 }
 

@@ -33,22 +33,16 @@ void linear_infsa_heads_device(Context&, InputFormat, const void*, const void*, 
     require_device();
 }
 
-ReluKernelOp::ReluKernelOp(Context& ctx, const Eigen::MatrixXd&, const Eigen::MatrixXd&,
-                           Eigen::Index)
-    : ctx_(ctx) {
-    // Named so that a compiler seeing every member defined here does not call them unused.
-    (void)ctx_, (void)d_, (void)tile_, (void)delta_, (void)frob_done_;
+ReluKernelOp::ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
+                           Eigen::Index tile)
+    : ReluRowsOp(Q, K, tile), ctx_(ctx) {
+    (void)
+        ctx_;  // named so that a compiler seeing every member defined here does not call it unused
     require_device();
 }
-void ReluKernelOp::apply(const Eigen::VectorXd&, bool, Eigen::VectorXd&, Eigen::VectorXd&,
-                         Eigen::VectorXd&) const {
+void ReluKernelOp::rows(const Eigen::VectorXd&, bool, Eigen::VectorXd&, Eigen::VectorXd*) const {
     require_device();
 }
-Interval ReluKernelOp::frobenius() const {
-    require_device();
-    return {};
-}
-void ReluKernelOp::run(const Eigen::VectorXd&, bool, Eigen::VectorXd&) const { require_device(); }
 
 PerronResult perron_tiled(Context&, const Eigen::MatrixXd&, const Eigen::MatrixXd&,
                           const PerronOptions&, Eigen::Index, Interval*) {

@@ -1,10 +1,13 @@
 // Enclosures of the device ReLU operator's products (relu_kernel_common.hpp), sized as
-// lib/src/infsa/relu_kernel.cpp sizes the CPU operator's.
+// lib/src/infsa/relu_kernel.cpp sizes the CPU operator's, and the operator's host half
+// (gpu::ReluRowsOp) that wraps them around each raw row pass, on the device or emulated.
 #include "relu_kernel_common.hpp"
 
 #include <algorithm>
 
 #include "attnspec/base/rounding.hpp"
+#include "attnspec/gpu/infsa/relu_kernel_cuda.hpp"
+#include "attnspec/infsa/relu_kernel.hpp"
 #include "relu_kernel_logic.hpp"
 
 namespace attnspec::gpu::perron_logic {
@@ -64,3 +67,41 @@ double rho_check_tolerance(const Interval& cpu, double rel_width) {
 }
 
 }  // namespace attnspec::gpu::perron_logic
+
+namespace attnspec::gpu {
+
+ReluRowsOp::ReluRowsOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, Eigen::Index tile)
+    : N_(Q.rows()), d_(Q.cols()), tile_(tile) {
+    // The CPU operator's checks (check_qk, tile > 0) and messages, by constructing it (O(N d)).
+    const attnspec::ReluKernelOp cpu_checks(Q, K, tile);
+    nq_ = Q.rowwise().norm();
+    nk_ = K.rowwise().norm();
+    delta_ = 2 * gamma_n(double(d_) + 2);  // as ReluKernelOp: gamma_d of the dot, norms' rounding
+}
+
+void ReluRowsOp::run(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z) const {
+    Eigen::VectorXd f;
+    rows(x, transpose, z, frob_done_ ? nullptr : &f);
+    ++passes_;
+    if (!frob_done_) {
+        frob_ = perron_logic::enclose_frob(f, delta_, nq_, nk_, long(d_));
+        frob_done_ = true;
+    }
+}
+
+void ReluRowsOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z,
+                       Eigen::VectorXd& z_lo, Eigen::VectorXd& z_hi) const {
+    run(x, transpose, z);
+    perron_logic::enclose_products(x, transpose ? nk_ : nq_, transpose ? nq_ : nk_, delta_,
+                                   long(d_), z, z_lo, z_hi);
+}
+
+Interval ReluRowsOp::frobenius() const {
+    if (!frob_done_) {
+        Eigen::VectorXd z;
+        run(Eigen::VectorXd::Zero(N_), false, z);
+    }
+    return frob_;
+}
+
+}  // namespace attnspec::gpu

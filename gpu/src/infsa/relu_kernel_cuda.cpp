@@ -1,26 +1,16 @@
 // Host side of the device ReLU operator (gpu/include/attnspec/gpu/infsa/relu_kernel_cuda.hpp):
-// transfers, the launcher of relu_kernel_cuda.cu, and the enclosures of relu_kernel_logic.hpp,
-// sized exactly as lib/src/infsa/relu_kernel.cpp sizes them (the sum order differs, the bounds do
-// not depend on it).
+// transfers and the launcher of relu_kernel_cuda.cu; the enclosures around each pass are
+// ReluRowsOp's (relu_kernel_common.cpp).
 #include "attnspec/gpu/infsa/relu_kernel_cuda.hpp"
 
-#include "attnspec/base/errors.hpp"
-#include "attnspec/base/rounding.hpp"
-#include "attnspec/infsa/relu_kernel.hpp"
-#include "relu_kernel_common.hpp"
+#include "infsa_faults.hpp"
 #include "relu_kernel_launch.hpp"
-#include "relu_kernel_logic.hpp"
 
 namespace attnspec::gpu {
 
 ReluKernelOp::ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
                            Eigen::Index tile)
-    : ctx_(ctx), N_(Q.rows()), d_(Q.cols()), tile_(tile) {
-    // The CPU operator's checks (check_qk, tile > 0) and messages, by constructing it (O(N d)).
-    const attnspec::ReluKernelOp cpu_checks(Q, K, tile);
-    nq_ = Q.rowwise().norm();
-    nk_ = K.rowwise().norm();
-    delta_ = 2 * gamma_n(double(d_) + 2);  // as ReluKernelOp: gamma_d of the dot, norms' rounding
+    : ReluRowsOp(Q, K, tile), ctx_(ctx) {
     const std::size_t mat = sizeof(double) * std::size_t(N_) * std::size_t(d_);
     const std::size_t vec = sizeof(double) * std::size_t(N_);
     dQ_ = DeviceBuffer(mat);
@@ -32,7 +22,8 @@ ReluKernelOp::ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::
     dK_.upload_sync(ctx_, K.data(), mat);
 }
 
-void ReluKernelOp::run(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z) const {
+void ReluKernelOp::rows(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z,
+                        Eigen::VectorXd* f) const {
     const std::size_t vec = sizeof(double) * std::size_t(N_);
     dx_.upload_sync(ctx_, x.data(), vec);
     const double* R = static_cast<const double*>((transpose ? dK_ : dQ_).data());
@@ -43,28 +34,10 @@ void ReluKernelOp::run(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd
                              static_cast<double*>(df_.data()));
     z.resize(N_);
     dz_.download_sync(ctx_, z.data(), vec);
-    ++passes_;
-    if (!frob_done_) {
-        Eigen::VectorXd f(N_);
-        df_.download_sync(ctx_, f.data(), vec);
-        frob_ = perron_logic::enclose_frob(f, delta_, nq_, nk_, long(d_));
-        frob_done_ = true;
+    if (f) {
+        f->resize(N_);
+        df_.download_sync(ctx_, f->data(), vec);
     }
-}
-
-void ReluKernelOp::apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z,
-                         Eigen::VectorXd& z_lo, Eigen::VectorXd& z_hi) const {
-    run(x, transpose, z);
-    perron_logic::enclose_products(x, transpose ? nk_ : nq_, transpose ? nq_ : nk_, delta_,
-                                   long(d_), z, z_lo, z_hi);
-}
-
-Interval ReluKernelOp::frobenius() const {
-    if (!frob_done_) {
-        Eigen::VectorXd z;
-        run(Eigen::VectorXd::Zero(N_), false, z);
-    }
-    return frob_;
 }
 
 PerronResult perron_tiled(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,

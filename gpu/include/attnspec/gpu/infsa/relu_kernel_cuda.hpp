@@ -15,13 +15,13 @@
 
 namespace attnspec::gpu {
 
-// Device twin of attnspec::ReluKernelOp: same constructor checks (check_qk, tile > 0), same
-// enclosures. Copies Q and K to the device once (2 N d doubles); apply() moves one N-vector each
-// way and costs O(N^2 d) flops on the device.
-class ReluKernelOp final : public NonnegOperator {
+// The twin's operator whatever runs its row pass (both builds, relu_kernel_common.cpp): the
+// constructor checks of attnspec::ReluKernelOp (check_qk, tile > 0), the row norms and delta,
+// and the enclosures wrapped around each raw pass (relu_kernel_common.hpp), so the device and an
+// emulation of it (`gpu-check --emulate`: the kernel body on the CPU grid runner) share them.
+class ReluRowsOp : public NonnegOperator {
   public:
-    ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
-                 Eigen::Index tile = 1024);
+    ReluRowsOp(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, Eigen::Index tile);
     Eigen::Index size() const override { return N_; }
     void apply(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z, Eigen::VectorXd& z_lo,
                Eigen::VectorXd& z_hi) const override;
@@ -29,17 +29,37 @@ class ReluKernelOp final : public NonnegOperator {
     Interval frobenius() const;
     long passes() const { return passes_; }
 
-  private:
-    Context& ctx_;
+  protected:
+    // The raw pass: z_r = sum_c relu(R_r . C_c) x_c and, when f is given, f_r = sum_c
+    // relu(R_r . C_c)^2 (R = Q, C = K; transposed R = K, C = Q), with the planted fault
+    // (infsa_logic::planted_fault_code()).
+    virtual void rows(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z,
+                      Eigen::VectorXd* f) const = 0;
     Eigen::Index N_ = 0, d_ = 0, tile_ = 0;
-    DeviceBuffer dQ_, dK_;
-    mutable DeviceBuffer dx_, dz_, df_;
+
+  private:
     Eigen::VectorXd nq_, nk_;
     double delta_ = 0;
     mutable long passes_ = 0;
     mutable bool frob_done_ = false;
     mutable Interval frob_;
     void run(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z) const;
+};
+
+// Device twin of attnspec::ReluKernelOp: same constructor checks, same enclosures (ReluRowsOp).
+// Copies Q and K to the device once (2 N d doubles); apply() moves one N-vector each way and costs
+// O(N^2 d) flops on the device.
+class ReluKernelOp final : public ReluRowsOp {
+  public:
+    ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
+                 Eigen::Index tile = 1024);
+
+  private:
+    Context& ctx_;
+    DeviceBuffer dQ_, dK_;
+    mutable DeviceBuffer dx_, dz_, df_;
+    void rows(const Eigen::VectorXd& x, bool transpose, Eigen::VectorXd& z,
+              Eigen::VectorXd* f) const override;
 };
 
 // The certified left (opt.left) or right Perron pair of A+ = ReLU(Q K^T / d_h) with the product
