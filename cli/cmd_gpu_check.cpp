@@ -21,8 +21,7 @@ const char* kSynopsis =
 const char* kHelp =
     "examples:\n"
     "  attnspec gpu-check --quick                  CI-sized cases\n"
-    "  attnspec gpu-check --twin svd --json --no-report\n"
-    "  attnspec gpu-check --emulate --quick         no device: kernels on the CPU grid runner\n";
+    "  attnspec gpu-check --emulate --quick        no device: kernels on the CPU grid runner\n";
 
 void print_text(const gpu::GpuCheckRun& run, const std::string& report) {
     if (run.emulated)
@@ -72,8 +71,8 @@ int run_gpu_check(const Invocation& inv) {
     std::string math = "pedantic", fault = "none";
     bool emulate = false;
     desc.add_options()("emulate", po::bool_switch(&emulate),
-                       "no device: run the kernels on the CPU grid runner (linear_infsa; the "
-                       "other twins are reported as not emulated)")(
+                       "no device: run the kernels on the CPU grid runner (linear_infsa, "
+                       "perron_tiled; the other twins are listed as not emulated, not run)")(
         "twin", po::value(&opt.twins)->composing(),
         "run only this twin (repeatable; default: all six)")("quick", po::bool_switch(&opt.quick),
                                                              "the smallest case set (CI-sized)")(
