@@ -1,6 +1,7 @@
 // The device-free parts of gpu-check (gpu/src/check/gpu_check_common.cpp): compare_into, planted
 // faults and math modes by name, twin selection, and the /gpu_check report section written from a
-// planted run and read back (gpu/check/gpu_check_io.hpp).
+// planted run and read back (gpu/check/gpu_check_io.hpp); the emulated registry and run
+// (gpu_check_emulate.cpp).
 #include <cmath>
 #include <limits>
 
@@ -149,4 +150,42 @@ TEST_CASE("the gpu_check section reads back one row per case with the GPU proven
     CHECK(r.vector("/gpu_check/agrees") == std::vector<double>{1, 0});
     CHECK(r.vector("/gpu_check/max_abs_err")[0] == Approx(3e-15).epsilon(0.1));
     CHECK(r.strings("/gpu_check/note")[1] == "planted");
+}
+
+TEST_CASE("the emulated registry is in registry order and its run lists the others",
+          "[gpu-check][emulate]") {
+    // every emulated twin is a known one, in kTwinNames order
+    std::vector<std::string> names;
+    for (const auto& e : gpu::emulated_twin_checks()) names.emplace_back(e.name);
+    REQUIRE(!names.empty());
+    CHECK(gpu::select_twins(names) == names);
+    // a selection with nothing emulated is a usage error, before anything runs
+    try {
+        gpu::run_gpu_check_emulated({{"svd"}, true, 1, true}, gpu::MathMode::pedantic,
+                                    gpu::PlantedFault::none);
+        FAIL("no usage error");
+    } catch (const Error& e) {
+        CHECK(e.code() == ExitCode::Usage);
+    }
+    // an emulated run names the twins it did not run and has no case of theirs
+    gpu::GpuCheckOptions opt;
+    opt.twins = {names.front(), "svd"};
+    opt.quick = true;
+    const gpu::GpuCheckRun run =
+        gpu::run_gpu_check_emulated(opt, gpu::MathMode::pedantic, gpu::PlantedFault::none);
+    CHECK(run.emulated);
+    CHECK(run.not_emulated == std::vector<std::string>{"svd"});
+    CHECK(run.n_disagree() == 0);
+    REQUIRE(!run.cases.empty());
+    for (const TwinCase& c : run.cases) CHECK(c.twin == names.front());
+    CHECK(run.cases.front().gpu_seconds == -1);  // an emulation is not timed
+    const std::string path = test::temp_dir() + "/e.h5";
+    {
+        ReportWriter w(path, Provenance{"attnspec gpu-check", 1, gpu_check_provenance(run)});
+        write_gpu_check_section(w.root(), run);
+        w.commit();
+    }
+    H5Reader r(path);
+    CHECK(r.attr_double("/gpu_check", "emulated") == 1);
+    CHECK(r.attr_string("/gpu_check", "not_emulated") == "svd");
 }
