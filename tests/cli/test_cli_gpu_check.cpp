@@ -129,7 +129,8 @@ TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does 
     // a twin that is not emulated is named, never reported as a case that agrees
     CHECK(r.out.find("\"not_emulated\": [") != std::string::npos);
     CHECK(r.out.find("\"twin\": \"svd\"") == std::string::npos);
-    const auto t = run_cli("gpu-check --emulate --quick --no-report");
+    const auto t =
+        run_cli("gpu-check --emulate --quick --no-report --twin linear_infsa --twin svd");
     CHECK(t.code == 0);
     CHECK(t.out.find("gpu-check emulated: kernels on the CPU grid runner (no device)") !=
           std::string::npos);
@@ -139,16 +140,26 @@ TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does 
 
 TEST_CASE("gpu-check --emulate exits 1 with each planted fault in each emulated twin",
           "[cli][gpu][emulate]") {
-    for (const auto& e : attnspec::gpu::emulated_twin_checks())
-        for (const char* fault : {"off-by-one-tile", "dropped-term"}) {
-            INFO(e.name << " " << fault);
-            const auto r = run_cli(std::string("gpu-check --emulate --quick --json --no-report ") +
-                                   "--twin " + e.name + " --plant-fault " + fault);
-            CHECK(r.code == 1);
-            CHECK(r.out.find("\"agrees\": false") != std::string::npos);
-            CHECK(r.out.find(std::string("\"planted_fault\": \"") + fault + "\"") !=
-                  std::string::npos);
+    for (const char* fault : {"off-by-one-tile", "dropped-term"}) {
+        INFO(fault);
+        const auto r = run_cli(std::string("gpu-check --emulate --quick --json --no-report ") +
+                               "--plant-fault " + fault);
+        CHECK(r.code == 1);
+        CHECK(r.out.find(std::string("\"planted_fault\": \"") + fault + "\"") != std::string::npos);
+        // each emulated twin has a case that disagrees (the cases are listed twin by twin)
+        for (const auto& e : attnspec::gpu::emulated_twin_checks()) {
+            INFO(e.name);
+            const std::string twin = std::string("\"twin\": \"") + e.name + "\"";
+            bool caught = false;
+            for (std::size_t at = r.out.find(twin); at != std::string::npos;
+                 at = r.out.find(twin, at + 1)) {
+                const std::size_t end = r.out.find("\"twin\": ", at + 1);  // the next case
+                caught = caught ||
+                         r.out.substr(at, end - at).find("\"agrees\": false") != std::string::npos;
+            }
+            CHECK(caught);
         }
+    }
 }
 
 TEST_CASE("gpu-check --emulate writes its report and refuses a selection with nothing emulated",

@@ -10,8 +10,10 @@
 namespace attnspec::gpu {
 
 const std::vector<EmulatedCheck>& emulated_twin_checks() {
-    static const std::vector<EmulatedCheck> table = {{"linear_infsa", check_linear_infsa_emulated},
-                                                     {"perron_tiled", check_perron_tiled_emulated}};
+    static const std::vector<EmulatedCheck> table = {
+        {"linear_infsa", check_linear_infsa_emulated},
+        {"spec_attention", check_spec_attention_emulated},
+        {"perron_tiled", check_perron_tiled_emulated}};
     return table;
 }
 
