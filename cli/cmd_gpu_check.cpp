@@ -72,7 +72,7 @@ int run_gpu_check(const Invocation& inv) {
     bool emulate = false;
     desc.add_options()("emulate", po::bool_switch(&emulate),
                        "no device: run the kernels on the CPU grid runner (linear_infsa, "
-                       "perron_tiled; the other twins are listed as not emulated, not run)")(
+                       "spec_attention, perron_tiled; the others are listed as not emulated)")(
         "twin", po::value(&opt.twins)->composing(),
         "run only this twin (repeatable; default: all six)")("quick", po::bool_switch(&opt.quick),
                                                              "the smallest case set (CI-sized)")(

@@ -38,8 +38,7 @@ GpuCheckRun run_gpu_check_emulated(const GpuCheckOptions& opt, MathMode mode, Pl
     for (const EmulatedCheck& e : table) known += (known.empty() ? "" : ", ") + std::string(e.name);
     if (std::none_of(names.begin(), names.end(), emulated))
         throw Error(ExitCode::Usage, "--emulate: no selected twin is emulated (emulated: " + known +
-                                         "; the others call cuBLAS/cuSOLVER or are not yet on "
-                                         "the CPU grid runner)");
+                                         "; the others call cuSOLVER, not yet served on the CPU)");
     for (const std::string& n : names)
         if (!emulated(n)) run.not_emulated.push_back(n);
     const ScopedPlantedFault planted(fault);
