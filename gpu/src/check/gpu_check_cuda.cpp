@@ -1,7 +1,5 @@
 // The gpu-check registry and runner (CUDA build, in libattnspec_gpu.so): twin_checks() in the
 // fixed order of kTwinNames, run_gpu_check() over a pedantic (or fast) Context.
-#include <algorithm>
-
 #include "attnspec/base/errors.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
 
@@ -28,12 +26,7 @@ GpuCheckRun run_gpu_check(const GpuCheckOptions& opt, MathMode mode, PlantedFaul
     run.math_mode_description = ctx.math_mode_description();
     run.fault = fault;
     run.options = opt;
-    const ScopedPlantedFault planted(fault);
-    for (const TwinCheck& t : twin_checks()) {
-        if (std::find(names.begin(), names.end(), t.name) == names.end()) continue;
-        for (TwinCase& c : run_twin_guarded(t.name, [&] { return t.run(ctx, opt); }))
-            run.cases.push_back(std::move(c));
-    }
+    run_selected(run, twin_checks(), names, [&](const TwinCheck& t) { return t.run(ctx, opt); });
     return run;
 }
 

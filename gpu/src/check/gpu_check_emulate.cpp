@@ -41,12 +41,7 @@ GpuCheckRun run_gpu_check_emulated(const GpuCheckOptions& opt, MathMode mode, Pl
                                          "; the others call cuSOLVER, not yet served on the CPU)");
     for (const std::string& n : names)
         if (!emulated(n)) run.not_emulated.push_back(n);
-    const ScopedPlantedFault planted(fault);
-    for (const EmulatedCheck& e : table) {
-        if (std::find(names.begin(), names.end(), e.name) == names.end()) continue;
-        for (TwinCase& c : run_twin_guarded(e.name, [&] { return e.run(run.options); }))
-            run.cases.push_back(std::move(c));
-    }
+    run_selected(run, table, names, [&run](const EmulatedCheck& e) { return e.run(run.options); });
     return run;
 }
 

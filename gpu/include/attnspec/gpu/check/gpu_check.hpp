@@ -139,6 +139,20 @@ std::vector<TwinCase> check_perron_tiled(Context& ctx, const GpuCheckOptions& op
 std::vector<TwinCase> run_twin_guarded(const std::string& twin,
                                        const std::function<std::vector<TwinCase>()>& check);
 
+// The runners' loop (device and emulated): with run.fault planted, each entry of `table` (in its
+// order) whose name is in `names` run through run_twin_guarded(name, [&] { return run_one(e); }),
+// its cases appended to run.cases.
+template <class Entry, class RunOne>
+void run_selected(GpuCheckRun& run, const std::vector<Entry>& table,
+                  const std::vector<std::string>& names, RunOne&& run_one) {
+    const ScopedPlantedFault planted(run.fault);
+    for (const Entry& e : table) {
+        if (std::find(names.begin(), names.end(), e.name) == names.end()) continue;
+        for (TwinCase& c : run_twin_guarded(e.name, [&] { return run_one(e); }))
+            run.cases.push_back(std::move(c));
+    }
+}
+
 // Shared comparison: fills max_abs_err / max_rel_err / agrees from two equally-sized arrays
 // (host memory) with the given tolerance (on the relative error unless on_abs). A NaN/Inf on
 // either side never agrees.
