@@ -24,8 +24,8 @@ GpuCheckRun run_gpu_check_emulated(const GpuCheckOptions& opt, MathMode mode, Pl
     run.device.name = "CPU grid runner (emulated, no device)";
     run.math_mode = mode;
     run.math_mode_description =
-        "emulated: kernel bodies on the CPU grid runner in host IEEE arithmetic (no cuBLAS, "
-        "no cuSOLVER)";
+        "emulated: kernel bodies on the CPU grid runner, cuBLAS GEMMs on the CPU BLAS, host "
+        "IEEE arithmetic (no device, no cuBLAS, no cuSOLVER)";
     run.fault = fault;
     run.options = opt;
     run.options.timings = false;  // host times of an emulation say nothing about a device
