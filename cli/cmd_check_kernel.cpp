@@ -4,16 +4,19 @@
 // kernels/derivative_check.hpp); or --generate a seeded stress case (kernels/stress.hpp) for the
 // kernel to run. Files: io/kernel_files.hpp.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "attnspec/io/kernel_files.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/check_run.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
 #include "attnspec/kernels/pure_infsa_check.hpp"
 #include "attnspec/kernels/stress.hpp"
+#include "check_kernel_files.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 
@@ -25,7 +28,7 @@ using namespace attnspec::kernels;
 const char* kSynopsis =
     "OP --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
     "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--gamma G] [--eps E] "
-    "[--factor F] [--json]\n"
+    "[--factor F] [--json] [--junit F.xml] [--out R.h5]\n"
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
     "--inputs IN [--dtype D]\n"
     "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
@@ -57,6 +60,7 @@ bool is_infsa(Op op) { return op == Op::linear_infsa || op == Op::pure_infsa; }
 struct Args {
     std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
     std::string generate, shape;
+    CheckKernelFiles files;  // --junit, --out
     double scale = 0, factor = 2;
     LinearInfsaParams infsa;
     CommonOptions common;
@@ -68,19 +72,6 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
     for (char c : text) count += c == ',' || c == 'x' || c == 'X';
     const std::vector<long> dims = parse_dims(text, std::clamp<size_t>(count, 2, 4), "--shape");
     return std::vector<std::int64_t>(dims.begin(), dims.end());
-}
-
-void json_element(JsonWriter& j, const ElementReport& e) {
-    j.begin_object().key("index").begin_array();
-    for (std::int64_t i : e.index) j.value(i);
-    j.end_array().kv("got", e.got).kv("reference", e.reference).kv("error", e.error);
-    j.kv("bound", e.bound).kv("allowed", e.allowed).kv("baseline", e.baseline).end_object();
-}
-
-void json_list(JsonWriter& j, const char* key, const std::vector<ElementReport>& list) {
-    j.key(key).begin_array();
-    for (const ElementReport& e : list) json_element(j, e);
-    j.end_array();
 }
 
 // The figures of one output tensor (and its lse, when checked).
@@ -99,10 +90,10 @@ void json_tensor(JsonWriter& j, const KernelCheckResult& r) {
         j.kv("lse_error", r.lse_error).kv("lse_baseline", r.lse_baseline);
         j.kv("lse_allowed", r.lse_allowed).kv("lse_bound_ratio", r.lse_bound_ratio);
         j.kv("lse_beyond_bound", static_cast<std::int64_t>(r.lse_beyond_bound));
-        json_list(j, "worst_lse", r.worst_lse);
+        json_elements(j, "worst_lse", r.worst_lse);
     }
-    json_list(j, "worst_by_bound", r.worst_by_bound);
-    json_list(j, "worst_by_rule", r.worst_by_rule);
+    json_elements(j, "worst_by_bound", r.worst_by_bound);
+    json_elements(j, "worst_by_rule", r.worst_by_rule);
 }
 
 using Named = std::vector<std::pair<const char*, const KernelCheckResult*>>;
@@ -189,7 +180,7 @@ std::vector<std::string> direction_names(Op op) {
 }
 
 int generate(Op op, const Args& a, const po::variables_map& vm) {
-    reject_given(vm, "check-kernel", {"output", "accumulate", "mask", "factor"},
+    reject_given(vm, "check-kernel", {"output", "accumulate", "mask", "factor", "junit", "out"},
                  "with --generate (it only writes the inputs)");
     if (a.inputs.empty() || a.shape.empty())
         fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
@@ -227,6 +218,24 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
     return 0;
 }
 
+// Writes the files the options ask for (check_kernel_files.hpp), then prints the result; returns
+// the verdict. `arrays`: the inputs and the kernel's outputs, for the reproducer.
+KernelVerdict emit(KernelVerdict verdict, const std::string& summary, const Named& tensors,
+                   const Args& a, const std::vector<NamedArray>& arrays, const Invocation& inv,
+                   std::chrono::steady_clock::time_point start) {
+    KernelCheckRun run;
+    run.op = a.op, run.dtype = a.dtype, run.accumulate = a.accumulate, run.mask = a.mask;
+    run.scale = tensors.front().second->scale, run.factor = a.factor;
+    run.infsa = is_infsa(parse_op(a.op)), run.gamma = a.infsa.gamma, run.eps = a.infsa.eps;
+    run.verdict = verdict, run.summary = summary, run.inputs = a.inputs, run.output = a.output;
+    for (const auto& [name, t] : tensors) run.tensors.emplace_back(name, t);
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    write_check_kernel_files(run, arrays, a.files, inv, a.common.json);
+    a.common.json ? print_json(verdict, summary, tensors, a)
+                  : print_text(verdict, summary, tensors, a);
+    return verdict;
+}
+
 }  // namespace
 
 int run_check_kernel(const Invocation& inv) {
@@ -254,7 +263,11 @@ int run_check_kernel(const Invocation& inv) {
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
         "rank-deficient-k; linear-infsa and pure-infsa also relu-zero, dominant-key")(
-        "shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d");
+        "shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d")(
+        "junit", po::value(&a.files.junit), "F.xml: write the check as JUnit XML (CI reporters)")(
+        "out", po::value(&a.files.report),
+        "R.h5: write the check's report (HDF5; none by default); on fail or wrong the reproducer "
+        "goes beside it (else beside OUT)");
     add_common_options(desc, a.common, "", kSeed | kJson);
     po::positional_options_description pos;
     pos.add("op", 1);
@@ -274,6 +287,8 @@ int run_check_kernel(const Invocation& inv) {
     reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
     if (a.inputs.empty() || a.output.empty())
         fail_usage("check-kernel " + a.op + " needs --inputs IN and --output OUT");
+    check_kernel_targets(a.files, {a.inputs, a.output});
+    const auto start = std::chrono::steady_clock::now();
     KernelCheckOptions opt;
     opt.storage = parse_format(a.dtype, "dtype");
     opt.accumulate = parse_format(a.accumulate, "accumulate");
@@ -291,30 +306,42 @@ int run_check_kernel(const Invocation& inv) {
         Array lse;
         if (out.has("lse")) lse = out.read("lse", true);
         const KernelCheckResult r = check_attention(p, o, out.has("lse") ? &lse : nullptr, opt);
-        a.common.json ? print_json(r.verdict, r.summary, {{"o", &r}}, a)
-                      : print_text(r.verdict, r.summary, {{"o", &r}}, a);
-        verdict = r.verdict;
+        std::vector<NamedArray> arrays = {{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"o", &o}};
+        if (out.has("lse")) arrays.emplace_back("lse", &lse);
+        verdict = emit(r.verdict, r.summary, {{"o", &r}}, a, arrays, inv, start);
     } else if (op == Op::vjp) {
         const Array dout = in.read("do", false);
         const Array dq = out.read("dq", true), dk = out.read("dk", true), dv = out.read("dv", true);
         const VjpCheckResult r = check_attention_vjp(p, dout, dq, dk, dv, opt);
         const Named tensors = {{"dq", &r.dq}, {"dk", &r.dk}, {"dv", &r.dv}};
-        a.common.json ? print_json(r.verdict, r.summary, tensors, a)
-                      : print_text(r.verdict, r.summary, tensors, a);
-        verdict = r.verdict;
+        verdict = emit(r.verdict, r.summary, tensors, a,
+                       {{"q", &p.q},
+                        {"k", &p.k},
+                        {"v", &p.v},
+                        {"do", &dout},
+                        {"dq", &dq},
+                        {"dk", &dk},
+                        {"dv", &dv}},
+                       inv, start);
     } else if (is_infsa(op)) {
         const Array o = out.read("o", true);
         const KernelCheckResult r = op == Op::linear_infsa ? check_linear_infsa(p, a.infsa, o, opt)
                                                            : check_pure_infsa(p, a.infsa, o, opt);
-        a.common.json ? print_json(r.verdict, r.summary, {{"o", &r}}, a)
-                      : print_text(r.verdict, r.summary, {{"o", &r}}, a);
-        verdict = r.verdict;
+        verdict = emit(r.verdict, r.summary, {{"o", &r}}, a,
+                       {{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"o", &o}}, inv, start);
     } else {
         const Array tq = in.read("tq", false), tk = in.read("tk", false), tv = in.read("tv", false);
-        const KernelCheckResult r = check_attention_jvp(p, tq, tk, tv, out.read("do_t", true), opt);
-        a.common.json ? print_json(r.verdict, r.summary, {{"do_t", &r}}, a)
-                      : print_text(r.verdict, r.summary, {{"do_t", &r}}, a);
-        verdict = r.verdict;
+        const Array do_t = out.read("do_t", true);
+        const KernelCheckResult r = check_attention_jvp(p, tq, tk, tv, do_t, opt);
+        verdict = emit(r.verdict, r.summary, {{"do_t", &r}}, a,
+                       {{"q", &p.q},
+                        {"k", &p.k},
+                        {"v", &p.v},
+                        {"tq", &tq},
+                        {"tk", &tk},
+                        {"tv", &tv},
+                        {"do_t", &do_t}},
+                       inv, start);
     }
     return verdict == KernelVerdict::pass ? 0 : static_cast<int>(ExitCode::Violated);
 }

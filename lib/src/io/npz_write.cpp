@@ -3,6 +3,7 @@
 // (PKWARE APPNOTE 6.3, no zip64), as numpy.savez writes them.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "attnspec/base/errors.hpp"
@@ -31,15 +32,20 @@ std::string shape_tuple(const std::vector<std::int64_t>& shape) {
     return t + (shape.size() == 1 ? ",)" : ")");
 }
 
-}  // namespace
-
-std::string npy_image(const NpyArray& a) {
-    std::string header = "{'descr': '" + std::string(a.f32 ? "<f4" : "<f8") +
-                         "', 'fortran_order': False, 'shape': " + shape_tuple(a.shape) + ", }";
+// The .npy header (format 1.0) for dtype `descr` and `shape`, padded to 64 bytes.
+std::string npy_header(const std::string& descr, const std::vector<std::int64_t>& shape) {
+    std::string header =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
     // magic (6) + version (2) + length (2) + header + '\n', padded with spaces to 64 bytes
     const size_t total = 10 + header.size() + 1;
     header += std::string((64 - total % 64) % 64, ' ') + "\n";
-    std::string out = std::string("\x93NUMPY\x01\x00", 8) + le(header.size(), 2) + header;
+    return std::string("\x93NUMPY\x01\x00", 8) + le(header.size(), 2) + header;
+}
+
+}  // namespace
+
+std::string npy_image(const NpyArray& a) {
+    std::string out = npy_header(a.f32 ? "<f4" : "<f8", a.shape);
     const std::vector<double>& v = *a.values;
     out.reserve(out.size() + v.size() * (a.f32 ? 4 : 8));
     for (double x : v) {
@@ -57,10 +63,24 @@ std::string npy_image(const NpyArray& a) {
     return out;
 }
 
-void write_npz(const std::string& path, const std::vector<NpyArray>& arrays) {
+void write_npz(const std::string& path, const std::vector<NpyArray>& arrays,
+               const std::vector<std::pair<std::string, std::string>>& texts) {
+    // One member at a time (arrays, then texts), so that only one .npy image is held beside the
+    // archive being built.
+    const std::size_t count = arrays.size() + texts.size();
     std::string out, cd;
-    for (const NpyArray& a : arrays) {
-        const std::string data = npy_image(a), name = a.name + ".npy";
+    for (std::size_t i = 0; i < count; ++i) {
+        std::string name, data;
+        if (i < arrays.size()) {
+            name = arrays[i].name + ".npy", data = npy_image(arrays[i]);
+        } else {
+            const auto& [member, text] = texts[i - arrays.size()];
+            // '|S0' is no dtype numpy reads back: an empty text is one NUL byte
+            const std::size_t n = std::max<std::size_t>(1, text.size());
+            name = member + ".npy";
+            data = npy_header("|S" + std::to_string(n), {}) + text +
+                   std::string(n - text.size(), '\0');
+        }
         if (out.size() + data.size() + 2 * name.size() + 200 > 0xFFFFFFF0ull)
             fail_data("'" + path + "' would pass 4 GiB, beyond what write_npz writes (no zip64)");
         const std::string common = le(20, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0x21, 2) +
@@ -73,8 +93,8 @@ void write_npz(const std::string& path, const std::vector<NpyArray>& arrays) {
     }
     const std::uint64_t cd_offset = out.size();
     out += cd;
-    out += "PK\x05\x06" + le(0, 2) + le(0, 2) + le(arrays.size(), 2) + le(arrays.size(), 2) +
-           le(cd.size(), 4) + le(cd_offset, 4) + le(0, 2);
+    out += "PK\x05\x06" + le(0, 2) + le(0, 2) + le(count, 2) + le(count, 2) + le(cd.size(), 4) +
+           le(cd_offset, 4) + le(0, 2);
     write_text_file_atomically(path, out);
 }
 

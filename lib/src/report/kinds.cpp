@@ -11,6 +11,7 @@
 #include "attnspec/base/format.hpp"
 #include "attnspec/infsa/fidelity_table.hpp"
 #include "attnspec/io/provenance.hpp"
+#include "attnspec/report/kernel_check_report.hpp"
 #include "attnspec/report/names.hpp"
 
 namespace attnspec {
@@ -91,11 +92,10 @@ PageTable kappa_table(const H5Reader& r, const std::string& g) {
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& report_kinds() {
-    static const std::vector<std::pair<std::string, std::string>> k{{"verify", check_runs_group()},
-                                                                    {"jacobian", jn::kGroup},
-                                                                    {"cond", cn::kGroup},
-                                                                    {"neumann", nn::kGroup},
-                                                                    {"fidelity", fn::kGroup}};
+    static const std::vector<std::pair<std::string, std::string>> k{
+        {"verify", check_runs_group()}, {"jacobian", jn::kGroup},
+        {"cond", cn::kGroup},           {"neumann", nn::kGroup},
+        {"fidelity", fn::kGroup},       {"check-kernel", names::kernel_check::kGroup}};
     return k;
 }
 
@@ -129,6 +129,7 @@ Page report_page(const H5Reader& r, const std::string& kind, const ReportSummary
         return dataset_page(r, kind);
     if (kind == "cond") return cond_page(r);
     if (kind == "neumann") return neumann_page(r);
+    if (kind == "check-kernel") return kernel_check_page(r);
     return fidelity_page(r);
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnspec {
@@ -76,8 +77,11 @@ std::string npy_image(const NpyArray& a);
 // Writes an uncompressed .npz (a zip of stored .npy members with CRC-32, as numpy.savez writes;
 // numpy.load and open_npz read it) atomically (io/report_writer.hpp: write_text_file_atomically).
 // DataError when the archive would pass 4 GiB (no zip64 written); CantCreate / IoError as the
-// atomic writer.
-void write_npz(const std::string& path, const std::vector<NpyArray>& arrays);
+// atomic writer. `texts` {name, text} are stored after the arrays as 0-d byte strings ('|S<n>',
+// numpy.bytes_: numpy.load(path)[name].item().decode()); open_npz lists them but reads only
+// float members.
+void write_npz(const std::string& path, const std::vector<NpyArray>& arrays,
+               const std::vector<std::pair<std::string, std::string>>& texts = {});
 
 // IEEE 754 binary16 and bfloat16 bit patterns to double (exact, subnormals, inf and NaN kept).
 double half_to_double(std::uint16_t bits);

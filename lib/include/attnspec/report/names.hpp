@@ -100,6 +100,20 @@ inline constexpr char kFamily[] = "family";
 inline constexpr char kN[] = "N";
 }  // namespace fidelity
 
+// /check_kernel (report/kernel_check_report.hpp): the run's attributes, one subgroup per output
+// tensor, its worst-element lists as subgroups of columns.
+namespace kernel_check {
+inline constexpr char kGroup[] = "check_kernel";
+inline constexpr char kOp[] = "op";
+inline constexpr char kVerdict[] = "verdict";
+inline constexpr char kSummary[] = "summary";
+inline constexpr char kTensors[] = "tensors";
+inline constexpr char kIndex[] = "index";
+inline constexpr char kWorstByBound[] = "worst_by_bound";
+inline constexpr char kWorstByRule[] = "worst_by_rule";
+inline constexpr char kWorstLse[] = "worst_lse";
+}  // namespace kernel_check
+
 // A dataset run (`cond|neumann --dataset`): /heads/<k>/neumann, /heads/<k>/<matrix>/cond, the
 // head labels /dataset_heads and the root attributes dataset and bias_form (cli/dataset_option).
 namespace dataset_run {

@@ -1,0 +1,80 @@
+// check-kernel's reproducer files (io/kernel_reproducer.hpp).
+#include "attnspec/io/kernel_reproducer.hpp"
+
+#include <cctype>
+#include <sstream>
+
+#include "attnspec/base/format.hpp"
+#include "attnspec/base/json.hpp"
+#include "attnspec/io/tensor_files.hpp"
+
+namespace attnspec {
+namespace {
+
+// `path` as one shell word: single-quoted unless it is made of safe characters only.
+std::string shell_word(const std::string& path) {
+    bool safe = !path.empty();
+    for (char c : path)
+        safe = safe && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+                        c == '/' || c == '-' || c == '+' || c == ',' || c == ':' || c == '=');
+    if (safe) return path;
+    std::string q = "'";
+    for (char c : path) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string case_json(const kernels::KernelCheckRun& run, const std::string& path) {
+    std::ostringstream os;
+    JsonWriter j(os);
+    j.begin_object().kv("op", run.op).kv("dtype", run.dtype).kv("accumulate", run.accumulate);
+    j.kv("mask", run.mask).kv("scale", run.scale).kv("factor", run.factor);
+    if (run.infsa) j.kv("gamma", run.gamma).kv("eps", run.eps);
+    j.kv("verdict", kernels::verdict_name(run.verdict)).kv("summary", run.summary);
+    j.kv("inputs", run.inputs).kv("output", run.output);
+    j.kv("replay", reproducer_replay(run, path)).key("worst").begin_object();
+    for (const auto& [name, r] : run.tensors) {
+        j.key(name).begin_object().kv("verdict", kernels::verdict_name(r->verdict));
+        kernels::json_elements(j, "worst_by_bound", r->worst_by_bound);
+        kernels::json_elements(j, "worst_by_rule", r->worst_by_rule);
+        if (r->has_lse) kernels::json_elements(j, "worst_lse", r->worst_lse);
+        j.end_object();
+    }
+    j.end_object().end_object();
+    j.finish();
+    return os.str();
+}
+
+}  // namespace
+
+std::string reproducer_path(const std::string& beside) {
+    const std::string kSuffix = ".repro.npz";
+    if (beside.size() >= kSuffix.size() &&
+        beside.compare(beside.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
+        return beside;  // a reproducer replayed: it is its own
+    const std::size_t slash = beside.find_last_of('/');
+    const std::size_t start = slash == std::string::npos ? 0 : slash + 1;
+    const std::size_t dot = beside.find_last_of('.');
+    const std::string stem =
+        dot == std::string::npos || dot <= start ? beside : beside.substr(0, dot);
+    return stem + ".repro.npz";
+}
+
+std::string reproducer_replay(const kernels::KernelCheckRun& run, const std::string& path) {
+    const std::string p = shell_word(path);
+    const std::string params =
+        run.infsa ? " --gamma " + format_exact(run.gamma) + " --eps " + format_exact(run.eps)
+                  : " --mask " + run.mask + " --scale " + format_exact(run.scale);
+    return "attnspec check-kernel " + run.op + " --inputs " + p + " --output " + p + " --dtype " +
+           run.dtype + " --accumulate " + run.accumulate + params + " --factor " +
+           format_exact(run.factor);
+}
+
+void write_kernel_reproducer(const std::string& path, const kernels::KernelCheckRun& run,
+                             const std::vector<NamedArray>& arrays) {
+    std::vector<NpyArray> members;
+    for (const NamedArray& a : arrays)
+        members.push_back({a.first, a.second->shape, &a.second->values, false});
+    write_npz(path, members, {{"case", case_json(run, path)}});
+}
+
+}  // namespace attnspec
