@@ -1,0 +1,106 @@
+"""attnspec's pytest plugin (python/attnspec/pytest_plugin.py), run on a small user test file with
+pytester: --attnspec-cases parametrises a test over the stress cases, a plain numpy kernel passes,
+a planted wrong one (scale 1/d) fails with the verdict and worst elements in its message, the
+JUnit XML carries the case properties, and the reproducer of the failure re-checks to the same
+verdict through the CLI."""
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import attnspec.testing as at
+from cli_support import run_cli
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = '''
+import numpy as np
+
+
+def attention(q, k, v, causal, scale=None):
+    """A plain float32 kernel (logits, softmax, P V in float32)."""
+    d = q.shape[-1]
+    s = np.float32(1 / np.sqrt(d) if scale is None else scale)
+    logits = np.einsum("...id,...jd->...ij", q, k).astype(np.float32) * s
+    if causal:
+        n = logits.shape[-1]
+        logits = np.where(np.tril(np.ones((n, n), bool)), logits, np.float32(-np.inf))
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p = p / p.sum(-1, keepdims=True)
+    return np.einsum("...ij,...jd->...id", p, v).astype(q.dtype)
+
+
+def test_plain(attnspec_case):
+    c = attnspec_case
+    c.assert_attention_close(attention(c.q, c.k, c.v, c.causal))
+
+
+def test_planted_scale(attnspec_case):
+    c = attnspec_case
+    c.assert_attention_close(attention(c.q, c.k, c.v, c.causal, scale=1 / c.q.shape[-1]))
+'''
+
+OPTIONS = ["--attnspec-shape=1,24,8", "-p", "no:cacheprovider"]
+
+
+def test_stress_parametrises_every_case(pytester):
+    pytester.makepyfile(test_user=USER_TESTS)
+    r = pytester.runpytest("--collect-only", "-q", "--attnspec-cases=stress",
+                           "--attnspec-seeds=0,3", "--attnspec-mask=both", *OPTIONS)
+    ids = [line.split("::")[1] for line in r.outlines if "::test_plain[" in line]
+    expected = ["test_plain[%s-s%d%s]" % (n, s, c) for n in at.stress_cases() for s in (0, 3)
+                for c in ("", "-causal")]
+    assert ids == expected
+
+
+def _run_user_tests(pytester, tmp_path, *args):
+    pytester.makepyfile(test_user=USER_TESTS)
+    repro, junit = tmp_path / "repro", tmp_path / "junit.xml"
+    r = pytester.runpytest("--attnspec-repro=%s" % repro, "--junitxml=%s" % junit, *args,
+                           *OPTIONS)
+    cases = ET.parse(junit).getroot().iter("testcase")
+    props = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}
+             for c in cases}
+    return r, props, repro
+
+
+def test_plain_kernel_passes_and_planted_one_fails_with_a_reproducer(pytester, tmp_path):
+    r, props, repro = _run_user_tests(pytester, tmp_path, "--attnspec-cases=gaussian,spike-v",
+                                      "--attnspec-mask=causal")
+    r.assert_outcomes(passed=2, failed=2)
+    text = "\n".join(r.outlines)
+    assert "attnspec case gaussian-s0-causal" in text
+    assert "attention kernel check: wrong" in text and "rounding bound" in text
+
+    assert props["test_plain[spike-v-s0-causal]"]["attnspec_verdict"] == "pass"
+    bad = props["test_planted_scale[spike-v-s0-causal]"]
+    assert bad["attnspec_case"] == "spike-v" and bad["attnspec_verdict"] == "wrong"
+    assert bad["attnspec_shape"] == "1,24,8" and bad["attnspec_mask"] == "causal"
+
+    files = sorted(os.listdir(repro))
+    assert len(files) == 2 and all(f.endswith(".repro.npz") for f in files)
+    z = np.load(bad["attnspec_reproducer"])
+    case = json.loads(z["case"].item().decode())
+    assert case["generator"] == "spike-v" and case["seed"] == 0 and case["verdict"] == "wrong"
+    assert case["worst"]["o"]["worst_by_bound"]
+    assert z["o"].shape == z["q"].shape and z["q"].dtype == np.float64
+
+
+def test_the_cli_replays_a_reproducer_to_the_same_verdict(pytester, tmp_path, cli):
+    r, props, _ = _run_user_tests(pytester, tmp_path, "--attnspec-cases=heavy-tail",
+                                  "--attnspec-seeds=4", "-k", "planted")
+    r.assert_outcomes(failed=1)
+    path = props["test_planted_scale[heavy-tail-s4]"]["attnspec_reproducer"]
+    case = json.loads(np.load(path)["case"].item().decode())
+    args = case["replay"].split()[1:]  # the command the reproducer holds, without "attnspec"
+    d = run_cli(cli, *args, codes=(1,))
+    assert d["verdict"] == case["verdict"] == "wrong" and d["summary"] == case["summary"]
+
+
+def test_bad_options_are_usage_errors(pytester):
+    pytester.makepyfile(test_user=USER_TESTS)
+    r = pytester.runpytest("--attnspec-cases=gaussian,nope", *OPTIONS)
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown case 'nope'" in "\n".join(r.errlines)
