@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "attnspec/io/kernel_files.hpp"
+#include "attnspec/io/kernel_reproducer.hpp"
 #include "attnspec/io/report_writer.hpp"
 #include "attnspec/kernels/attention_check.hpp"
 #include "attnspec/kernels/check_run.hpp"
@@ -200,7 +201,8 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
     std::vector<NamedArray> extra;
     for (std::size_t i = 0; i < dirs.size(); ++i) extra.emplace_back(names[i], &dirs[i]);
     check_output_target(a.inputs);
-    write_attention_inputs(a.inputs, p, f == Format::fp64, extra);
+    write_attention_inputs(a.inputs, p, f == Format::fp64, extra,
+                           stress_case_json(a.op, a.generate, a.common.seed, p.q.shape, a.dtype));
     if (a.common.json) {
         JsonWriter j(std::cout);
         j.begin_object();
@@ -229,6 +231,7 @@ KernelVerdict emit(KernelVerdict verdict, const std::string& summary, const Name
     run.infsa = is_infsa(parse_op(a.op)), run.gamma = a.infsa.gamma, run.eps = a.infsa.eps;
     run.verdict = verdict, run.summary = summary, run.inputs = a.inputs, run.output = a.output;
     for (const auto& [name, t] : tensors) run.tensors.emplace_back(name, t);
+    read_stress_case(KernelArrayFile(a.inputs), run);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     write_check_kernel_files(run, arrays, a.files, inv, a.common.json);
     a.common.json ? print_json(verdict, summary, tensors, a)

@@ -39,14 +39,17 @@ for c in suite.iter('testcase'):
         print('failure-text', 'worst elements by error / rounding bound' in f.text)
 props = {p.get('name'): p.get('value') for p in suite.iter('property')}
 print('props', props['dtype'], props['mask'], props['verdict'], props['reproducer'] == sys.argv[3])
+print('origin', props['case'], props['seed'], props['shape'])
 with h5py.File(sys.argv[2], 'r') as h:
     g = h['check_kernel']
     print('report', g.attrs['op'], g.attrs['verdict'], g.attrs['dtype'], list(g['tensors'].asstr()))
+    print('report-case', g.attrs['case'], g.attrs['case_seed'], g['case_shape'][()].tolist())
     w = g['o/worst_by_bound']
     print('worst', w['index'].shape, bool((w['error'][()] > w['bound'][()]).any()))
 z = np.load(sys.argv[3])
 case = json.loads(z['case'].item().decode())
 print('repro', sorted(k for k in z.files if k != 'case'), case['verdict'], case['mask'])
+print('repro-case', case['generator'], case['seed'], case['shape'])
 print('replay', case['replay'])
 )PY";
 
@@ -75,6 +78,9 @@ TEST_CASE("check-kernel --junit --out: a wrong kernel's JUnit failure, report an
     CHECK(has(seen, "failure-text True"));
     CHECK(has(seen, "props fp16 causal wrong True"));
     CHECK(has(seen, "report attention wrong fp16 ['o']"));
+    CHECK(has(seen, "origin spike-v 3 (2, 40, 16)"));  // the stress case --generate recorded
+    CHECK(has(seen, "report-case spike-v 3 [2, 40, 16]"));
+    CHECK(has(seen, "repro-case spike-v 3 [2, 40, 16]"));
     CHECK(has(seen, "worst (5, 3) True"));
     CHECK(has(seen, "repro ['k', 'lse', 'o', 'q', 'v'] wrong causal"));
     CHECK(has(seen, "replay attnspec check-kernel attention --inputs " + repro + " --output " +

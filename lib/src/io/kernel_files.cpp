@@ -54,6 +54,10 @@ kernels::Array KernelArrayFile::read(const std::string& name, bool keep_nonfinit
     return a;
 }
 
+std::string KernelArrayFile::text(const std::string& name) const {
+    return npz_ ? read_npz_text(path_, name) : std::string();
+}
+
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p) {
     const KernelArrayFile f(path);
     p.q = f.read("q", false);
@@ -62,13 +66,14 @@ void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p
 }
 
 void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,
-                            const std::vector<NamedArray>& extra) {
+                            const std::vector<NamedArray>& extra, const std::string& case_json) {
     std::vector<NpyArray> arrays = {{"q", p.q.shape, &p.q.values, !f64},
                                     {"k", p.k.shape, &p.k.values, !f64},
                                     {"v", p.v.shape, &p.v.values, !f64}};
     for (const NamedArray& a : extra)
         arrays.push_back({a.first, a.second->shape, &a.second->values, !f64});
-    write_npz(path, arrays);
+    if (case_json.empty()) return write_npz(path, arrays);
+    write_npz(path, arrays, {{"case", case_json}});
 }
 
 }  // namespace attnspec

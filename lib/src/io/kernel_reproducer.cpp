@@ -6,6 +6,7 @@
 
 #include "attnspec/base/format.hpp"
 #include "attnspec/base/json.hpp"
+#include "attnspec/io/json_read.hpp"
 #include "attnspec/io/tensor_files.hpp"
 
 namespace attnspec {
@@ -31,6 +32,11 @@ std::string case_json(const kernels::KernelCheckRun& run, const std::string& pat
     if (run.infsa) j.kv("gamma", run.gamma).kv("eps", run.eps);
     j.kv("verdict", kernels::verdict_name(run.verdict)).kv("summary", run.summary);
     j.kv("inputs", run.inputs).kv("output", run.output);
+    if (!run.generator.empty()) {
+        j.kv("generator", run.generator).kv("seed", run.seed).key("shape").begin_array();
+        for (std::int64_t n : run.shape) j.value(n);
+        j.end_array();
+    }
     j.kv("replay", reproducer_replay(run, path)).key("worst").begin_object();
     for (const auto& [name, r] : run.tensors) {
         j.key(name).begin_object().kv("verdict", kernels::verdict_name(r->verdict));
@@ -69,9 +75,42 @@ std::string reproducer_replay(const kernels::KernelCheckRun& run, const std::str
            format_exact(run.factor);
 }
 
+std::string stress_case_json(const std::string& op, const std::string& generator,
+                             std::uint64_t seed, const std::vector<std::int64_t>& shape,
+                             const std::string& dtype) {
+    std::ostringstream os;
+    JsonWriter j(os);
+    j.begin_object().kv("op", op).kv("generator", generator).kv("seed", seed);
+    j.key("shape").begin_array();
+    for (std::int64_t n : shape) j.value(n);
+    j.end_array().kv("dtype", dtype).end_object();
+    j.finish();
+    return os.str();
+}
+
+void read_stress_case(const KernelArrayFile& in, kernels::KernelCheckRun& run) {
+    const std::string text = in.text("case");
+    if (text.empty()) return;
+    const JsonValue v = parse_json(text, "'" + in.path() + "': member 'case'");
+    const JsonValue *g = v.find("generator"), *s = v.find("seed"), *sh = v.find("shape");
+    std::uint64_t seed = 0;
+    if (!g || g->kind != JsonValue::String || !s || !s->as_uint64(seed) || !sh ||
+        sh->kind != JsonValue::Array)
+        return;
+    std::vector<std::int64_t> shape;
+    shape.reserve(sh->items.size());
+    for (const JsonValue& n : sh->items) {
+        std::uint64_t d = 0;
+        if (!n.as_uint64(d) || d > (1ull << 40)) return;
+        shape.push_back(static_cast<std::int64_t>(d));
+    }
+    run.generator = g->text, run.seed = seed, run.shape = std::move(shape);
+}
+
 void write_kernel_reproducer(const std::string& path, const kernels::KernelCheckRun& run,
                              const std::vector<NamedArray>& arrays) {
     std::vector<NpyArray> members;
+    members.reserve(arrays.size());
     for (const NamedArray& a : arrays)
         members.push_back({a.first, a.second->shape, &a.second->values, false});
     write_npz(path, members, {{"case", case_json(run, path)}});

@@ -153,6 +153,8 @@ class NpzFile : public TensorFile {
     std::string format() const override { return "npz"; }
     Tensor read(const std::string& name) const override;
     std::vector<std::int64_t> declared_shape(const std::string& name) const override;
+    // The text of a 0-d byte-string member ('|S<n>'); "" when there is no member `name`.
+    std::string text(const std::string& name) const;
 
   private:
     [[noreturn]] void bad(const std::string& why) const {
@@ -330,6 +332,26 @@ Tensor NpzFile::read(const std::string& name) const {
     return parse_npy(member_bytes(it->second), path_ + ":" + it->second.file_name, keep_nonfinite_);
 }
 
+std::string NpzFile::text(const std::string& name) const {
+    const auto it = members_.find(name);
+    if (it == members_.end()) return "";
+    const Member& m = it->second;
+    const std::string what = path_ + ":" + m.file_name;
+    constexpr std::uint64_t kMaxText = 1u << 24;  // 16 MiB: a case description, not data
+    if (m.size > kMaxText) fail_data(what + ": a text member larger than 16 MiB");
+    const std::string bytes = member_bytes(m);
+    std::uint64_t data = 0;
+    const NpyHeader h = npy_header(bytes, what, &data);
+    if (h.descr.size() < 3 || h.descr.compare(0, 2, "|S") != 0 || !h.shape.empty() ||
+        h.descr.find_first_not_of("0123456789", 2) != std::string::npos ||
+        std::to_string(bytes.size() - data) != h.descr.substr(2))
+        fail_data(what + ": not a 0-d byte string (dtype '" + h.descr + "', shape " +
+                  detail::shape_text(h.shape) + ")");
+    std::string t = bytes.substr(data);
+    t.erase(t.find_last_not_of('\0') + 1);  // numpy.bytes_ drops trailing NULs too
+    return t;
+}
+
 }  // namespace
 
 namespace {
@@ -384,6 +406,10 @@ Tensor parse_npy(const std::string& bytes, const std::string& what, bool keep_no
 
 std::unique_ptr<TensorFile> open_npz(const std::string& path) {
     return std::make_unique<NpzFile>(path);
+}
+
+std::string read_npz_text(const std::string& path, const std::string& name) {
+    return NpzFile(path).text(name);
 }
 
 }  // namespace attnspec

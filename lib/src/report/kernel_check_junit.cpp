@@ -95,6 +95,10 @@ std::string kernel_check_junit(const kernels::KernelCheckRun& run) {
     x += property("factor", num(run.factor)) + property("inputs", run.inputs);
     x += property("output", run.output);
     if (!run.reproducer.empty()) x += property("reproducer", run.reproducer);
+    if (!run.generator.empty()) {
+        x += property("case", run.generator) + property("seed", std::to_string(run.seed));
+        x += property("shape", kernels::shape_text(run.shape));
+    }
     x += "    </properties>\n";
     // The check's wall time is one figure for all tensors: each testcase gets its share.
     const std::string share =

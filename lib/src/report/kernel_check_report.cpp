@@ -98,6 +98,10 @@ void write_kernel_check_section(H5Group& root, const kernels::KernelCheckRun& ru
     G.attr("scale", run.scale), G.attr("factor", run.factor), G.attr("seconds", run.seconds);
     G.attr("inputs", run.inputs), G.attr("output", run.output);
     G.attr("reproducer", run.reproducer);
+    if (!run.generator.empty()) {
+        G.attr("case", run.generator), G.attr("case_seed", std::to_string(run.seed));
+        G.write("case_shape", run.shape);
+    }
     std::vector<std::string> names;
     for (const auto& t : run.tensors) names.push_back(t.first);
     G.write(kn::kTensors, names);
@@ -122,6 +126,9 @@ Page kernel_check_page(const H5Reader& r) {
                         ".");
     p.summary.push_back("Verdict: " + r.attr_as_text(g, kn::kVerdict) + ". " +
                         r.attr_as_text(g, kn::kSummary));
+    if (r.has_attr(g, "case"))
+        p.summary.push_back("Inputs from the stress case " + r.attr_as_text(g, "case") + ", seed " +
+                            r.attr_as_text(g, "case_seed") + ".");
     const std::string repro = r.attr_as_text(g, "reproducer");
     if (!repro.empty()) {
         kernels::KernelCheckRun run;  // the options the replay needs

@@ -26,6 +26,8 @@ class KernelArrayFile {
     KernelArrayFile& operator=(const KernelArrayFile&) = delete;
     bool has(const std::string& name) const;
     kernels::Array read(const std::string& name, bool keep_nonfinite) const;
+    // The text member `name` of an .npz (read_npz_text); "" when absent or for an HDF5 file.
+    std::string text(const std::string& name) const;
     const std::string& path() const { return path_; }
 
   private:
@@ -38,9 +40,11 @@ class KernelArrayFile {
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p);
 
 // Writes q, k, v of `p` and the `extra` arrays (a derivative case's do or tq, tk, tv) to an .npz
-// at `path` (float32 members, or float64 when `f64`; io/tensor_files.hpp: write_npz).
+// at `path` (float32 members, or float64 when `f64`; io/tensor_files.hpp: write_npz), and, when
+// not empty, `case_json` as the byte-string member `case` (the stress case's description).
 using NamedArray = std::pair<std::string, const kernels::Array*>;
 void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,
-                            const std::vector<NamedArray>& extra = {});
+                            const std::vector<NamedArray>& extra = {},
+                            const std::string& case_json = "");
 
 }  // namespace attnspec

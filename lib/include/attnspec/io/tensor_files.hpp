@@ -57,6 +57,10 @@ class TensorFile {
 
 std::unique_ptr<TensorFile> open_safetensors(const std::string& path);
 std::unique_ptr<TensorFile> open_npz(const std::string& path);
+// The text of the 0-d byte-string member `name` of the .npz at `path` (as write_npz's `texts`
+// or numpy.savez of a numpy.bytes_ write it; trailing NULs dropped); "" when there is no such
+// member. DataError when it is not a 0-d '|S<n>' array or holds more than 16 MiB. O(member).
+std::string read_npz_text(const std::string& path, const std::string& name);
 // By content: a zip signature -> npz; otherwise safetensors. NoInput (66) when unreadable.
 std::unique_ptr<TensorFile> open_tensor_file(const std::string& path);
 

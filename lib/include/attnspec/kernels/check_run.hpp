@@ -1,9 +1,10 @@
 // One run of check-kernel as its outputs describe it: the operation, the declared precisions, the
-// verdict and one KernelCheckResult per output tensor, and the files.
+// verdict and one KernelCheckResult per output tensor, the files, and the stress case when known.
 // What the HDF5 report (report/kernel_check_report.hpp), the JUnit XML
 // (report/kernel_check_junit.hpp) and the reproducer (io/kernel_reproducer.hpp) are written from.
 // A plain record: no computation; kernels/check_run.cpp writes element lists as JSON. CPU only.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,11 @@ struct KernelCheckRun {
     std::string inputs, output;  // the files checked
     std::string reproducer;      // the reproducer written ("" when none: the verdict was pass)
     double seconds = 0;          // wall time of the check
+    // The stress case IN came from, when IN says (its `case` member: io/kernel_reproducer.hpp,
+    // read_stress_case); generator "" when unknown.
+    std::string generator;
+    std::uint64_t seed = 0;
+    std::vector<std::int64_t> shape;
 };
 
 // `key`: [{index, got, reference, error, bound, allowed, baseline}, ...] into an open JSON object:
