@@ -67,6 +67,13 @@ struct Args {
     CommonOptions common;
 };
 
+// A path option: an empty one is a usage error (it would silently write nothing).
+po::typed_value<std::string>* path_value(std::string* target, const char* option) {
+    return po::value(target)->notifier([option](const std::string& v) {
+        if (v.empty()) fail_usage(std::string(option) + " expects a path, got an empty string");
+    });
+}
+
 // "N,d", "H,N,d" or "B,H,N,d" (or with x): parse_dims with the count the text spells.
 std::vector<std::int64_t> parse_shape(const std::string& text) {
     size_t count = 1;
@@ -267,8 +274,9 @@ int run_check_kernel(const Invocation& inv) {
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
         "rank-deficient-k; linear-infsa and pure-infsa also relu-zero, dominant-key")(
         "shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d")(
-        "junit", po::value(&a.files.junit), "F.xml: write the check as JUnit XML (CI reporters)")(
-        "out", po::value(&a.files.report),
+        "junit", path_value(&a.files.junit, "--junit"),
+        "F.xml: write the check as JUnit XML (CI reporters)")(
+        "out", path_value(&a.files.report, "--out"),
         "R.h5: write the check's report (HDF5; none by default); on fail or wrong the reproducer "
         "goes beside it (else beside OUT)");
     add_common_options(desc, a.common, "", kSeed | kJson);

@@ -162,6 +162,9 @@ TEST_CASE("check-kernel --junit --out: bad targets fail before any work", "[cli]
     CHECK(r.code == 73);
     r = run_cli(check + " --out " + out);
     CHECK(r.code == 64);
+    r = run_cli(check + " --out ''");
+    CHECK(r.code == 64);
+    CHECK(has(r.err, "--out expects a path"));
     r = run_cli(check + " --out " + (dir / "r.h5") + " --junit " + (dir / "r.h5"));
     CHECK(r.code == 64);
     r = run_cli("check-kernel attention --generate gaussian --shape 8,4 --inputs " + in +
