@@ -99,6 +99,40 @@ def test_the_cli_replays_a_reproducer_to_the_same_verdict(pytester, tmp_path, cl
     assert d["verdict"] == case["verdict"] == "wrong" and d["summary"] == case["summary"]
 
 
+DERIVATIVE_TESTS = '''
+import attnspec.testing as at
+
+
+def test_vjp(attnspec_case):
+    c = attnspec_case
+    dq, dk, dv = at.baseline_vjp(c.q, c.k, c.v, c.do, dtype=c.dtype, causal=c.causal)
+    c.assert_vjp_close(dq.astype(c.q.dtype), (dk / 4).astype(c.k.dtype), dv.astype(c.v.dtype))
+
+
+def test_jvp(attnspec_case):
+    c = attnspec_case
+    do_t = at.baseline_jvp(c.q, c.k, c.v, c.tq, c.tk, c.tv, dtype=c.dtype, causal=c.causal)
+    c.assert_jvp_close(do_t.astype(c.q.dtype))
+'''
+
+
+def test_derivatives_check_and_replay(pytester, tmp_path, cli):
+    pytester.makepyfile(test_deriv=DERIVATIVE_TESTS)
+    repro, junit = tmp_path / "repro", tmp_path / "junit.xml"
+    r = pytester.runpytest("--attnspec-cases=near-ties", "--attnspec-dtype=bf16",
+                           "--attnspec-repro=%s" % repro, "--junitxml=%s" % junit, *OPTIONS)
+    r.assert_outcomes(passed=1, failed=1)  # the jvp baseline passes, the vjp's dK / 4 does not
+    assert "attention-vjp kernel check: wrong" in "\n".join(r.outlines)
+    (name,) = os.listdir(repro)
+    path = str(repro / name)
+    z = np.load(path)
+    assert sorted(z.files) == ["case", "dk", "do", "dq", "dv", "k", "q", "v"]
+    case = json.loads(z["case"].item().decode())
+    assert case["op"] == "attention-vjp" and case["worst"]["dk"]["verdict"] == "wrong"
+    d = run_cli(cli, *case["replay"].split()[1:], codes=(1,))
+    assert d["verdict"] == case["verdict"] and d["outputs"]["dk"]["verdict"] == "wrong"
+
+
 def test_bad_options_are_usage_errors(pytester):
     pytester.makepyfile(test_user=USER_TESTS)
     r = pytester.runpytest("--attnspec-cases=gaussian,nope", *OPTIONS)
