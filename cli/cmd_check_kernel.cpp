@@ -2,7 +2,8 @@
 // its derivatives dq, dk, dv, or the forward-mode do_t) against the float64 reference, with the
 // rounding bound and the baseline rule (kernels/attention_check.hpp,
 // kernels/derivative_check.hpp); or --generate a seeded stress case (kernels/stress.hpp) for the
-// kernel to run. Files: io/kernel_files.hpp.
+// kernel to run. Files: io/kernel_files.hpp; --junit, --out and the reproducer of a failure:
+// check_kernel_files.hpp.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
