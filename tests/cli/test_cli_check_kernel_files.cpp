@@ -172,3 +172,38 @@ TEST_CASE("check-kernel --junit --out: bad targets fail before any work", "[cli]
     CHECK(r.code == 64);
     CHECK(entries(dir.path).size() == 2);
 }
+
+TEST_CASE("report show: a malformed check-kernel report is a data error", "[cli]") {
+    TempDir dir;
+    const std::string in = dir / "in.npz", bad = dir / "bad.npz", report = dir / "r.h5";
+    REQUIRE(
+        run_cli("check-kernel attention --generate gaussian --shape 2,16,8 --inputs " + in).code ==
+        0);
+    write_attention_output(in, bad, 1.0 / 8);
+    REQUIRE(run_cli("check-kernel attention --mask causal --inputs " + in + " --output " + bad +
+                    " --out " + report)
+                .code == 1);
+    REQUIRE(run_cli("report show " + report).code == 0);
+    // argv[2]: a column one element short; argv[3]: an index that is NaN
+    const char* kBreak = R"PY(
+import shutil, sys
+import h5py, numpy as np
+for target, what in ((sys.argv[2], 'short'), (sys.argv[3], 'nan')):
+    shutil.copy(sys.argv[1], target)
+    with h5py.File(target, 'r+') as h:
+        w = h['check_kernel/o/worst_by_bound']
+        if what == 'short':
+            got = w['got'][()][:-1]
+            del w['got']
+            w['got'] = got
+        else:
+            w['index'][0, 0] = np.nan
+)PY";
+    REQUIRE(python(kBreak, report + " " + (dir / "short.h5") + " " + (dir / "nan.h5")) == 0);
+    CliResult r = run_cli("report show " + (dir / "short.h5"));
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "worst_by_bound/got' is not 1-D of length"));
+    r = run_cli("report show " + (dir / "nan.h5"));
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "worst_by_bound/index"));
+}

@@ -61,15 +61,33 @@ void write_tensor(H5Group& G, const std::string& name, const KernelCheckResult& 
 
 std::string fmt(double x) { return format_cell(x, 4); }
 
-// The worst elements of `list` (a group written by write_elements) as a table.
+// The worst elements of `list` (a group written by write_elements) as a table. DataError when
+// `index` is not (n, rank) or a column not (n,); every shape is checked and the whole table held
+// against the memory budget before anything is read.
 PageTable element_table(const H5Reader& r, const std::string& list) {
-    std::vector<hsize_t> dims;
-    const std::vector<double> index = r.array(list + "/" + kn::kIndex, dims, true);
-    const std::size_t n = dims.empty() ? 0 : dims[0], rank = dims.size() > 1 ? dims[1] : 1;
+    const std::string ix_path = list + "/" + kn::kIndex;
+    const auto dims = r.shape(ix_path);
+    if (dims.size() != 2)
+        fail_data(r.path() + ": dataset '" + ix_path + "' is not 2-D (rank " +
+                  std::to_string(dims.size()) + ")");
+    const std::size_t n = dims[0], rank = dims[1];
+    for (const char* c : kColumns) {
+        const auto d = r.shape(list + "/" + c);
+        if (d.size() != 1 || d[0] != n)
+            fail_data(r.path() + ": dataset '" + list + "/" + c + "' is not 1-D of length " +
+                      std::to_string(n));
+    }
+    r.check_fits(double(n) * double(rank + 6) * (8 + 64),
+                 "reading and printing " + std::to_string(n) + " elements of " + list);
+    std::vector<hsize_t> got;
+    const std::vector<double> index = r.array(ix_path, got, true);
     std::vector<std::string> ix;
+    ix.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         std::vector<std::int64_t> e;
-        for (std::size_t c = 0; c < rank; ++c) e.push_back(std::int64_t(index[i * rank + c]));
+        e.reserve(rank);
+        for (std::size_t c = 0; c < rank; ++c)
+            e.push_back(r.count_value(index[i * rank + c], ix_path));
         ix.push_back(kernels::shape_text(e));
     }
     PageTable t;
@@ -77,14 +95,7 @@ PageTable element_table(const H5Reader& r, const std::string& list) {
         "error = |got - reference|; bound: the rounding bound there; allowed: the "
         "row's factor x baseline error + floor";
     t.text("index", ix);
-    for (const char* c : kColumns) {
-        std::vector<hsize_t> d;
-        std::vector<double> v = r.array(list + "/" + c, d, true);
-        if (v.size() != n)
-            fail_data(r.path() + ": '" + list + "/" + c + "' is not of length " +
-                      std::to_string(n));
-        t.numbers(c, v, 7);
-    }
+    for (const char* c : kColumns) t.numbers(c, r.array(list + "/" + c, got, true), 7);
     return t;
 }
 
@@ -138,7 +149,11 @@ Page kernel_check_page(const H5Reader& r) {
         p.summary.push_back("Reproducer: " + repro + "; replay: `" + reproducer_replay(run, repro) +
                             "`.");
     }
-    for (const std::string& name : r.strings(g + "/" + kn::kTensors)) {
+    const std::vector<std::string> tensors = r.strings(g + "/" + kn::kTensors);
+    if (tensors.size() > 16)  // o, lse; dq, dk, dv; do_t: a page per output, never thousands
+        fail_data(r.path() + ": '" + g + "/" + kn::kTensors + "' lists " +
+                  std::to_string(tensors.size()) + " tensors (at most 16)");
+    for (const std::string& name : tensors) {
         const std::string t = g + "/" + name;
         PageSection sec{"check-kernel/" + name, name + ": " + r.attr_as_text(t, kn::kVerdict), {}};
         sec.para(r.attr_as_text(t, kn::kSummary));
