@@ -1,6 +1,6 @@
 // attnspec report show|render FILE: summarise an attnspec HDF5 report of any kind (verify,
-// jacobian, cond, neumann, fidelity) or render it as a page: Markdown alone, or a directory with
-// report.md and the figures.
+// jacobian, cond, neumann, fidelity, check-kernel) or render it as a page: Markdown alone, or a
+// directory with report.md and the figures.
 #include <cstdio>
 #include <iostream>
 #include <string>
