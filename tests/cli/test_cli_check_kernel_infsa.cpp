@@ -2,7 +2,8 @@
 // stress case (the attention cases and relu-zero, dominant-key); a plain numpy Linear-InfSA
 // (float32 arithmetic, q_bar and the output stored as float16) passes at fp16 with exit 0; the
 // same kernel with its query pooled by a plain mean instead of energy pooling exits 1 with the
-// verdict "wrong"; --mask or --scale with linear-infsa and --gamma with attention are usage errors.
+// verdict "wrong", and its reproducer replays with --gamma/--eps to the same verdict; --mask or
+// --scale with linear-infsa and --gamma with attention are usage errors.
 // pure-infsa the same way: a plain numpy kernel passes, its Frobenius norm over one row is wrong.
 #include "attnspec/io/kernel_files.hpp"
 #include "test_support.hpp"
@@ -68,6 +69,13 @@ TEST_CASE("check-kernel linear-infsa: a plain numpy kernel passes, mean pooling 
     CHECK(r.code == 1);
     CHECK(has(r.out, "\"verdict\": \"wrong\""));
     CHECK(has(r.out, "\"gamma\": 0.9"));
+    // its reproducer replays with --gamma/--eps (no --mask or --scale: usage errors here)
+    const std::string repro = dir / "bad.repro.npz";
+    REQUIRE(exists(repro));
+    r = run_cli("check-kernel linear-infsa --inputs " + repro + " --output " + repro +
+                " --dtype fp16 --accumulate fp32 --gamma 0.9 --eps 1e-06 --factor 2");
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "check-kernel linear-infsa: wrong"));
     r = run_cli("check-kernel linear-infsa --dtype fp16 --inputs " + in + " --output " + out);
     CHECK(r.code == 1);  // gamma 0.95 against a kernel run with 0.9
 }
