@@ -88,16 +88,19 @@ struct CpuGrid::State {
         bool any = false;
         for (int w0 = 0; w0 < active; w0 += kWarpSize) {
             const int lanes = active - w0 < kWarpSize ? active - w0 : kWarpSize;
+            auto at = [w0](int l) {  // lane l's thread index, widened before the sum
+                return static_cast<std::size_t>(w0) + static_cast<std::size_t>(l);
+            };
             bool waiting = false, missing = false, f32 = false;
             int seg = 0;
             for (int l = 0; l < lanes; ++l) {
-                const Run r = run[std::size_t(w0 + l)];
+                const Run r = run[at(l)];
                 waiting |= r == Run::at_warp;
                 missing |= r != Run::at_warp;
                 if (r != Run::at_warp) continue;
-                f32 |= bool(in_float[std::size_t(w0 + l)]);
-                missing |= seg != 0 && seg != width[std::size_t(w0 + l)];  // mixed widths
-                seg = width[std::size_t(w0 + l)];
+                f32 |= bool(in_float[at(l)]);
+                missing |= seg != 0 && seg != width[at(l)];  // mixed widths
+                seg = width[at(l)];
             }
             if (!waiting) continue;
             any = true;
@@ -105,9 +108,7 @@ struct CpuGrid::State {
             if (missing || lanes < kWarpSize) ++c.divergent_barriers;
             double v[kWarpSize];
             for (int l = 0; l < kWarpSize; ++l)
-                v[l] = l < lanes && run[std::size_t(w0 + l)] == Run::at_warp
-                           ? slot[std::size_t(w0 + l)]
-                           : NAN;
+                v[l] = l < lanes && run[at(l)] == Run::at_warp ? slot[at(l)] : NAN;
             for (int off = seg / 2; off > 0; off /= 2) {
                 double next[kWarpSize];
                 for (int l = 0; l < kWarpSize; ++l)
@@ -115,9 +116,9 @@ struct CpuGrid::State {
                 for (int l = 0; l < kWarpSize; ++l) v[l] = next[l];
             }
             for (int l = 0; l < lanes; ++l)
-                if (run[std::size_t(w0 + l)] == Run::at_warp) {
-                    result[std::size_t(w0 + l)] = v[l];
-                    run[std::size_t(w0 + l)] = Run::ready;
+                if (run[at(l)] == Run::at_warp) {
+                    result[at(l)] = v[l];
+                    run[at(l)] = Run::ready;
                 }
         }
         return any;
