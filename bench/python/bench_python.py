@@ -145,11 +145,14 @@ def analyze(cli, threads):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cli.h5")
         t0 = time.perf_counter()
-        subprocess.run([cli, "verify", *attnspec.models.ANALYSIS_CHECKS, "--dataset", "minilm-l6",
-                        "--thorough", "--threads", str(threads), "--quiet", "--out", out],
-                       check=True, capture_output=True)
+        # /usr/bin/time's %M (KiB): RUSAGE_CHILDREN would report at least this process's own
+        # peak, which a forked child starts from
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", cli, "verify",
+                            *attnspec.models.ANALYSIS_CHECKS, "--dataset", "minilm-l6",
+                            "--thorough", "--threads", str(threads), "--quiet", "--out", out],
+                           check=True, capture_output=True, text=True)
         t_cli = time.perf_counter() - t0
-        rss_cli = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        rss_cli = int(p.stderr.strip().splitlines()[-1]) / 1024
         ref = attnspec.reports.read(out)
     rows = a.rows
     counts = {v: int(np.sum(np.asarray(rows["verdict"]) == v))
