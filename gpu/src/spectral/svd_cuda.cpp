@@ -141,7 +141,7 @@ std::vector<Decomposed> decompose_batch(Context& ctx, const std::vector<Eigen::M
 }  // namespace
 
 SvdResult svd(Context& ctx, const Eigen::MatrixXd& M, const SvdOptions& opt) {
-    return svd_with(M, opt, [&ctx, &opt](const Eigen::MatrixXd& A, SvdResult& out) {
+    return svd_with(M, opt, [&ctx, &opt](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) {
         gesvdj_one(ctx, A, opt.values_only, out);
     });
 }
@@ -167,10 +167,10 @@ std::vector<SvdResult> svd_batched(Context& ctx, const std::vector<Eigen::Matrix
     out.reserve(Ms.size());
     for (std::size_t i = 0; i < Ms.size(); ++i) {
         const Eigen::MatrixXd& Mi = Ms[i];
-        out.push_back(svd_with(Mi, opt, [&](const Eigen::MatrixXd& A, SvdResult& r) {
-            // svd_with hands over Mi itself unless it had to scale it by a power of two: then
-            // the batched result is not A's, and A is decomposed on its own.
-            if (pre.empty() || &A != &Mi) return gesvdj_one(ctx, A, opt.values_only, r);
+        out.push_back(svd_with(Mi, opt, [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& r) {
+            // svd_with hands over a view of Mi itself unless it had to scale it by a power of
+            // two: then the batched result is not A's, and A is decomposed on its own.
+            if (pre.empty() || A.data() != Mi.data()) return gesvdj_one(ctx, A, opt.values_only, r);
             Decomposed& d = pre[i];
             check_info(d.info, "cuSOLVER gesvdjBatched (matrix " + std::to_string(i) + ")");
             r.method = std::string(kMethod) + " (" + to_string(path) + ")";
