@@ -10,7 +10,10 @@ Rules (docs/python.md, "Arrays"):
   may be empty (``DataError``, naming the argument and its shape);
 * NaN and Inf are refused (``DataError``, naming the argument and the first index).
 
-The C++ core copies the arrays into its own storage (``Head`` owns its matrices).
+Copies: a float64 array (or CPU tensor) passes through these checks without a copy (torch tensors
+share their memory through ``Tensor.numpy()``); an upcast makes one. ``spectrum(matrix)`` then
+hands the library the caller's buffer itself when it is C- or F-contiguous (strided views are
+copied once); ``Head`` still copies its matrices into the library's own storage.
 """
 
 import numpy as np
@@ -18,10 +21,15 @@ import numpy as np
 from ._errors import ArrayTypeError, DataError, make
 
 
-def _to_numpy(x, name):
+def _to_numpy(x, name, to_host=False):
+    """``x`` as a numpy array (a CPU tensor shares its memory). A tensor on another device is
+    refused, or copied to the host with ``to_host`` (attnspec.testing: a kernel's output is
+    checked where the reference is computed)."""
     mod = type(x).__module__ or ""
     if mod.startswith("torch") and hasattr(x, "device") and hasattr(x, "detach"):
-        if x.device.type != "cpu":
+        if x.device.type != "cpu" and to_host:
+            x = x.detach().cpu()
+        elif x.device.type != "cpu":
             raise make(ArrayTypeError,
                        "%s: a tensor on device '%s'; attnspec computes on the CPU: pass "
                        "%s.cpu()" % (name, x.device, name), name)

@@ -2,6 +2,8 @@
 ``attnspec jacobian --svd``) or of a matrix (the analysis of ``attnspec cond``)."""
 
 import math
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
@@ -103,10 +105,47 @@ def _kappa(d, basis):
                  sigma_max=d["sigma_max"], sigma_min=d["sigma_min"])
 
 
-def _head_spectrum(head, svd, certify, wrt, full_upto):
+def _threads(threads):
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096:
+        raise make(UsageError, "threads = %r: expected an integer in [1, 4096], or None for "
+                   "every core" % (threads,), "threads")
+    return threads
+
+
+class _StderrProgress:
+    """``attnspec.spectrum: [stage] done/total unit, ~s left`` on stderr, at most every 0.5 s
+    and at the end of each stage."""
+
+    def __init__(self):
+        self._last = 0.0
+
+    def __call__(self, stage, done, total, unit, seconds_left):
+        now = time.monotonic()
+        if done < total and now - self._last < 0.5:
+            return
+        self._last = now
+        left = "" if math.isnan(seconds_left) else ", ~%.0f s left" % seconds_left
+        sys.stderr.write("attnspec.spectrum: [%s] %d/%d %s%s\n" % (stage, done, total, unit, left))
+        sys.stderr.flush()
+
+
+def _progress(progress):
+    if progress is True:
+        return _StderrProgress()
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise make(UsageError, "progress = %r: expected True (stderr), False/None or a callable "
+                   "progress(stage, done, total, unit, seconds_left)" % (progress,), "progress")
+    return progress
+
+
+def _head_spectrum(head, svd, certify, wrt, full_upto, threads, progress):
     check_wrt(wrt)
     r = _interrupt.call(_core.head_spectrum, head._h, svd, certify, wrt, int(full_upto),
-                        _core.memory_limit_bytes())
+                        _core.memory_limit_bytes(), threads, progress)
     smax, smin = r["sigma_max"], r["sigma_min"]
     basis = "quotient of the sigma enclosures"
     return Spectrum(
@@ -120,7 +159,7 @@ def _head_spectrum(head, svd, certify, wrt, full_upto):
         singular_values=r["gram_sigma"], raw=r)
 
 
-def _matrix_spectrum(M, svd, certify, rtol):
+def _matrix_spectrum(M, svd, certify, rtol, threads):
     if svd not in _DENSE_METHODS:
         raise make(UsageError, "svd = %r: a matrix takes %s (every singular value, dense SVD)"
                    % (svd, ", ".join(_DENSE_METHODS)), "svd")
@@ -128,8 +167,10 @@ def _matrix_spectrum(M, svd, certify, rtol):
         raise make(UsageError, "certify = %r: a matrix's dense SVD enclosures need no "
                    "certificate; use 'auto' or 'never'" % (certify,), "certify")
     M = as_matrix(M, "matrix")
+    if not (M.flags.f_contiguous or M.flags.c_contiguous):
+        M = np.asfortranarray(M)  # a strided view: the one case copied (docs/python.md, "Arrays")
     r = _interrupt.call(_core.matrix_spectrum, M, "auto" if svd == "full" else svd,
-                        -1.0 if rtol is None else float(rtol))
+                        -1.0 if rtol is None else float(rtol), threads)
     n = len(r["sigma"])
     basis = "quotient of the sigma enclosures"
     return Spectrum(
@@ -142,7 +183,7 @@ def _matrix_spectrum(M, svd, certify, rtol):
 
 
 def spectrum(head_or_matrix, svd="auto", certify="auto", wrt="weights", *, full_upto=FULL_UPTO,
-             rtol=None):
+             rtol=None, threads=None, progress=None):
     """sigma_max, sigma_min and kappa (strict and nz), each with an enclosure of the exact value.
 
     For an ``attnspec.Head``: of its Jacobian J (``wrt="weights"``, N d x 3 D d) or J_X
@@ -159,7 +200,21 @@ def spectrum(head_or_matrix, svd="auto", certify="auto", wrt="weights", *, full_
     value by a dense SVD with rigorous enclosures, as ``attnspec cond`` (``svd``: "auto" or
     "full", or a backend "jacobi", "bdc", "gesdd", "gejsv"; ``certify`` "auto" or "never": the
     dense enclosures need no certificate; ``wrt`` does not apply). ``rtol``: the nz convention's
-    relative threshold (default max(rows, cols) * eps).
+    relative threshold (default max(rows, cols) * eps). A float64 matrix that is F-contiguous is
+    read in place, bit for bit as ``attnspec cond``; a C-contiguous one is read in place as its
+    transpose (the same singular values; the last bits of the enclosures may differ from the
+    CLI's); a strided view is copied first (``raw["transposed"]``, ``raw["data_address"]``: the
+    buffer the library read).
+
+    ``threads``: the BLAS (and certificate) threads of this call (None: the process's count,
+    every core unless set otherwise); the count is process-wide while the call runs, so two
+    concurrent calls with different counts interfere. OpenBLAS splits its products by thread
+    count, so a head's J may differ in the last bits between counts (the enclosures hold for
+    each); ``threads=None`` gives the CLI's bits when the CLI runs with the same count. ``progress`` (a head's J only): True
+    prints the engine's stages on stderr, or a callable ``progress(stage, done, total, unit,
+    seconds_left)`` called from the computing thread with the GIL held (stages "forming",
+    "Cholesky", "Lanczos", "eigensolve", "refinement", "certify"; ``seconds_left`` NaN when not
+    yet estimated; an exception it raises is reported as unraisable and the solve goes on).
 
     Errors: ``UsageError`` for an unknown option value, ``DataError`` for bad data or a problem
     above the memory budget (``attnspec.memory_limit()``), refused before allocating. The GIL is
@@ -169,6 +224,10 @@ def spectrum(head_or_matrix, svd="auto", certify="auto", wrt="weights", *, full_
         if rtol is not None:
             raise make(UsageError, "rtol applies to a matrix; J's nz threshold is the engine's "
                        "default", "rtol")
-        return _head_spectrum(head_or_matrix, svd, certify, wrt, full_upto)
+        return _head_spectrum(head_or_matrix, svd, certify, wrt, full_upto, _threads(threads),
+                              _progress(progress))
     check_wrt(wrt)
-    return _matrix_spectrum(head_or_matrix, svd, certify, rtol)
+    if progress not in (None, False):
+        raise make(UsageError, "progress applies to a head's J; a matrix's dense SVD is one "
+                   "LAPACK call", "progress")
+    return _matrix_spectrum(head_or_matrix, svd, certify, rtol, _threads(threads))

@@ -17,7 +17,8 @@ these precisions produces it), with the worst elements.
 
 Arrays: ``q``, ``k``, ``v`` of shape (N, d), (H, N, d) or (B, H, N, d) (K and V may have fewer
 heads than Q, d_v may differ from d), ``out`` of shape (..., N, d_v) and ``lse`` (..., N). numpy
-arrays or CPU torch tensors of any float dtype; they are upcast to float64 (exact) and copied once.
+arrays or torch tensors of any float dtype; they are upcast to float64 (exact) and copied once
+(tensors on a GPU are copied to the host: the reference is computed on the CPU).
 ``dtype=None`` takes the storage dtype from ``out`` (float16 -> fp16, bfloat16 -> bf16, float32 ->
 fp32, float64 -> fp64; tf32 must be named). Units: errors are absolute, in the output's units.
 
@@ -71,8 +72,9 @@ def _dtype_of(x, name):
 
 
 def _f64(x, name, allow_nonfinite=False):
-    """``x`` as a C-contiguous float64 numpy array (an exact upcast of any float dtype)."""
-    a = _to_numpy(x, name)
+    """``x`` as a C-contiguous float64 numpy array (an exact upcast of any float dtype); a
+    tensor on a GPU is copied to the host first."""
+    a = _to_numpy(x, name, to_host=True)
     if a.dtype.kind != "f" or a.dtype.itemsize > 8:
         raise make(ArrayTypeError, "%s: dtype %s is not float16, bfloat16, float32 or float64"
                    % (name, a.dtype), name)
