@@ -3,7 +3,7 @@
 # suite (docs/python.md). scripts/test.sh runs it after ctest. Steps, each timed:
 #   1. the venv DIR/venv (Debian's python3 -m venv; Debian's pip refuses global installs), once;
 #   2. the build and test requirements from the package index (scikit-build-core, nanobind,
-#      numpy, pytest, scipy), only when the venv lacks them (a stamp holds the list);
+#      numpy, pytest, scipy, build), only when the venv lacks them (a stamp holds the list);
 #   3. `pip install .` without build isolation, CMake's build tree kept in TREE, compiled through
 #      ccache (scripts/ccache-env.sh): a warm rebuild compiles nothing. TREE is a sibling of build/
 #      and uses build/'s generator (Makefiles) and ATTNSPEC_WERROR, so that the core's compile
@@ -16,7 +16,9 @@
 #              CMake tree (default build-python; keep it one level below the root for the cache);
 #              ATTNSPEC_PY_JOBS (default nproc); ATTNSPEC_PY_VERBOSE=1 (show the CMake build);
 #              ATTNSPEC_CMAKE_ARGS: its -DATTNSPEC_WERROR=ON is passed on (.ci/run sets it);
-#              ATTNSPEC_PY_TORCH=1 also installs PyTorch (analyze, torch tests, bench/python).
+#              ATTNSPEC_PY_TORCH=1 also installs PyTorch (analyze, torch tests, bench/python);
+#              ATTNSPEC_PY_WHEEL_DIR=DIR builds a wheel into DIR instead of step 3's install, and
+#              skips step 4 (scripts/check-wheel.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
@@ -41,7 +43,7 @@ fi
 py="$dir/venv/bin/python"
 
 # 2. requirements (network only when the list changed or the venv is new)
-reqs="scikit-build-core>=0.10 nanobind>=2.0 numpy pytest scipy"
+reqs="scikit-build-core>=0.10 nanobind>=2.0 numpy pytest scipy build"
 t0=$SECONDS
 if [ "$(cat "$dir/venv/.attnspec-reqs" 2>/dev/null)" != "$reqs" ]; then
   # shellcheck disable=SC2086
@@ -70,11 +72,19 @@ t0=$SECONDS
 jobs=${ATTNSPEC_PY_JOBS:-$(nproc 2>/dev/null || echo 2)}
 # CC/CXX as build/ finds them (scikit-build-core would name Python's sysconfig compiler,
 # x86_64-linux-gnu-g++, and no compile command would match build/'s in the cache)
+# ATTNSPEC_PY_WHEEL_DIR=DIR: build a wheel into DIR from the same tree instead of installing
+# (scripts/check-wheel.sh), and run no tests.
+pip_cmd=(install)
+if [ -n "${ATTNSPEC_PY_WHEEL_DIR:-}" ]; then pip_cmd=(wheel -w "$ATTNSPEC_PY_WHEEL_DIR"); run_tests=0; fi
 CC=${CC:-cc} CXX=${CXX:-c++} CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$jobs \
-  "$py" -m pip install "${quiet[@]}" --disable-pip-version-check --no-build-isolation --no-deps \
-  --no-index --config-settings=build-dir="$tree" "${defines[@]}" .
-say "built and installed the package in $((SECONDS - t0)) s ($("$py" -c \
-  'import attnspec; print("attnspec", attnspec.__version__)'))"
+  "$py" -m pip "${pip_cmd[@]}" "${quiet[@]}" --disable-pip-version-check --no-build-isolation \
+  --no-deps --no-index --config-settings=build-dir="$tree" "${defines[@]}" .
+if [ -n "${ATTNSPEC_PY_WHEEL_DIR:-}" ]; then
+  say "built the wheel in $((SECONDS - t0)) s: $(ls "$ATTNSPEC_PY_WHEEL_DIR")"
+else
+  say "built and installed the package in $((SECONDS - t0)) s ($("$py" -c \
+    'import attnspec; print("attnspec", attnspec.__version__)'))"
+fi
 
 # 4. the package's tests
 if [ "$run_tests" = 1 ]; then
