@@ -212,10 +212,10 @@ double CpuGrid::warp_sum(long thread, double x, bool in_float, int width) {
     return s.result[std::size_t(thread)];
 }
 
-void CpuGrid::run(long blocks, int threads, std::size_t shared_bytes,
+void CpuGrid::run(long blocks, int threads, int max_threads, std::size_t shared_bytes,
                   const std::function<void(const CpuThread&)>& body, const char* what) {
     if (blocks <= 0 || blocks > 2147483647L || threads <= 0 || threads > kMaxThreads ||
-        shared_bytes > kMaxShared)
+        threads > max_threads || shared_bytes > kMaxShared)
         throw Error(ExitCode::Internal, std::string(what) + ": invalid launch configuration (" +
                                             std::to_string(blocks) + " blocks of " +
                                             std::to_string(threads) + " threads, " +

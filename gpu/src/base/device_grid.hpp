@@ -65,13 +65,27 @@ __global__ void grid_kernel(Body body) {
     body(DeviceThread{});
 }
 
-// Launches on `stream`; the launch status is checked (status::check_launch, named `what`).
+// A body that declares its launch bound (hd.hpp launch_bound) is compiled with it.
+template <class Body, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) bounded_grid_kernel(Body body) {
+    body(DeviceThread{});
+}
+
+// Launches on `stream`; the launch status is checked (status::check_launch, named `what`). A
+// launch of more threads than the body's launch bound is refused here (the device would fail it).
 struct DeviceGrid {
     CUstream_st* stream;
     template <class Body>
     void operator()(long blocks, int threads, std::size_t shared_bytes, const Body& body,
                     const char* what) const {
-        grid_kernel<Body><<<unsigned(blocks), unsigned(threads), shared_bytes, stream>>>(body);
+        constexpr int bound = launch_bound<Body>::value;
+        if constexpr (bound > 0) {
+            if (threads > bound) status::check(cudaErrorInvalidConfiguration, what);
+            bounded_grid_kernel<Body, bound>
+                <<<unsigned(blocks), unsigned(threads), shared_bytes, stream>>>(body);
+        } else {
+            grid_kernel<Body><<<unsigned(blocks), unsigned(threads), shared_bytes, stream>>>(body);
+        }
         status::check_launch(what);
     }
 };

@@ -67,7 +67,7 @@ class CpuGridReluOp final : public ReluRowsOp {
         z.resize(N_);
         CpuGrid grid;
         perron_logic::run_relu_rows(grid, (transpose ? K_ : Q_).data(),
-                                    (transpose ? Q_ : K_).data(), N_, d_, tile_, x.data(),
+                                    (transpose ? Q_ : K_).data(), N_, d_, x.data(),
                                     infsa_logic::planted_fault_code(), z.data(), fz.data());
         if (f) *f = fz;
     }

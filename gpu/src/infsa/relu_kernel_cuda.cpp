@@ -28,8 +28,7 @@ void ReluKernelOp::rows(const Eigen::VectorXd& x, bool transpose, Eigen::VectorX
     dx_.upload_sync(ctx_, x.data(), vec);
     const double* R = static_cast<const double*>((transpose ? dK_ : dQ_).data());
     const double* C = static_cast<const double*>((transpose ? dQ_ : dK_).data());
-    detail::launch_relu_rows(ctx_.stream(), R, C, N_, d_, tile_,
-                             static_cast<const double*>(dx_.data()),
+    detail::launch_relu_rows(ctx_.stream(), R, C, N_, d_, static_cast<const double*>(dx_.data()),
                              infsa_logic::planted_fault_code(), static_cast<double*>(dz_.data()),
                              static_cast<double*>(df_.data()));
     z.resize(N_);

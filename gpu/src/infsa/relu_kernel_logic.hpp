@@ -1,11 +1,10 @@
-// Per-row and per-element arithmetic of the matrix-free tiled ReLU operator on the device
-// (relu_kernel_cuda.cu), shared with the CPU test suite
-// (tests/cpu/infsa/test_relu_kernel_logic.cpp emulates the grid through these functions). A+ =
-// ReLU(Q K^T / d_h) is never formed: one thread per output row r computes its scores s_rc = R_r .
-// C_c on the fly, column tile after column tile (tiles of T columns, in column order), and
-// accumulates z_r = sum_c relu(s_rc) x_c and f_r = sum_c relu(s_rc)^2 (for ||A+||_F). R, C are
-// column-major N x d (leading dimension N): right products use R = Q, C = K; left (transposed)
-// products R = K, C = Q. Fixed order, no atomics: deterministic.
+// Per-entry arithmetic of the matrix-free tiled ReLU operator on the device (the kernel body is
+// relu_kernel_kernels.hpp), shared with the host enclosures (relu_kernel_common.cpp). A+ =
+// ReLU(Q K^T / d_h) is never formed: the kernel computes the scores s_rc = R_r . C_c on the fly,
+// tile by tile in shared memory, and accumulates z_r = sum_c relu(s_rc) x_c and f_r = sum_c
+// relu(s_rc)^2 (for ||A+||_F). R, C are column-major N x d (leading dimension N): right products
+// use R = Q, C = K; left (transposed) products R = K, C = Q. Fixed order, no atomics:
+// deterministic.
 #pragma once
 #include <cmath>
 
@@ -23,39 +22,13 @@ ATTNSPEC_HD long tiles_visited(long N, long T, int fault) {
     return fault == kFaultOffByOneTile ? tiles - 1 : tiles;
 }
 
-// max(0, R_r . C_c), the d products summed in index order (FMA contraction on the device keeps
-// the classical bound |fl - exact| <= gamma_d sum |R_rl C_cl|).
-ATTNSPEC_HD double relu_score(const double* R, const double* C, long N, long d, long r, long c) {
-    double s = 0;
-    for (long l = 0; l < d; ++l) s += R[r + l * N] * C[c + l * N];
-    return s > 0 ? s : 0.0;
-}
-
-// One output row: returns z_r = sum_c relu(s_rc) x_c over the visited tiles (column order) and
-// stores f_r = sum_c relu(s_rc)^2. dropped_term leaves out the last column (token N - 1).
-ATTNSPEC_HD double row_apply(const double* R, const double* C, long N, long d, long T, long r,
-                             const double* x, int fault, double* f_r) {
-    double z = 0, f = 0;
-    const long tiles = tiles_visited(N, T, fault);
-    for (long t = 0; t < tiles; ++t) {
-        const long c0 = t * T, c1 = c0 + T < N ? c0 + T : N;
-        for (long c = c0; c < c1; ++c) {
-            if (fault == kFaultDroppedTerm && c == N - 1) continue;
-            const double v = relu_score(R, C, N, d, r, c);
-            z += v * x[c];
-            f += v * v;
-        }
-    }
-    *f_r = f;
-    return z;
-}
-
 // The enclosure of one entry of A+ x (or A+^T x), as lib/src/infsa/relu_kernel.cpp
 // (ReluKernelOp::apply) sizes it: with z = the computed sum_c relu(fl s_rc) x_c,
 //   |relu(s) - relu(fl s)| <= delta nr_r nc_c (ReLU 1-Lipschitz, delta = 2 gamma_{d+2}), summed:
 //   pad_sum = (nc . x) delta (1 + gamma_{N+2}); the N non-negative terms within g = gamma_{N+4};
 //   the scaling by inv_d = 1/d rounds once (2u outward). The order of the sum does not matter for
-//   these bounds, so they hold for the device's row loop as for the CPU's dgemm tiles.
+//   these bounds (any order of depth <= N + 4: the device's per-thread sums and 16-lane butterfly
+//   have depth <= ceil(N / 16) + 4), so they hold for the device's tiles as for the CPU's dgemm.
 struct Entry {
     double z, lo, hi;
 };

@@ -1,12 +1,12 @@
 // The perron_tiled twin's gpu-check tolerances (gpu/src/infsa/relu_kernel_common.hpp:
 // product_check_tolerance, frobenius_check_tolerance, rho_check_tolerance) on the CPU, with the
-// device operator emulated through its kernel's per-row function (relu_kernel_logic.hpp) on the
-// check's quick shapes and inputs: clean, every comparison agrees; under each planted fault the
-// products and ||A+||_F disagree. The tolerances read only the CPU's enclosures and the inputs.
+// device operator's kernel body (relu_kernel_kernels.hpp) on the CPU grid runner, on the check's
+// quick shapes and inputs and one of three tiles: clean, every comparison agrees; under each
+// planted fault (gpu-check's two and the runner-only index-math and barrier faults) the products
+// and ||A+||_F disagree. The tolerances read only the CPU's enclosures and the inputs.
 #include <random>
 
 #include "../../../gpu/src/infsa/relu_kernel_common.hpp"
-#include "../../../gpu/src/infsa/relu_kernel_logic.hpp"
 #include "../infsa/emulated_relu_op.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "attnspec/gpu/check/gpu_check.hpp"
@@ -31,7 +31,7 @@ TEST_CASE("perron gpu-check tolerances: the emulated twin agrees clean, faults a
     std::mt19937_64 rng(1);
     std::uniform_real_distribution<double> u(-0.25, 1.0);  // as check_perron_tiled draws them
     for (const Shape s : {Shape{31, 16, 32}, Shape{32, 33, 32}, Shape{33, 16, 32},
-                          Shape{31, 65, 32}, Shape{70, 8, 32}}) {
+                          Shape{31, 65, 32}, Shape{70, 8, 32}, Shape{129, 17, 32}}) {
         Eigen::MatrixXd Q(s.N, s.d), K(s.N, s.d);
         for (long j = 0; j < s.d; ++j)
             for (long i = 0; i < s.N; ++i) Q(i, j) = u(rng), K(i, j) = u(rng);
@@ -44,9 +44,10 @@ TEST_CASE("perron gpu-check tolerances: the emulated twin agrees clean, faults a
         const double ftol = pl::frobenius_check_tolerance(fc, delta, nq, nk, s.d);
         const PerronResult pc = perron(cpu);
         const double rtol = pl::rho_check_tolerance(pc.rho_enc, PerronOptions{}.rel_width);
-        for (const int fault : {il::kFaultNone, il::kFaultOffByOneTile, il::kFaultDroppedTerm}) {
+        for (const int fault : {il::kFaultNone, il::kFaultOffByOneTile, il::kFaultDroppedTerm,
+                                il::kFaultTokenStride, il::kFaultNoBarrier}) {
             INFO("N " << s.N << " d " << s.d << " tile " << s.tile << " fault " << fault);
-            const test::EmulatedReluOp dev(Q, K, s.tile, fault);
+            const test::EmulatedReluOp dev(Q, K, fault);
             bool products_agree = true;
             for (const bool transpose : {true, false}) {
                 Eigen::VectorXd zc, lc, hc, zg, lg, hg;

@@ -15,7 +15,9 @@
 //                                                         offsets width/2 .. 1), every lane gets
 //                                                         its segment's; all 32 lanes must call it
 // Launch: `grid(blocks, threads, shared_bytes, body, "name")`, the same call for CpuGrid and the
-// device's DeviceGrid, so a twin's launch sequence is written once too.
+// device's DeviceGrid, so a twin's launch sequence is written once too. A body may declare
+// `static constexpr int kMaxThreads` (hd.hpp launch_bound): the device kernel gets
+// __launch_bounds__(kMaxThreads) and both grids refuse a launch of more threads.
 //
 // How it runs: blocks one after another; inside a block one fiber (ucontext, its own stack) per
 // CUDA thread, all on the calling host thread, so only one runs at a time, each until its next
@@ -37,6 +39,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+
+#include "attnspec/gpu/base/hd.hpp"
 
 namespace attnspec::gpu {
 
@@ -91,7 +95,8 @@ class CpuGrid {
     void operator()(long blocks, int threads, std::size_t shared_bytes, const Body& body,
                     const char* what) {
         run(
-            blocks, threads, shared_bytes, [&body](const CpuThread& t) { body(t); }, what);
+            blocks, threads, launch_bound<Body>::value > 0 ? launch_bound<Body>::value : 1024,
+            shared_bytes, [&body](const CpuThread& t) { body(t); }, what);
     }
 
     const Counters& counters() const { return counters_; }
@@ -99,7 +104,7 @@ class CpuGrid {
   private:
     friend class CpuThread;
     struct State;
-    void run(long blocks, int threads, std::size_t shared_bytes,
+    void run(long blocks, int threads, int max_threads, std::size_t shared_bytes,
              const std::function<void(const CpuThread&)>& body, const char* what);
     static void fiber_main();
     void barrier(long thread);

@@ -10,3 +10,20 @@
 #else
 #define ATTNSPEC_HD inline
 #endif
+
+namespace attnspec::gpu {
+
+// The most threads a kernel body is launched with: Body::kMaxThreads when the body declares it
+// (the device compiles it with __launch_bounds__(kMaxThreads), and both grids reject a larger
+// launch), else 0: no bound declared (the device's limit, 1024 threads, and no
+// __launch_bounds__, so the compiler's register budget is left as it was).
+template <class Body, class = void>
+struct launch_bound {
+    static constexpr int value = 0;
+};
+template <class Body>
+struct launch_bound<Body, decltype(void(Body::kMaxThreads))> {
+    static constexpr int value = Body::kMaxThreads;
+};
+
+}  // namespace attnspec::gpu

@@ -48,7 +48,8 @@ class ReluRowsOp : public NonnegOperator {
 
 // Device twin of attnspec::ReluKernelOp: same constructor checks, same enclosures (ReluRowsOp).
 // Copies Q and K to the device once (2 N d doubles); apply() moves one N-vector each way and costs
-// O(N^2 d) flops on the device.
+// 2 N^2 d flops on the device. `tile` is the CPU operator's (checked, tile > 0); the kernel's
+// tiles are fixed, 64 x 64 scores staged through shared memory (relu_kernel_kernels.hpp).
 class ReluKernelOp final : public ReluRowsOp {
   public:
     ReluKernelOp(Context& ctx, const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K,
