@@ -50,9 +50,11 @@ struct FillColumnsBody {
 
 // One block of kSoftmaxWidth threads per row (grid-stride over `count` rows of length n, in
 // place): max, sum of exp and normalise, each partial combined by the fixed tree in shared
-// memory (kSoftmaxWidth T).
+// memory (kSoftmaxWidth T, dynamic). Compiled with __launch_bounds__(kSoftmaxWidth) (kMaxThreads,
+// hd.hpp launch_bound); the launch below uses exactly kSoftmaxWidth threads.
 template <class T>
 struct SoftmaxRowsBody {
+    static constexpr int kMaxThreads = kSoftmaxWidth;  // __launch_bounds__(256) on the device
     T* L;
     long n, count;
     bool skip_last_tile;
