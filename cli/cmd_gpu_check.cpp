@@ -77,7 +77,9 @@ int run_gpu_check(const Invocation& inv) {
         "run only this twin (repeatable; default: all six)")("quick", po::bool_switch(&opt.quick),
                                                              "the smallest case set (CI-sized)")(
         "math", po::value(&math), "pedantic (default) or fast")(
-        "plant-fault", po::value(&fault), "self-test (exit 1): off-by-one-tile, dropped-term");
+        "plant-fault", po::value(&fault),
+        "self-test (exit 1): off-by-one-tile, dropped-term; with --emulate also index-math, "
+        "no-barrier");
     add_common_options(desc, common, "gpu_check.h5");
     po::variables_map vm;
     if (!parse(inv, "gpu-check", kSynopsis, kHelp, desc, vm)) return 0;
@@ -85,6 +87,10 @@ int run_gpu_check(const Invocation& inv) {
     opt.twins = gpu::select_twins(opt.twins);  // usage errors before the backend loads
     const gpu::MathMode mode = gpu::math_mode_from_string(math);
     const gpu::PlantedFault planted = gpu::planted_fault_from_string(fault);
+    if (gpu::runner_only(planted) && !emulate)
+        throw Error(ExitCode::Usage, "--plant-fault " + fault +
+                                         " needs --emulate (a runner-only fault: the CPU grid "
+                                         "runner shows it deterministically, a device may not)");
     const std::string target = report_target(common, "gpu_check.h5");  // 64 / 73, nothing loaded
 
     gpu::GpuCheckRun run;

@@ -76,8 +76,10 @@ TEST_CASE("gpu-check: a backend library that is there but does not load exits 72
 }
 
 TEST_CASE("gpu-check refuses bad options with 64 before loading anything", "[cli][gpu]") {
+    // the runner-only faults need --emulate
     for (const char* bad : {"--twin cholesky", "--math tf32", "--plant-fault off_by_one",
-                            "--seed -1", "--out /tmp/x.h5 --no-report", "--no-such-option"}) {
+                            "--seed -1", "--out /tmp/x.h5 --no-report", "--no-such-option",
+                            "--plant-fault index-math", "--plant-fault no-barrier"}) {
         INFO(bad);
         const auto r = run_cli(std::string("gpu-check ") + bad);
         CHECK(r.code == 64);
@@ -140,7 +142,7 @@ TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does 
 
 TEST_CASE("gpu-check --emulate exits 1 with each planted fault in each emulated twin",
           "[cli][gpu][emulate]") {
-    for (const char* fault : {"off-by-one-tile", "dropped-term"}) {
+    for (const char* fault : {"off-by-one-tile", "dropped-term", "index-math", "no-barrier"}) {
         INFO(fault);
         const auto r = run_cli(std::string("gpu-check --emulate --quick --json --no-report ") +
                                "--plant-fault " + fault);

@@ -54,7 +54,12 @@ struct EmulatedOps {
         attn::fill_columns(grid, P, b, rows, cols);
     }
     void softmax_rows(T* L, long n, long count, bool skip_last_tile) {
-        attn::softmax_rows(grid, L, n, count, skip_last_tile);
+        // the runner-only faults (gpu-check --emulate --plant-fault index-math / no-barrier)
+        const int fault = planted_fault() == PlantedFault::index_math ? attn::kSoftmaxFaultRowStride
+                          : planted_fault() == PlantedFault::no_barrier
+                              ? attn::kSoftmaxFaultNoBarrier
+                              : attn::kSoftmaxFaultNone;
+        attn::softmax_rows(grid, L, n, count, skip_last_tile, fault);
     }
     void gemm(bool ta, bool tb, long m, long n, long k, T alpha, const T* A, long lda, const T* B,
               long ldb, T beta, T* C, long ldc) {

@@ -12,6 +12,14 @@ namespace attnspec::gpu::attn {
 constexpr int kSoftmaxWidth = 256;  // threads per softmax row (a power of two)
 constexpr int kElementThreads = 256;
 
+// Runner-only planted faults of the softmax body (gpu-check's index-math and no-barrier, planted
+// on the CPU grid runner only: `gpu-check --emulate`, the CPU suite; the device launch passes
+// none): rows walked one element short (row r at r (n - 1), an index-math slip that stays inside
+// L), and the barrier between the exp partials' stores and the sum tree left out.
+constexpr int kSoftmaxFaultNone = 0;
+constexpr int kSoftmaxFaultRowStride = 1;
+constexpr int kSoftmaxFaultNoBarrier = 2;
+
 // Blocks of a grid-stride launch over n items: at most 65535 x 32, the loops cover the rest.
 inline long blocks_for(long n, int threads) {
     const long b = (n + threads - 1) / threads;
@@ -58,13 +66,15 @@ struct SoftmaxRowsBody {
     T* L;
     long n, count;
     bool skip_last_tile;
+    int fault;  // kSoftmaxFault*
     template <class Th>
     ATTNSPEC_HD void operator()(const Th& th) const {
         T* buf = th.template shared<T>();
         const int t = int(th.thread());
         const long tiles = softmax_logic::num_tiles(n, kSoftmaxWidth, skip_last_tile);
+        const long stride = fault == kSoftmaxFaultRowStride && n > 1 ? n - 1 : n;
         for (long r = th.block(); r < count; r += th.grid_dim()) {
-            T* row = L + r * n;
+            T* row = L + r * stride;
             buf[t] = softmax_logic::thread_max(row, n, kSoftmaxWidth, t, tiles);
             th.sync();
             for (int s = kSoftmaxWidth / 2; s > 0; s /= 2) {
@@ -74,7 +84,7 @@ struct SoftmaxRowsBody {
             const T m = buf[0];
             th.sync();
             buf[t] = softmax_logic::thread_sum_exp(row, n, kSoftmaxWidth, t, tiles, m);
-            th.sync();
+            if (fault != kSoftmaxFaultNoBarrier) th.sync();
             for (int s = kSoftmaxWidth / 2; s > 0; s /= 2) {
                 softmax_logic::tree_step_sum(buf, s, t);
                 th.sync();
@@ -103,11 +113,12 @@ void fill_columns(Grid& grid, T* P, const T* b, long rows, long cols) {
 }
 
 template <class T, class Grid>
-void softmax_rows(Grid& grid, T* L, long n, long count, bool skip_last_tile) {
+void softmax_rows(Grid& grid, T* L, long n, long count, bool skip_last_tile,
+                  int fault = kSoftmaxFaultNone) {
     if (n <= 0 || count <= 0) return;
     const long blocks = count < 65535L * 32 ? count : 65535L * 32;
     grid(blocks, kSoftmaxWidth, sizeof(T) * kSoftmaxWidth,
-         SoftmaxRowsBody<T>{L, n, count, skip_last_tile}, "row softmax kernel launch");
+         SoftmaxRowsBody<T>{L, n, count, skip_last_tile, fault}, "row softmax kernel launch");
 }
 
 }  // namespace attnspec::gpu::attn

@@ -31,16 +31,26 @@ const char* to_string(PlantedFault f) {
             return "off-by-one-tile";
         case PlantedFault::dropped_term:
             return "dropped-term";
+        case PlantedFault::index_math:
+            return "index-math";
+        case PlantedFault::no_barrier:
+            return "no-barrier";
     }
     return "none";
 }
 
+bool runner_only(PlantedFault f) {
+    return f == PlantedFault::index_math || f == PlantedFault::no_barrier;
+}
+
 PlantedFault planted_fault_from_string(const std::string& s) {
     for (PlantedFault f :
-         {PlantedFault::none, PlantedFault::off_by_one_tile, PlantedFault::dropped_term})
+         {PlantedFault::none, PlantedFault::off_by_one_tile, PlantedFault::dropped_term,
+          PlantedFault::index_math, PlantedFault::no_barrier})
         if (s == to_string(f)) return f;
     throw Error(ExitCode::Usage, "unknown planted fault '" + s +
-                                     "' (expected none, off-by-one-tile or dropped-term)");
+                                     "' (expected none, off-by-one-tile, dropped-term, index-math "
+                                     "or no-barrier)");
 }
 
 PlantedFault planted_fault() { return g_fault; }

@@ -9,10 +9,12 @@ constexpr int kFaultOffByOneTile = 1;  // the last tile / chunk of a tiled loop 
 constexpr int kFaultDroppedTerm = 2;   // one term of a reduction is left out
 
 // Runner-only faults: planted by the CPU suite in a kernel body run on the CPU grid runner
-// (attnspec/gpu/base/cpu_grid.hpp), never by gpu-check --plant-fault (planted_fault_code()
-// returns only the codes above). The Linear-InfSA body implements both
-// (linear_infsa_kernels.hpp).
-constexpr int kFaultTokenStride = 3;  // index math: rows walked one load (vector) short of d
+// (attnspec/gpu/base/cpu_grid.hpp), and by `gpu-check --emulate --plant-fault index-math` /
+// `no-barrier` (planted_fault_code(); gpu-check refuses them without --emulate). The
+// Linear-InfSA body (linear_infsa_kernels.hpp) and the Perron tile body (relu_kernel_kernels.hpp)
+// implement both; spec_attention has its own (attention_kernels.hpp).
+constexpr int kFaultTokenStride = 3;  // index math: Linear-InfSA's rows walked one load (vector)
+                                      // short of d; Perron's tiles staged row-major
 constexpr int kFaultNoBarrier = 4;    // a block barrier left out
 
 // Host only: the process-wide planted_fault() as one of the codes above

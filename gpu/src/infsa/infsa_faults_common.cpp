@@ -12,6 +12,10 @@ int planted_fault_code() {
             return kFaultOffByOneTile;
         case PlantedFault::dropped_term:
             return kFaultDroppedTerm;
+        case PlantedFault::index_math:
+            return kFaultTokenStride;
+        case PlantedFault::no_barrier:
+            return kFaultNoBarrier;
     }
     return kFaultNone;
 }

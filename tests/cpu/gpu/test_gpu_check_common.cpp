@@ -70,8 +70,12 @@ TEST_CASE("planted faults and math modes parse by name, unknown names are usage 
           "[gpu-check]") {
     using gpu::PlantedFault;
     for (PlantedFault f :
-         {PlantedFault::none, PlantedFault::off_by_one_tile, PlantedFault::dropped_term})
+         {PlantedFault::none, PlantedFault::off_by_one_tile, PlantedFault::dropped_term,
+          PlantedFault::index_math, PlantedFault::no_barrier}) {
         CHECK(gpu::planted_fault_from_string(gpu::to_string(f)) == f);
+        CHECK(gpu::runner_only(f) ==
+              (f == PlantedFault::index_math || f == PlantedFault::no_barrier));
+    }
     CHECK(gpu::planted_fault_from_string("off-by-one-tile") == PlantedFault::off_by_one_tile);
     const Error e = test::error_of([] { gpu::planted_fault_from_string("off_by_one"); });
     CHECK(e.code() == ExitCode::Usage);

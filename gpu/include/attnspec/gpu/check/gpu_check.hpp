@@ -24,7 +24,14 @@ enum class PlantedFault {
     off_by_one_tile,  // the last tile / block of a tiled loop is skipped
     dropped_term,     // one term of a sum is left out (e.g. the correction C in SpecA, one row
                       // of a reduction)
+    // Runner-only (`gpu-check --emulate`, the CPU suite): faults in a kernel body that the CPU grid
+    // runner shows deterministically; on a device a missing barrier is a race that may pass.
+    // Implemented by the bodies on the runner: linear_infsa, spec_attention, perron_tiled.
+    index_math,  // wrong index arithmetic (a row stride or layout off)
+    no_barrier,  // a block barrier left out
 };
+// True for the runner-only faults (index_math, no_barrier).
+bool runner_only(PlantedFault f);
 const char* to_string(PlantedFault f);
 PlantedFault planted_fault_from_string(const std::string& s);  // throws Usage naming the value
 PlantedFault planted_fault();                                  // process-wide, default none
