@@ -1,13 +1,15 @@
 // gpu-check cases of the matrix-free Perron twin (relu_kernel_check.hpp), host-only: the twin's
-// ReLU operator against attnspec::ReluKernelOp on sizes straddling 31/32/33 and the tile (32 and
-// the library's 1024), tall and wide, small to large N, fp64. Each operator encloses the exact
-// product, so |gpu - cpu| <= width_cpu + width_gpu; the tolerance takes width_gpu at its a priori
-// largest (relu_kernel_common.hpp: the device's enclosure formula at the largest value an honest
-// device can return given the CPU's enclosure), never the device's own width (issue 32). The
-// Perron pair (N <= 1025, where the CPU power iteration is quick) compares the certified
-// enclosures' midpoints of rho(A+) (the CPU radius + the radius a converged iteration can have at
-// most) and of ||A+||_F the same way as the products. Also the emulated check (`gpu-check
-// --emulate`): the twin's kernel body and launch (relu_kernel_kernels.hpp) on the CPU grid runner.
+// ReLU operator against attnspec::ReluKernelOp on sizes straddling 31/32/33 and the CPU
+// operator's tile (32 and the library's 1024), with partial 64-wide device tiles (N = 31, 33,
+// 1023, 1025, 8193) and partial 16-wide d slices (d = 33, 65), tall and wide, fp64. Each operator
+// encloses the exact product, so |gpu - cpu| <= width_cpu + width_gpu; the tolerance takes
+// width_gpu at its a priori largest (relu_kernel_common.hpp: the device's enclosure formula at the
+// largest value an honest device can return given the CPU's enclosure), never the device's own
+// width (issue 32). The Perron pair (N <= 1025, where the CPU power iteration is quick) compares
+// the certified enclosures' midpoints of rho(A+) (the CPU radius + the radius a converged iteration
+// can have at most) and of ||A+||_F the same way as the products. Also the emulated check
+// (gpu-check --emulate): the twin's kernel body and launch (relu_kernel_kernels.hpp) on the CPU
+// grid runner.
 #include <algorithm>
 #include <chrono>
 #include <memory>
