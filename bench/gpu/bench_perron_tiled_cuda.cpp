@@ -7,15 +7,19 @@
 // CUDA cores and of the FP64 tensor cores at the H100 / H200 rates (34 and 67 TFLOP/s: about
 // 16 ms and 8 ms at the default size), the median time of a product (host-synchronous: x up, z
 // down, the O(N) host enclosure; negligible at the default size) and its ratio to the CUDA-core
-// limit. Target: <= 2x that limit (about 32 ms at the default size on an H100 / H200), judged on a
-// line "target met: ..." or "target missed: ..." (scripts/gpu-check.sh reads them). No PyTorch peer
-// yet (the chunked matrix-free float64 peer is not written): "peer unavailable".
-// usage: bench_perron_tiled_cuda [--tokens N] [--dim D] [--reps R]
+// limit, beside the PyTorch peer bench/gpu/peer_perron_tiled.py (float64, chunked over rows,
+// matrix-free; run in the same invocation with the same shapes; "peer unavailable" when it cannot
+// run, never a win). Target: <= 2x that limit (about 32 ms at the default size on an H100 /
+// H200), judged on a line "target met: ..." or "target missed: ..." (scripts/gpu-check.sh reads
+// them). The peer: --peer PATH, else $ATTNSPEC_PEER_DIR/peer_perron_tiled.py (a bundle), else the
+// one beside the sources; run by $PYTHON (default python3).
+// usage: bench_perron_tiled_cuda [--tokens N] [--dim D] [--reps R] [--peer PATH]
 // Exit 69 without a device or without CUDA compiled.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -30,10 +34,13 @@ namespace {
 struct Args {
     long N = 65536, d = 64;
     int reps = 5;
+    std::string peer;
 };
 
 Args parse(int argc, char** argv) {
     Args a;
+    const char* dir = std::getenv("ATTNSPEC_PEER_DIR");  // a bundle run elsewhere
+    a.peer = std::string(dir && *dir ? dir : ATTNSPEC_BENCH_GPU_DIR) + "/peer_perron_tiled.py";
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
         if (i + 1 >= argc) throw Error(ExitCode::Usage, "option " + k + " needs a value");
@@ -44,6 +51,8 @@ Args parse(int argc, char** argv) {
             a.d = std::stol(v);
         else if (k == "--reps")
             a.reps = std::stoi(v);
+        else if (k == "--peer")
+            a.peer = v;
         else
             throw Error(ExitCode::Usage, "unknown option " + k);
     }
@@ -67,6 +76,19 @@ void print_expected(const Args& a) {
         "%.2f ms on FP64 CUDA cores (34 TFLOP/s), %.2f ms on FP64 tensor cores (67 TFLOP/s)\n",
         a.N, a.d, flops, staged, 2.0 * 8.0 * double(a.N) * double(a.d),
         flops / kFp64CudaCores * 1e3, flops / kFp64TensorCores * 1e3);
+}
+
+// The peer's median seconds, NaN when it cannot run.
+double peer_seconds(const Args& a) {
+    const char* py = std::getenv("PYTHON");
+    const std::string cmd = std::string(py ? py : "python3") + " " + a.peer + " --tokens " +
+                            std::to_string(a.N) + " --dim " + std::to_string(a.d) + " 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return NAN;
+    double t = NAN;
+    if (std::fscanf(p, "seconds %lf", &t) != 1) t = NAN;
+    pclose(p);
+    return t;
 }
 
 int run(const Args& a, const gpu::DeviceInfo& info) {
@@ -94,8 +116,13 @@ int run(const Args& a, const gpu::DeviceInfo& info) {
     const double limit = flops / kFp64CudaCores;
     std::printf(
         "perron_tiled on %s: %.3f ms per product (median of %d), %.2f TFLOP/s, %.2fx the "
-        "CUDA-core limit, PyTorch peer unavailable\n",
+        "CUDA-core limit",
         info.summary().c_str(), s * 1e3, a.reps, flops / s / 1e12, s / limit);
+    const double peer = peer_seconds(a);
+    if (std::isfinite(peer))
+        std::printf(", PyTorch float64 peer %.3f ms (twin %.2fx faster)\n", peer * 1e3, peer / s);
+    else
+        std::printf(", PyTorch peer unavailable\n");
     std::printf(
         "target %s: %.2fx the FP64 CUDA-core limit (target <= 2x, rates of an H100 / "
         "H200)\n",
