@@ -59,4 +59,37 @@ void reference_head(const HeadInput& in, std::vector<double>& o);
 // The plain kernel at (storage, accumulate) on inputs already rounded to the storage format.
 void baseline_head(const HeadInput& in, Format storage, Format accumulate, std::vector<double>& o);
 
+// The affinity A+ = ReLU(Q K^T / d) of pure-infsa and neumann (kernels/pure_infsa_check.cpp).
+// (P1) of proofs/kernel_tolerance.md: the error of one stored entry of A+ under model M, A the
+// absolute logit sum_l |q_l k_l| / d, a the entry.
+double entry_error(const RoundingModel& M, double A, double a, long d);
+// (P2): the figures of D^ = ||A^+||_F + eps under model M, from F^2 = sum a^2 and EF2 = sum of
+// the squared entry errors over the m entries; `wide` widens the float64 sums, ref_dD is the
+// reference's dD (< 0 for the reference's own pass).
+struct NormBound {
+    double EF = 0;     // ||A^+ - A+||_F bound
+    double dD = 0;     // |D^ - D| bound
+    double Dlo = 0;    // a lower bound on D
+    double eps_D = 0;  // dD / Dlo (+inf when Dlo <= 0)
+};
+NormBound norm_bound(const RoundingModel& M, double F2, double EF2, double m, double eps,
+                     double wide, double ref_dD);
+
+// Runs `fn(head, rows)` for every head of `p` (parameters already checked) and concatenates the
+// heads' n_q x d_v rows into an array of shape (.., N_q, d_v).
+template <class F>
+Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) {
+    const ProblemShape sh = problem_shape(p);
+    Array out;
+    out.shape = sh.out_shape();
+    out.values.reserve(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv));
+    std::vector<double> rows;
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            fn(head_input(sh, p, par, b, h), rows);
+            out.values.insert(out.values.end(), rows.begin(), rows.end());
+        }
+    return out;
+}
+
 }  // namespace attnspec::kernels::detail

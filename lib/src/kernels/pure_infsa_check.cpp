@@ -25,13 +25,6 @@ struct Head {
     double F2 = 0, EF2K = 0, EF2R = 0;
 };
 
-// (P1): the error of one stored entry of A+ under model M.
-double entry_error(const RoundingModel& M, double A, double a, long d) {
-    const double f = (1 + M.u_in) * (1 + M.u_in) * (1 + gamma_n(static_cast<double>(d + 4), M.u_a));
-    const double e = (f - 1) * A + static_cast<double>(d + 4) * M.tau_a;
-    return e * (1 + M.u_p) + M.u_p * a + M.tau_p;
-}
-
 void stream(const detail::HeadInput& in, const RoundingModel& K, const RoundingModel& R, Head& h) {
     const long nq = in.nq, nk = in.nk, d = in.d, dv = in.dv;
     const auto size = static_cast<size_t>(nq * dv);
@@ -50,7 +43,7 @@ void stream(const detail::HeadInput& in, const RoundingModel& K, const RoundingM
             for (long l = 0; l < d; ++l) x += q[l] * k[l], A += std::fabs(q[l] * k[l]);
             const double a = std::max(0.0, x * inv_d);
             A *= inv_d;
-            const double eK = entry_error(K, A, a, d), eR = entry_error(R, A, a, d);
+            const double eK = detail::entry_error(K, A, a, d), eR = detail::entry_error(R, A, a, d);
             h.F2 += a * a, h.EF2K += eK * eK, h.EF2R += eR * eR;
             for (long c = 0; c < dv; ++c) {
                 const double av = std::fabs(v[c]);
@@ -71,16 +64,13 @@ struct ModelFigures {
 void model_bound(const detail::HeadInput& in, const Head& h, const RoundingModel& M,
                  const std::vector<double>& se, double EF2, const ModelFigures* W,
                  ModelFigures& out) {
-    const double u = M.u_a, t = M.tau_a, eps = in.par.eps, g = std::fabs(in.par.gamma);
-    const double m = static_cast<double>(in.nq) * static_cast<double>(in.nk);
+    const double u = M.u_a, t = M.tau_a, g = std::fabs(in.par.gamma);
     const double wide = W ? 1 + gamma_n(static_cast<double>(in.nk + in.d + 8)) : 1.0;
-    const double F = std::sqrt(h.F2), D = F + eps;
-    const double EF = std::sqrt(EF2) * wide, eta_F = (1 + gamma_n(m, u)) * (1 + u) - 1;
-    const double F_hi = F * wide + EF + (W ? W->dD : 0.0);
-    const double dF = EF + eta_F * F_hi + std::sqrt(m * t) * (1 + u);
-    out.dD = dF + u * eps + u * (F_hi + dF + eps + u * eps);  // (P2)
-    const double Dlo = D - (W ? W->dD : 0.0);
-    const double eps_D = Dlo > 0 ? out.dD / Dlo : kInf;
+    const detail::NormBound nb =
+        detail::norm_bound(M, h.F2, EF2, static_cast<double>(in.nq) * static_cast<double>(in.nk),
+                           in.par.eps, wide, W ? W->dD : -1.0);
+    out.dD = nb.dD;
+    const double Dlo = nb.Dlo, eps_D = nb.eps_D;
     const double eta_t = (1 + M.u_in) * (1 + gamma_n(static_cast<double>(in.nk + 4), u)) - 1;
     const size_t size = h.n.size();
     out.dn.assign(size, 0.0), out.B.assign(size, kInf);
@@ -142,24 +132,31 @@ void baseline(const detail::HeadInput& in, Format storage, Format accumulate,
     for (double& x : o) x = D > 0 ? round_to(ra(g * ra(x / D)), output_format(storage)) : 0.0;
 }
 
-// Runs `fn(b, h, head, rows)` for every head of `p` and copies its n_q x d_v rows into the result.
-template <class F>
-Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) {
-    detail::check_infsa_params(p, par);
-    const ProblemShape sh = problem_shape(p);
-    Array out;
-    out.shape = sh.out_shape();
-    out.values.reserve(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv));
-    std::vector<double> rows;
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h) {
-            fn(detail::head_input(sh, p, par, b, h), rows);
-            out.values.insert(out.values.end(), rows.begin(), rows.end());
-        }
-    return out;
+}  // namespace
+
+namespace detail {
+
+double entry_error(const RoundingModel& M, double A, double a, long d) {
+    const double f = (1 + M.u_in) * (1 + M.u_in) * (1 + gamma_n(static_cast<double>(d + 4), M.u_a));
+    const double e = (f - 1) * A + static_cast<double>(d + 4) * M.tau_a;
+    return e * (1 + M.u_p) + M.u_p * a + M.tau_p;
 }
 
-}  // namespace
+NormBound norm_bound(const RoundingModel& M, double F2, double EF2, double m, double eps,
+                     double wide, double ref_dD) {
+    const double u = M.u_a, W = ref_dD >= 0 ? ref_dD : 0.0;
+    const double F = std::sqrt(F2), D = F + eps;
+    NormBound nb;
+    nb.EF = std::sqrt(EF2) * wide;
+    const double eta_F = (1 + gamma_n(m, u)) * (1 + u) - 1, F_hi = F * wide + nb.EF + W;
+    const double dF = nb.EF + eta_F * F_hi + std::sqrt(m * M.tau_a) * (1 + u);
+    nb.dD = dF + u * eps + u * (F_hi + dF + eps + u * eps);  // (P2)
+    nb.Dlo = D - W;
+    nb.eps_D = nb.Dlo > 0 ? nb.dD / nb.Dlo : kInf;
+    return nb;
+}
+
+}  // namespace detail
 
 KernelCheckResult check_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                    const Array& o, const KernelCheckOptions& opt) {
@@ -178,7 +175,8 @@ KernelCheckResult check_pure_infsa(const AttentionProblem& p, const LinearInfsaP
 
 Array reference_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& par) {
     std::vector<double> bound, ref_error, first;
-    return per_head(p, par, [&](const detail::HeadInput& in, std::vector<double>& rows) {
+    detail::check_infsa_params(p, par);
+    return detail::per_head(p, par, [&](const detail::HeadInput& in, std::vector<double>& rows) {
         analyze(in, RoundingModel{}, rows, bound, ref_error, first);
     });
 }
@@ -187,9 +185,11 @@ Array baseline_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& pa
                           Format accumulate) {
     AttentionProblem rounded = p;
     detail::round_all({&rounded.q, &rounded.k, &rounded.v}, storage);
-    return per_head(rounded, par, [&](const detail::HeadInput& in, std::vector<double>& rows) {
-        baseline(in, storage, accumulate, rows);
-    });
+    detail::check_infsa_params(p, par);
+    return detail::per_head(rounded, par,
+                            [&](const detail::HeadInput& in, std::vector<double>& rows) {
+                                baseline(in, storage, accumulate, rows);
+                            });
 }
 
 }  // namespace attnspec::kernels

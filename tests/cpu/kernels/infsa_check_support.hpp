@@ -1,5 +1,5 @@
-// What the linear-infsa and pure-infsa checker tests share (tests/cpu/kernels/): the options of
-// a declared storage format, and the run of correct kernels over the InfSA stress cases.
+// What the linear-infsa, pure-infsa and neumann checker tests share (tests/cpu/kernels/): the
+// options of a declared storage format, and the run of correct kernels over the InfSA stress cases.
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -18,21 +18,22 @@ inline kernels::KernelCheckOptions at(kernels::Format f) {
     return opt;
 }
 
-// For fp32, fp16 and bf16 and every linear_infsa_cases() case of `shape` and `seed`: the
+// For fp32, fp16 and bf16 and every case of `cases` (made by gen(name, seed, shape, f)) of
+// `shape` and `seed`: the
 // outputs of baseline(p, f) and float_kernel(p, f), checked by check(p, out, opt), pass, within
 // the rounding bound. With `print`, prints per format the worst error/bound of both and the
 // float kernel's worst error/allowed (proofs/kernel_tolerance.md, "Measured tightness").
-template <class Check, class Kernel, class Baseline>
-void correct_kernels_pass(const char* op, const std::vector<std::int64_t>& shape,
-                          std::uint64_t seed, Check check, Kernel float_kernel, Baseline baseline,
-                          bool print) {
+template <class Gen, class Check, class Kernel, class Baseline>
+void correct_kernels_pass_on(const char* op, const std::vector<std::string>& cases, Gen gen,
+                             const std::vector<std::int64_t>& shape, std::uint64_t seed,
+                             Check check, Kernel float_kernel, Baseline baseline, bool print) {
     using namespace kernels;
     for (Format f : {Format::fp32, Format::fp16, Format::bf16}) {
         double worst = 0, worst_base = 0, worst_rule = 0;
         std::string at_case;
-        for (const std::string& name : linear_infsa_cases()) {
+        for (const std::string& name : cases) {
             INFO(op << " " << format_name(f) << " " << name);
-            const AttentionProblem p = generate_linear_infsa(name, seed, shape, f);
+            const AttentionProblem p = gen(name, seed, shape, f);
             const KernelCheckResult base = check(p, baseline(p, f), at(f));
             CHECK(base.verdict == KernelVerdict::pass);
             CHECK(base.worst_bound_ratio <= 1);
@@ -49,6 +50,15 @@ void correct_kernels_pass(const char* op, const std::vector<std::int64_t>& shape
                 "worst error/allowed %.3g\n",
                 op, format_name(f), worst, at_case.c_str(), worst_base, worst_rule);
     }
+}
+
+// correct_kernels_pass_on over linear_infsa_cases() (linear-infsa, pure-infsa).
+template <class Check, class Kernel, class Baseline>
+void correct_kernels_pass(const char* op, const std::vector<std::int64_t>& shape,
+                          std::uint64_t seed, Check check, Kernel float_kernel, Baseline baseline,
+                          bool print) {
+    correct_kernels_pass_on(op, kernels::linear_infsa_cases(), kernels::generate_linear_infsa,
+                            shape, seed, check, float_kernel, baseline, print);
 }
 
 }  // namespace attnspec::test
