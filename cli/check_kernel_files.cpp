@@ -16,8 +16,11 @@ void check_kernel_targets(const CheckKernelFiles& f, const std::vector<std::stri
     check_output_target(f.junit, others);
 }
 
-void write_check_kernel_files(kernels::KernelCheckRun& run, const std::vector<NamedArray>& arrays,
-                              const CheckKernelFiles& f, const Invocation& inv, bool quiet) {
+std::vector<std::string> write_check_kernel_files(kernels::KernelCheckRun& run,
+                                                  const std::vector<NamedArray>& arrays,
+                                                  const CheckKernelFiles& f, const Invocation& inv,
+                                                  bool quiet) {
+    std::vector<std::string> written;
     if (run.verdict != kernels::KernelVerdict::pass) {
         const std::string path = reproducer_path(f.report.empty() ? run.output : f.report);
         if (path == run.inputs || path == run.output) {
@@ -26,6 +29,7 @@ void write_check_kernel_files(kernels::KernelCheckRun& run, const std::vector<Na
             try {
                 write_kernel_reproducer(path, run, arrays);
                 run.reproducer = path;
+                written.push_back(path);
                 if (!quiet) log("reproducer written to " + path);
             } catch (const Error& e) {
                 if (!f.report.empty()) throw;
@@ -37,12 +41,15 @@ void write_check_kernel_files(kernels::KernelCheckRun& run, const std::vector<Na
         ReportWriter w(f.report, provenance(inv, 0));
         write_kernel_check_section(w.root(), run);
         w.commit();
+        written.push_back(w.target());
         if (!quiet) log("report written to " + w.target());
     }
     if (!f.junit.empty()) {
         write_text_file_atomically(f.junit, kernel_check_junit(run));
+        written.push_back(f.junit);
         if (!quiet) log("JUnit XML written to " + f.junit);
     }
+    return written;
 }
 
 }  // namespace attnspec::cli

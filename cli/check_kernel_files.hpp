@@ -24,8 +24,11 @@ void check_kernel_targets(const CheckKernelFiles& f, const std::vector<std::stri
 // output; its path goes into run.reproducer), then the report and the JUnit file. `arrays`: the
 // inputs and the kernel's outputs, as the reproducer stores them. A reproducer that cannot be
 // written beside the output (no --out) is a warning on stderr, not an error: the verdict stands.
-// `quiet` (--json): no "written to" lines.
-void write_check_kernel_files(kernels::KernelCheckRun& run, const std::vector<NamedArray>& arrays,
-                              const CheckKernelFiles& f, const Invocation& inv, bool quiet);
+// `quiet` (--json): no "written to" lines. Returns the paths written (reproducer, report, JUnit
+// XML, in that order; check-kernel --json lists them as "files").
+std::vector<std::string> write_check_kernel_files(kernels::KernelCheckRun& run,
+                                                  const std::vector<NamedArray>& arrays,
+                                                  const CheckKernelFiles& f, const Invocation& inv,
+                                                  bool quiet);
 
 }  // namespace attnspec::cli

@@ -1,4 +1,5 @@
-// attnspec check-kernel attention | attention-vjp | attention-jvp: a user's attention output (or
+// attnspec check-kernel attention | attention-vjp | attention-jvp | linear-infsa | pure-infsa |
+// neumann: a user's attention output (or
 // its derivatives dq, dk, dv, or the forward-mode do_t) against the float64 reference, with the
 // rounding bound and the baseline rule (kernels/attention_check.hpp,
 // kernels/derivative_check.hpp); or --generate a seeded stress case (kernels/stress.hpp) for the
@@ -16,6 +17,7 @@
 #include "attnspec/kernels/check_run.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
+#include "attnspec/kernels/neumann_check.hpp"
 #include "attnspec/kernels/pure_infsa_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "check_kernel_files.hpp"
@@ -34,8 +36,8 @@ const char* kSynopsis =
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
     "--inputs IN [--dtype D]\n"
     "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
-    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa and pure-infsa "
-    "(IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale)";
+    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa, pure-infsa and "
+    "neumann (IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale; neumann: N_q = N_k)";
 
 const char* kExamples =
     "examples:\n"
@@ -44,7 +46,7 @@ const char* kExamples =
     "  attnspec check-kernel attention --inputs in.npz --output out.npz --dtype fp16 "
     "--mask causal\n";
 
-enum class Op { attention, vjp, jvp, linear_infsa, pure_infsa };
+enum class Op { attention, vjp, jvp, linear_infsa, pure_infsa, neumann };
 
 Op parse_op(const std::string& text) {
     if (text == "attention") return Op::attention;
@@ -52,12 +54,22 @@ Op parse_op(const std::string& text) {
     if (text == "attention-jvp") return Op::jvp;
     if (text == "linear-infsa") return Op::linear_infsa;
     if (text == "pure-infsa") return Op::pure_infsa;
+    if (text == "neumann") return Op::neumann;
     fail_usage("check-kernel: unknown operation '" + text +
-               "' (expected attention, attention-vjp, attention-jvp, linear-infsa or "
-               "pure-infsa)");
+               "' (expected attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa "
+               "or neumann)");
 }
 
-bool is_infsa(Op op) { return op == Op::linear_infsa || op == Op::pure_infsa; }
+// The operations with --gamma, --eps and no mask or scale.
+bool is_infsa(Op op) { return op == Op::linear_infsa || op == Op::pure_infsa || op == Op::neumann; }
+
+// neumann's parameters, before any file is read: gamma in (0, 1), eps > 0 (usage, 64).
+void check_neumann_options(const LinearInfsaParams& par) {
+    if (!(par.gamma > 0 && par.gamma < 1))
+        fail_usage("check-kernel neumann: --gamma must be in (0, 1), got " + value_text(par.gamma));
+    if (!(par.eps > 0))
+        fail_usage("check-kernel neumann: --eps must be > 0, got " + value_text(par.eps));
+}
 
 struct Args {
     std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
@@ -105,12 +117,19 @@ void json_tensor(JsonWriter& j, const KernelCheckResult& r) {
     json_elements(j, "worst_by_rule", r.worst_by_rule);
 }
 
+// "files": the paths this run wrote (report, JUnit XML, reproducer, or --generate's IN).
+void json_files(JsonWriter& j, const std::vector<std::string>& files) {
+    j.key("files").begin_array();
+    for (const std::string& f : files) j.value(f);
+    j.end_array();
+}
+
 using Named = std::vector<std::pair<const char*, const KernelCheckResult*>>;
 
 // One object: the verdict and options, then the single tensor's figures at the top level
 // (attention, attention-jvp) or one object per tensor under "outputs" (attention-vjp).
 void print_json(KernelVerdict verdict, const std::string& summary, const Named& tensors,
-                const Args& a) {
+                const Args& a, const std::vector<std::string>& files) {
     const KernelCheckResult& r = *tensors.front().second;
     JsonWriter j(std::cout);
     j.begin_object();
@@ -119,6 +138,7 @@ void print_json(KernelVerdict verdict, const std::string& summary, const Named& 
     j.kv("dtype", a.dtype).kv("accumulate", a.accumulate).kv("mask", a.mask);
     j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
     if (is_infsa(parse_op(a.op))) j.kv("gamma", a.infsa.gamma).kv("eps", a.infsa.eps);
+    json_files(j, files);
     if (tensors.size() == 1) {
         j.kv("output", tensors.front().first);
         json_tensor(j, r);
@@ -195,9 +215,10 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
         fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
     const Format f = parse_format(a.dtype, "dtype");
     const AttentionProblem p =
-        is_infsa(op) ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
-                     : generate_stress(parse_stress(a.generate, "stress_case"), a.common.seed,
-                                       parse_shape(a.shape), f, a.scale);
+        op == Op::neumann ? generate_neumann(a.generate, a.common.seed, parse_shape(a.shape), f)
+        : is_infsa(op) ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
+                       : generate_stress(parse_stress(a.generate, "stress_case"), a.common.seed,
+                                         parse_shape(a.shape), f, a.scale);
     std::vector<std::vector<std::int64_t>> shapes;
     if (op == Op::vjp) shapes = {problem_shape(p).out_shape()};
     if (op == Op::jvp) shapes = {p.q.shape, p.k.shape, p.v.shape};
@@ -216,7 +237,9 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
         j.begin_object();
         json_header(j, ("check-kernel " + a.op + " --generate").c_str());
         j.kv("case", a.generate).kv("seed", a.common.seed).kv("shape", shape_text(p.q.shape));
-        j.kv("dtype", a.dtype).kv("inputs", a.inputs).end_object();
+        j.kv("dtype", a.dtype).kv("inputs", a.inputs);
+        json_files(j, {a.inputs});
+        j.end_object();
         j.finish();
     } else {
         std::string arrays = "q, k, v";
@@ -241,8 +264,9 @@ KernelVerdict emit(KernelVerdict verdict, const std::string& summary, const Name
     for (const auto& [name, t] : tensors) run.tensors.emplace_back(name, t);
     read_stress_case(KernelArrayFile(a.inputs), run);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    write_check_kernel_files(run, arrays, a.files, inv, a.common.json);
-    a.common.json ? print_json(verdict, summary, tensors, a)
+    const std::vector<std::string> files =
+        write_check_kernel_files(run, arrays, a.files, inv, a.common.json);
+    a.common.json ? print_json(verdict, summary, tensors, a, files)
                   : print_text(verdict, summary, tensors, a);
     return verdict;
 }
@@ -253,8 +277,8 @@ int run_check_kernel(const Invocation& inv) {
     po::options_description desc("check-kernel options");
     Args a;
     desc.add_options()("op", po::value(&a.op),
-                       "the operation: attention, attention-vjp, attention-jvp, linear-infsa or "
-                       "pure-infsa (positional)")(
+                       "the operation: attention, attention-vjp, attention-jvp, linear-infsa, "
+                       "pure-infsa or neumann (positional)")(
         "inputs", po::value(&a.inputs),
         "IN (.npz or .h5) with arrays q, k, v (and do, or tq, tk, tv)")(
         "output", po::value(&a.output),
@@ -268,13 +292,16 @@ int run_check_kernel(const Invocation& inv) {
         "factor", real_value(&a.factor, "--factor", 1, 1e300),
         "allowed error = F x baseline error + floor (default 2)")(
         "gamma", real_value(&a.infsa.gamma, "--gamma", -1e300, 1e300),
-        "linear-infsa, pure-infsa: the factor gamma (default 0.95, the library's)")(
+        "linear-infsa, pure-infsa, neumann: the factor gamma (default 0.95, the library's; "
+        "neumann: in (0, 1))")(
         "eps", real_value(&a.infsa.eps, "--eps", 0, 1e300),
-        "linear-infsa, pure-infsa: eps of the normalisations (default 1e-6, the library's)")(
+        "linear-infsa, pure-infsa, neumann: eps of the normalisations (default 1e-6, the "
+        "library's; neumann: > 0)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
-        "rank-deficient-k; linear-infsa and pure-infsa also relu-zero, dominant-key")(
-        "shape", po::value(&a.shape), "--generate: N,d or H,N,d or B,H,N,d")(
+        "rank-deficient-k; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
+        "neumann also rank-one")("shape", po::value(&a.shape),
+                                 "--generate: N,d or H,N,d or B,H,N,d")(
         "junit", path_value(&a.files.junit, "--junit"),
         "F.xml: write the check as JUnit XML (CI reporters)")(
         "out", path_value(&a.files.report, "--out"),
@@ -288,13 +315,14 @@ int run_check_kernel(const Invocation& inv) {
     if (a.op.empty())
         fail_usage(
             "check-kernel: missing the operation (attention, attention-vjp, attention-jvp, "
-            "linear-infsa, pure-infsa)");
+            "linear-infsa, pure-infsa, neumann)");
     const Op op = parse_op(a.op);
     if (is_infsa(op))
         reject_given(vm, "check-kernel " + a.op, {"mask", "scale"}, "(it has no mask or scale)");
     else
         reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"},
-                     "(linear-infsa and pure-infsa only)");
+                     "(linear-infsa, pure-infsa and neumann only)");
+    if (op == Op::neumann) check_neumann_options(a.infsa);
     if (given(vm, "generate")) return generate(op, a, vm);
     reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
     if (a.inputs.empty() || a.output.empty())
@@ -338,7 +366,8 @@ int run_check_kernel(const Invocation& inv) {
     } else if (is_infsa(op)) {
         const Array o = out.read("o", true);
         const KernelCheckResult r = op == Op::linear_infsa ? check_linear_infsa(p, a.infsa, o, opt)
-                                                           : check_pure_infsa(p, a.infsa, o, opt);
+                                    : op == Op::pure_infsa ? check_pure_infsa(p, a.infsa, o, opt)
+                                                           : check_neumann(p, a.infsa, o, opt);
         verdict = emit(r.verdict, r.summary, {{"o", &r}}, a,
                        {{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"o", &o}}, inv, start);
     } else {
