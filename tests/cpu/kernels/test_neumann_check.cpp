@@ -19,10 +19,12 @@ using namespace attnspec::test;
 
 namespace {
 
-enum class Fault { none, two_hops, no_eps, max_norm, identity_kept, rel_1e4 };
+// none and x_minus_v are correct (the two forms of (NA3)); the others are planted faults.
+enum class Fault { none, x_minus_v, two_hops, no_eps, max_norm, identity_kept, rel_1e4 };
 
-// One head of the float kernel: G = gamma A+ / D in float, R = G V, then (I - G) O = R by
-// elimination without pivoting (or O = X - V, X solving (I - G) X = V, with identity_kept: X).
+// One head of the float kernel: G = gamma A+ / D in float (dot products summed from the last
+// index down, unlike the baseline), R = G V, then (I - G) O = R by elimination without pivoting;
+// x_minus_v: O = X - V, X solving (I - G) X = V (identity_kept: X).
 void float_head(const double* Q, const double* K, const double* V, long n, long d, long dv,
                 const LinearInfsaParams& par, Format storage, Fault fault, double* out) {
     std::vector<float> G(static_cast<size_t>(n * n)), R(static_cast<size_t>(n * dv), 0.f);
@@ -30,7 +32,7 @@ void float_head(const double* Q, const double* K, const double* V, long n, long 
     for (long i = 0; i < n; ++i)
         for (long j = 0; j < n; ++j) {
             float x = 0;
-            for (long l = 0; l < d; ++l) x += float(Q[i * d + l]) * float(K[j * d + l]);
+            for (long l = d - 1; l >= 0; --l) x += float(Q[i * d + l]) * float(K[j * d + l]);
             const float a = float(round_to(std::max(0.f, x / float(d)), storage));
             G[i * n + j] = a, F2 += a * a, amax = std::max(amax, a);
         }
@@ -41,7 +43,7 @@ void float_head(const double* Q, const double* K, const double* V, long n, long 
     for (long i = 0; i < n; ++i)
         for (long j = 0; j < n; ++j)
             for (long c = 0; c < dv; ++c) R[i * dv + c] += G[i * n + j] * float(V[j * dv + c]);
-    if (fault == Fault::identity_kept)  // right-hand side V: N V = (I - G)^-1 V
+    if (fault == Fault::identity_kept || fault == Fault::x_minus_v)  // (I - G)^-1 V
         for (long i = 0; i < n * dv; ++i) R[i] = float(V[i]);
     if (fault == Fault::two_hops) {  // gamma Â V + (gamma Â)^2 V, no solve
         std::vector<float> R2(R.size(), 0.f);
@@ -69,7 +71,8 @@ void float_head(const double* Q, const double* K, const double* V, long n, long 
     for (long i = 0; i < n * dv; ++i) big = std::fabs(R[i]) > std::fabs(R[big]) ? i : big;
     for (long i = 0; i < n * dv; ++i) {
         const bool hit = fault == Fault::rel_1e4 && (i == big || i % 97 == 3);
-        out[i] = round_to(hit ? R[i] * (1 + 1e-4f) : R[i], output_format(storage));
+        const float o = fault == Fault::x_minus_v ? R[i] - float(V[i]) : R[i];
+        out[i] = round_to(hit ? o * (1 + 1e-4f) : o, output_format(storage));
     }
 }
 
@@ -90,18 +93,21 @@ Array float_kernel(const AttentionProblem& p, const LinearInfsaParams& par, Form
     return o;
 }
 
+// correct_kernels_pass_on (infsa_check_support.hpp) for both correct forms of the float kernel.
 void correct_neumann(const std::vector<std::int64_t>& shape, std::uint64_t seed, bool print) {
     const LinearInfsaParams par;
-    correct_kernels_pass_on(
-        "neumann", neumann_cases(), generate_neumann, shape, seed,
-        [&](const AttentionProblem& p, const Array& o, const KernelCheckOptions& opt) {
-            return check_neumann(p, par, o, opt);
-        },
-        [&](const AttentionProblem& p, Format f) { return float_kernel(p, par, f, Fault::none); },
-        [&](const AttentionProblem& p, Format f) {
-            return baseline_neumann(p, par, f, Format::fp32);
-        },
-        print);
+    for (Fault form : {Fault::none, Fault::x_minus_v})
+        correct_kernels_pass_on(
+            form == Fault::none ? "neumann (I-G)^-1 GV" : "neumann (I-G)^-1 V - V", neumann_cases(),
+            generate_neumann, shape, seed,
+            [&](const AttentionProblem& p, const Array& o, const KernelCheckOptions& opt) {
+                return check_neumann(p, par, o, opt);
+            },
+            [&](const AttentionProblem& p, Format f) { return float_kernel(p, par, f, form); },
+            [&](const AttentionProblem& p, Format f) {
+                return baseline_neumann(p, par, f, Format::fp32);
+            },
+            print);
 }
 
 }  // namespace

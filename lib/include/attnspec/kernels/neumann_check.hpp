@@ -35,9 +35,11 @@ KernelCheckResult check_neumann(const AttentionProblem& p, const LinearInfsaPara
 // The float64 reference output (shape (.., N, d_v)).
 Array reference_neumann(const AttentionProblem& p, const LinearInfsaParams& par);
 
-// attnspec's plain Neumann kernel at the declared precisions: A+ stored in the storage format,
-// G, G V, the LU with partial pivoting of I - G and both triangular solves with every operation
-// rounded to the accumulation format, the output in output_format(storage).
+// attnspec's plain Neumann kernel at the declared precisions, the literal formula
+// ((I - G)^-1 - I) V: A+ stored in the storage format, G, the LU with partial pivoting of I - G,
+// X = (I - G)^-1 V by both triangular solves and X - V, every operation rounded to the
+// accumulation format, the output in output_format(storage). The check's baseline takes per
+// element the worse of this and the form (I - G)^-1 (G V) (proofs/kernel_tolerance.md, (N6)).
 Array baseline_neumann(const AttentionProblem& p, const LinearInfsaParams& par, Format storage,
                        Format accumulate);
 
