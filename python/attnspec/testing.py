@@ -39,7 +39,10 @@ v, gamma=0.95, eps=1e-6)``, ``check_linear_infsa_output``, ``check_linear_infsa(
 ``stress_linear_infsa_case`` (the attention cases and relu-zero, dominant-key). One-hop InfSA
 (``check-kernel pure-infsa``, gamma ReLU(q k^T / d) / (||.||_F + eps) v):
 ``assert_pure_infsa_close``, ``check_pure_infsa_output``, ``check_pure_infsa(fn, ...)`` on the
-same cases.
+same cases. The Neumann kernel (``check-kernel neumann``, ((I - G)^-1 - I) v with
+G = gamma Â, N_q = N_k): ``assert_neumann_close``, ``check_neumann_output``,
+``check_neumann(fn, ...)`` over ``stress_neumann_case`` (those cases and rank-one),
+``baseline_neumann``.
 """
 
 from dataclasses import dataclass, field
@@ -582,3 +585,74 @@ def check_pure_infsa(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32
     stress_linear_infsa_case() and seed and checks it with check_pure_infsa_output."""
     return _check_infsa(check_pure_infsa_output, fn, gamma, eps, dtype, accumulate, cases,
                         shape, seeds, factor)
+
+
+# --- neumann (check-kernel neumann) ---------------------------------------------------------
+
+def _neumann_params(gamma, eps):
+    g, e = _infsa_params(gamma, eps)
+    if not 0 < g < 1:
+        raise make(DataError, "gamma must be in (0, 1) for neumann, got %r" % (gamma,), "gamma")
+    if not e > 0:
+        raise make(DataError, "eps must be > 0 for neumann, got %r" % (eps,), "eps")
+    return g, e
+
+
+def check_neumann_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None, accumulate="fp32",
+                         factor=2.0, floor_units=2.0, worst=5):
+    """Checks ``out`` (shape (..., N, d_v)) as the Neumann kernel ((I - G)^-1 - I) v on q, k, v,
+    G = gamma ReLU(q k^T / d) / (||.||_F + eps) per head (docs/MATH.md §3; N_q = N_k <= 2048,
+    gamma in (0, 1), eps > 0), computed by a kernel storing ``dtype`` and accumulating in
+    ``accumulate``; returns a KernelCheck (operation "neumann"). Cost O(B H N^2 (N + d + d_v)),
+    memory four N x N float64 matrices per head."""
+    dtype = _settings(dtype, out, "out", accumulate, factor)
+    g, e = _neumann_params(gamma, eps)
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o = _f64(out, "out", allow_nonfinite=True)
+    d = _core.kernel_check_infsa("neumann", *arrays, o, g, e, dtype, accumulate, float(factor),
+                                 float(floor_units), int(worst))
+    return _kernel_check(d, dtype, accumulate, "neumann")
+
+
+def assert_neumann_close(out, q, k, v, **kwargs):
+    """Raises AssertionError (the verdict, the summary and the worst elements) unless
+    check_neumann_output(out, q, k, v, **kwargs) passes; returns the KernelCheck."""
+    r = check_neumann_output(out, q, k, v, **kwargs)
+    if not r.passed:
+        raise AssertionError(r.message())
+    return r
+
+
+def neumann_cases():
+    """The stress cases of neumann: linear_infsa_cases() and rank-one (||G||_2 close to gamma)."""
+    return tuple(_core.kernel_neumann_case_names())
+
+
+def stress_neumann_case(name, seed=0, shape=(2, 64, 32), dtype="fp32"):
+    """(q, k, v) of neumann stress case ``name`` (neumann_cases()), the arrays ``attnspec
+    check-kernel neumann --generate NAME --seed S --shape ...`` writes."""
+    _choice(dtype, "dtype", DTYPES)
+    shape = tuple(int(s) for s in shape)
+    arrays = _core.kernel_linear_infsa_case(str(name), int(seed), list(shape), dtype, True)
+    return _typed([_array(t) for t in arrays], dtype)
+
+
+def baseline_neumann(q, k, v, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32"):
+    """attnspec's plain Neumann kernel, the literal ((I - G)^-1 - I) v with every operation
+    rounded to ``dtype`` / ``accumulate``, as a float64 array of the rounded values."""
+    _neumann_params(gamma, eps)
+    return _baseline_infsa("neumann", q, k, v, gamma, eps, dtype, accumulate)
+
+
+def check_neumann(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32", cases="stress",
+                  shape=(2, 64, 32), seeds=(0,), factor=2.0):
+    """check_linear_infsa for the Neumann kernel: calls ``fn(q, k, v)`` on every case of
+    stress_neumann_case() (``cases``: "stress" for all of neumann_cases(), or a list of names)
+    and seed and checks it with check_neumann_output; the same table."""
+    names = neumann_cases() if cases == "stress" else tuple(cases)
+
+    def call(case, c):
+        return check_neumann_output(fn(*case), *case, gamma=gamma, eps=eps, dtype=dtype,
+                                    accumulate=accumulate, factor=factor)
+    return _run_cases(names, seeds, False,
+                      lambda n, s: stress_neumann_case(n, s, shape, dtype), call)

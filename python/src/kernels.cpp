@@ -23,6 +23,7 @@
 #include "attnspec/kernels/derivative_baseline.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
+#include "attnspec/kernels/neumann_check.hpp"
 #include "attnspec/kernels/precision.hpp"
 #include "attnspec/kernels/pure_infsa_check.hpp"
 #include "attnspec/kernels/stress.hpp"
@@ -241,12 +242,13 @@ kernels::LinearInfsaParams infsa_params(double gamma, double eps) {
     return par;
 }
 
-// The check of one Linear-InfSA ("linear") or one-hop InfSA ("pure") output o on q, k, v
-// (kernels/linear_infsa_check.hpp, kernels/pure_infsa_check.hpp).
+// The check of one Linear-InfSA ("linear"), one-hop InfSA ("pure") or Neumann-kernel ("neumann")
+// output o on q, k, v (kernels/linear_infsa_check.hpp, pure_infsa_check.hpp, neumann_check.hpp).
 nb::dict check_infsa(const std::string& op, const In& q, const In& k, const In& v, const In& o,
                      double gamma, double eps, const std::string& storage,
                      const std::string& accumulate, double factor, double floor_units, int worst) {
-    if (op != "linear" && op != "pure") fail_usage("check_infsa: op is linear or pure", "op");
+    if (op != "linear" && op != "pure" && op != "neumann")
+        fail_usage("check_infsa: op is linear, pure or neumann", "op");
     const kernels::AttentionProblem p = problem(q, k, v, "none", 0);
     const kernels::KernelCheckOptions opt =
         options(storage, accumulate, factor, floor_units, worst);
@@ -254,37 +256,44 @@ nb::dict check_infsa(const std::string& op, const In& q, const In& k, const In& 
     kernels::KernelCheckResult r;
     {
         nb::gil_scoped_release release;
-        r = op == "linear" ? kernels::check_linear_infsa(p, infsa_params(gamma, eps), out, opt)
-                           : kernels::check_pure_infsa(p, infsa_params(gamma, eps), out, opt);
+        const kernels::LinearInfsaParams par = infsa_params(gamma, eps);
+        r = op == "linear" ? kernels::check_linear_infsa(p, par, out, opt)
+            : op == "pure" ? kernels::check_pure_infsa(p, par, out, opt)
+                           : kernels::check_neumann(p, par, out, opt);
     }
     return result_dict(r);
 }
 
-// attnspec's plain Linear-InfSA ("linear") or one-hop InfSA ("pure") at (storage, accumulate)
-// as a (shape, values) tuple.
+// attnspec's plain Linear-InfSA ("linear"), one-hop InfSA ("pure") or Neumann kernel ("neumann")
+// at (storage, accumulate) as a (shape, values) tuple.
 nb::tuple baseline_infsa(const std::string& op, const In& q, const In& k, const In& v, double gamma,
                          double eps, const std::string& storage, const std::string& accumulate) {
-    if (op != "linear" && op != "pure") fail_usage("baseline_infsa: op is linear or pure", "op");
+    if (op != "linear" && op != "pure" && op != "neumann")
+        fail_usage("baseline_infsa: op is linear, pure or neumann", "op");
     const kernels::AttentionProblem p = problem(q, k, v, "none", 0);
     const auto st = kernels::parse_format(storage, "dtype");
     const auto ac = kernels::parse_format(accumulate, "accumulate");
     Array o;
     {
         nb::gil_scoped_release release;
-        o = op == "linear" ? kernels::baseline_linear_infsa(p, infsa_params(gamma, eps), st, ac)
-                           : kernels::baseline_pure_infsa(p, infsa_params(gamma, eps), st, ac);
+        const kernels::LinearInfsaParams par = infsa_params(gamma, eps);
+        o = op == "linear" ? kernels::baseline_linear_infsa(p, par, st, ac)
+            : op == "pure" ? kernels::baseline_pure_infsa(p, par, st, ac)
+                           : kernels::baseline_neumann(p, par, st, ac);
     }
     return array_tuple(o);
 }
 
-// A linear-infsa stress case: (q, k, v) as (shape, values) tuples.
+// A linear-infsa (or, with `neumann`, a neumann) stress case: (q, k, v) as (shape, values) tuples.
 nb::tuple linear_infsa_case(const std::string& name, std::uint64_t seed,
-                            const std::vector<std::int64_t>& shape, const std::string& storage) {
+                            const std::vector<std::int64_t>& shape, const std::string& storage,
+                            bool neumann) {
     const auto st = kernels::parse_format(storage, "dtype");
     kernels::AttentionProblem p;
     {
         nb::gil_scoped_release release;
-        p = kernels::generate_linear_infsa(name, seed, shape, st);
+        p = neumann ? kernels::generate_neumann(name, seed, shape, st)
+                    : kernels::generate_linear_infsa(name, seed, shape, st);
     }
     return nb::make_tuple(array_tuple(p.q), array_tuple(p.k), array_tuple(p.v));
 }
@@ -321,8 +330,9 @@ void bind_kernels(nb::module_& m) {
     m.def("kernel_baseline_infsa", &baseline_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "gamma"_a, "eps"_a,
           "storage"_a, "accumulate"_a);
     m.def("kernel_linear_infsa_case", &linear_infsa_case, "name"_a, "seed"_a, "shape"_a,
-          "storage"_a);
+          "storage"_a, "neumann"_a = false);
     m.def("kernel_linear_infsa_case_names", &kernels::linear_infsa_cases);
+    m.def("kernel_neumann_case_names", &kernels::neumann_cases);
     m.def("kernel_unit_roundoff", &round_array_unit, "format"_a);
 }
 
