@@ -242,11 +242,12 @@ void analyze(const detail::HeadInput& in, const RoundingModel& K, HeadOut& out) 
     }
     abs_times(X, Part::full, n, tO, dv, bO);
     abs_times(X, Part::full, n, tX, dv, bX);
-    // (N6) the floor's terms: |X| [(2u_a + u_p) G(|o| + |v|) + u_a (|o| + |v|)] (w2 - beta)
+    // (N6) the floor's terms: |X| [2u_a G(|o| + |v|) + u_a (|o| + |v|)] + u_p G|V|
     for (size_t e = 0; e < size; ++e) w2[e] = std::fabs(out.o[e]) + absV[e];
     abs_times(G, Part::full, n, w2, dv, tX);
-    for (size_t e = 0; e < size; ++e) tX[e] = (2 * u + K.u_p) * tX[e] + u * w2[e];
+    for (size_t e = 0; e < size; ++e) tX[e] = 2 * u * tX[e] + u * w2[e];
     abs_times(X, Part::full, n, tX, dv, out.first);
+    for (size_t e = 0; e < size; ++e) out.first[e] += K.u_p * GV[e];
     out.bound.assign(size, kInf), out.ref_error.assign(size, kInf);
     for (size_t e = 0; e < size; ++e) {  // (N6)
         const size_t c = e % static_cast<size_t>(dv);
