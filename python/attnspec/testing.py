@@ -476,6 +476,19 @@ def _infsa_params(gamma, eps):
     return g, e
 
 
+def _infsa_output(op, operation, out, q, k, v, params, dtype, accumulate, factor, floor_units,
+                  worst):
+    """The check of one InfSA-family output (``op`` of kernel_check_infsa: "linear", "pure",
+    "neumann"); ``params`` validates (gamma, eps)."""
+    dtype = _settings(dtype, out, "out", accumulate, factor)
+    g, e = params
+    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    o = _f64(out, "out", allow_nonfinite=True)
+    d = _core.kernel_check_infsa(op, *arrays, o, g, e, dtype, accumulate, float(factor),
+                                 float(floor_units), int(worst))
+    return _kernel_check(d, dtype, accumulate, operation)
+
+
 def check_linear_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
                               accumulate="fp32", factor=2.0, floor_units=2.0, worst=5):
     """Checks ``out`` (shape (..., N, d_v): every row the pooled vector) as Linear-InfSA of the
@@ -483,13 +496,8 @@ def check_linear_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
     query, normalised ReLU scores, gamma sum_j a_j v_j broadcast) computed by a kernel storing
     ``dtype`` and accumulating in ``accumulate``; returns a KernelCheck (operation
     "linear-infsa"). ``gamma``, ``eps``: the library's defaults. Cost O(B H N (d + d_v))."""
-    dtype = _settings(dtype, out, "out", accumulate, factor)
-    g, e = _infsa_params(gamma, eps)
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    o = _f64(out, "out", allow_nonfinite=True)
-    d = _core.kernel_check_infsa("linear", *arrays, o, g, e, dtype, accumulate, float(factor),
-                                 float(floor_units), int(worst))
-    return _kernel_check(d, dtype, accumulate, "linear-infsa")
+    return _infsa_output("linear", "linear-infsa", out, q, k, v, _infsa_params(gamma, eps), dtype,
+                         accumulate, factor, floor_units, worst)
 
 
 def check_pure_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
@@ -498,13 +506,8 @@ def check_pure_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
     gamma ReLU(q k^T / d) / (||.||_F + eps) v per head (docs/MATH.md §3; issue 31's rho is this
     gamma), computed by a kernel storing ``dtype`` and accumulating in ``accumulate``; returns a
     KernelCheck (operation "pure-infsa"). Cost O(B H N_q N_k (d + d_v)), memory O(N d_v)."""
-    dtype = _settings(dtype, out, "out", accumulate, factor)
-    g, e = _infsa_params(gamma, eps)
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    o = _f64(out, "out", allow_nonfinite=True)
-    d = _core.kernel_check_infsa("pure", *arrays, o, g, e, dtype, accumulate, float(factor),
-                                 float(floor_units), int(worst))
-    return _kernel_check(d, dtype, accumulate, "pure-infsa")
+    return _infsa_output("pure", "pure-infsa", out, q, k, v, _infsa_params(gamma, eps), dtype,
+                         accumulate, factor, floor_units, worst)
 
 
 def assert_pure_infsa_close(out, q, k, v, **kwargs):
@@ -605,13 +608,8 @@ def check_neumann_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None, accu
     gamma in (0, 1), eps > 0), computed by a kernel storing ``dtype`` and accumulating in
     ``accumulate``; returns a KernelCheck (operation "neumann"). Cost O(B H N^2 (N + d + d_v)),
     memory four N x N float64 matrices per head."""
-    dtype = _settings(dtype, out, "out", accumulate, factor)
-    g, e = _neumann_params(gamma, eps)
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    o = _f64(out, "out", allow_nonfinite=True)
-    d = _core.kernel_check_infsa("neumann", *arrays, o, g, e, dtype, accumulate, float(factor),
-                                 float(floor_units), int(worst))
-    return _kernel_check(d, dtype, accumulate, "neumann")
+    return _infsa_output("neumann", "neumann", out, q, k, v, _neumann_params(gamma, eps), dtype,
+                         accumulate, factor, floor_units, worst)
 
 
 def assert_neumann_close(out, q, k, v, **kwargs):

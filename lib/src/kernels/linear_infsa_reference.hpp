@@ -3,6 +3,7 @@
 // kernels/linear_infsa_check.hpp; derivation: proofs/kernel_tolerance.md, "Linear-InfSA",
 // (L1)-(L8)), and attnspec's plain kernel of one head at a declared precision.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -74,6 +75,15 @@ struct NormBound {
 };
 NormBound norm_bound(const RoundingModel& M, double F2, double EF2, double m, double eps,
                      double wide, double ref_dD);
+
+// The baselines' entry a_ij of A+ = ReLU(Q K^T / d) (pure-infsa, neumann): the dot product and the
+// product by inv_d with every result rounded by `ra`, the ReLU, stored in `storage`.
+template <class R>
+double baseline_entry(const HeadInput& in, long i, long j, double inv_d, Format storage, R ra) {
+    double x = 0;
+    for (long l = 0; l < in.d; ++l) x = ra(x + ra(in.Q[i * in.d + l] * in.K[j * in.d + l]));
+    return round_to(std::max(0.0, ra(x * inv_d)), storage);
+}
 
 // Runs `fn(head, rows)` for every head of `p` (parameters already checked) and concatenates the
 // heads' n_q x d_v rows into an array of shape (.., N_q, d_v).

@@ -275,11 +275,8 @@ void baseline(const detail::HeadInput& in, Format storage, Format accumulate, bo
     double F2 = 0;
     for (long i = 0; i < n; ++i)
         for (long j = 0; j < n; ++j) {
-            double x = 0;
-            for (long l = 0; l < d; ++l) x = ra(x + ra(in.Q[i * d + l] * in.K[j * d + l]));
-            const double a = round_to(std::max(0.0, ra(x * inv_d)), storage);
+            const double a = G[i * n + j] = detail::baseline_entry(in, i, j, inv_d, storage, ra);
             F2 = ra(F2 + ra(a * a));
-            G[i * n + j] = a;
         }
     const double D = ra(ra(std::sqrt(F2)) + ra(in.par.eps)), g = ra(in.par.gamma);
     for (double& x : G) x = ra(g * ra(x / D));

@@ -121,9 +121,7 @@ void baseline(const detail::HeadInput& in, Format storage, Format accumulate,
     double F2 = 0;
     for (long i = 0; i < nq; ++i)
         for (long j = 0; j < nk; ++j) {
-            double x = 0;
-            for (long l = 0; l < d; ++l) x = ra(x + ra(in.Q[i * d + l] * in.K[j * d + l]));
-            const double a = round_to(std::max(0.0, ra(x * inv_d)), storage);
+            const double a = detail::baseline_entry(in, i, j, inv_d, storage, ra);
             F2 = ra(F2 + ra(a * a));
             for (long c = 0; c < dv; ++c)
                 o[i * dv + c] = ra(o[i * dv + c] + ra(a * in.V[j * dv + c]));

@@ -52,6 +52,24 @@ void correct_kernels_pass_on(const char* op, const std::vector<std::string>& cas
     }
 }
 
+// A kernel's output on `p` written head by head: fn(Q, K, V, o) gets a head's query rows, its key
+// and value rows (the shared head under grouped K/V) and its N_q x d_v block of the result.
+template <class F>
+kernels::Array for_each_head(const kernels::AttentionProblem& p, F fn) {
+    const kernels::ProblemShape sh = kernels::problem_shape(p);
+    kernels::Array o;
+    o.shape = sh.out_shape();
+    o.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            const long kv = b * sh.H_kv + sh.kv_head(h);
+            fn(p.q.values.data() + (b * sh.H + h) * sh.Nq * sh.d,
+               p.k.values.data() + kv * sh.Nk * sh.d, p.v.values.data() + kv * sh.Nk * sh.dv,
+               o.values.data() + (b * sh.H + h) * sh.Nq * sh.dv);
+        }
+    return o;
+}
+
 // correct_kernels_pass_on over linear_infsa_cases() (linear-infsa, pure-infsa).
 template <class Check, class Kernel, class Baseline>
 void correct_kernels_pass(const char* op, const std::vector<std::int64_t>& shape,

@@ -79,18 +79,9 @@ void float_head(const double* Q, const double* K, const double* V, long n, long 
 Array float_kernel(const AttentionProblem& p, const LinearInfsaParams& par, Format storage,
                    Fault fault) {
     const ProblemShape sh = problem_shape(p);
-    Array o;
-    o.shape = sh.out_shape();
-    o.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h) {
-            const long kv = b * sh.H_kv + sh.kv_head(h);
-            float_head(p.q.values.data() + (b * sh.H + h) * sh.Nq * sh.d,
-                       p.k.values.data() + kv * sh.Nk * sh.d,
-                       p.v.values.data() + kv * sh.Nk * sh.dv, sh.Nq, sh.d, sh.dv, par, storage,
-                       fault, o.values.data() + (b * sh.H + h) * sh.Nq * sh.dv);
-        }
-    return o;
+    return for_each_head(p, [&](const double* Q, const double* K, const double* V, double* o) {
+        float_head(Q, K, V, sh.Nq, sh.d, sh.dv, par, storage, fault, o);
+    });
 }
 
 // correct_kernels_pass_on (infsa_check_support.hpp) for both correct forms of the float kernel.
