@@ -68,7 +68,11 @@ TEST_CASE("check-kernel neumann: a numpy kernel passes, the identity kept is wro
     CHECK(files_of(r.out) == std::vector<std::string>{repro, report, junit});
     REQUIRE(exists(repro));
     CHECK(exists(report));
-    CHECK(exists(junit));
+    CHECK(has(slurp(junit), "<property name=\"gamma\" value=\"0.9\"/>"));
+    CHECK(python("import sys, h5py\nf = h5py.File(sys.argv[1], 'r')['check_kernel']\n"
+                 "sys.exit(0 if (f.attrs['gamma'], f.attrs['eps'], f.attrs['op']) == "
+                 "(0.9, 1e-6, 'neumann') else 1)",
+                 report) == 0);
     r = run_cli("check-kernel neumann --inputs " + repro + " --output " + repro +
                 " --dtype fp32 --accumulate fp32 --gamma 0.9 --eps 1e-06 --factor 2");
     CHECK(r.code == 1);

@@ -94,6 +94,7 @@ std::string kernel_check_junit(const kernels::KernelCheckRun& run) {
     x += property("mask", run.mask) + property("scale", num(run.scale));
     x += property("factor", num(run.factor)) + property("inputs", run.inputs);
     x += property("output", run.output);
+    if (run.infsa) x += property("gamma", num(run.gamma)) + property("eps", num(run.eps));
     if (!run.reproducer.empty()) x += property("reproducer", run.reproducer);
     if (!run.generator.empty()) {
         x += property("case", run.generator) + property("seed", std::to_string(run.seed));

@@ -109,6 +109,7 @@ void write_kernel_check_section(H5Group& root, const kernels::KernelCheckRun& ru
     G.attr("scale", run.scale), G.attr("factor", run.factor), G.attr("seconds", run.seconds);
     G.attr("inputs", run.inputs), G.attr("output", run.output);
     G.attr("reproducer", run.reproducer);
+    if (run.infsa) G.attr("gamma", run.gamma), G.attr("eps", run.eps);
     if (!run.generator.empty()) {
         G.attr("case", run.generator), G.attr("case_seed", std::to_string(run.seed));
         G.write("case_shape", run.shape);
