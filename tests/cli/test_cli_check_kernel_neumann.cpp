@@ -98,4 +98,16 @@ TEST_CASE("check-kernel neumann: gamma, eps and mask are usage errors", "[cli]")
     r = run_cli(check + " --mask causal");
     CHECK(r.code == 64);
     CHECK(has(r.err, "--mask does not apply"));
+    // N above 2048: a data error from the shapes, before anything N x N is allocated
+    const std::string big = dir / "big.npz";
+    REQUIRE(
+        run_cli("check-kernel neumann --generate gaussian --seed 1 --shape 2049,2 --inputs " + big)
+            .code == 0);
+    const std::string big_o = dir / "big_o.npz";
+    REQUIRE(python("import sys, numpy as np\nnp.savez(sys.argv[1], o=np.zeros((2049, 2), "
+                   "np.float32))",
+                   big_o) == 0);
+    r = run_cli("check-kernel neumann --inputs " + big + " --output " + big_o);
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "exceeds neumann's limit of 2048"));
 }
