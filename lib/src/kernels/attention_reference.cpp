@@ -23,16 +23,21 @@ struct ModelRow {
 
 // kappa_j for every visible key into `kappa`, and E, eps_l (B1)-(B4).
 // `phi` bounds the relative error of the reference's p_j, which stand in for the exact ones.
+// `perturbed`: the operands may lie within in.dq, dK, dV of q, K, V (RowInput): the dot
+// products are charged on A'_j (s.Ap) and each logit carries the extra error s.dx[j] ((P1)).
 ModelRow model_row(const RoundingModel& M, const RowInput& in, const RowScratch& s, double m,
-                   double l, double phi, std::vector<double>& kappa) {
+                   double l, double phi, std::vector<double>& kappa, bool perturbed) {
     const long n = in.n;
     ModelRow r;
     const double g_logit = gamma_n(static_cast<double>(in.d + 3), M.u_a);
     const double f_logit = (1 + M.u_in) * (1 + M.u_in) * (1 + g_logit) - 1;
     const double tau_logit = static_cast<double>(in.d + 3) * M.tau_a;
+    const std::vector<double>& A = perturbed ? s.Ap : s.A;
+    const auto logit_error = [&](long j) {
+        return f_logit * A[j] + tau_logit + (perturbed ? s.dx[j] : 0.0);
+    };
     double A_max = 0;
-    for (long j = 0; j < n; ++j) A_max = std::max(A_max, s.A[j]);
-    r.E = f_logit * A_max + tau_logit;
+    for (long j = 0; j < n; ++j) A_max = std::max(A_max, A[j]), r.E = std::max(r.E, logit_error(j));
     const double shift = M.u_a * A_max;  // the shift m rounded once, relative to |m| (A3)
     const double rescales = M.online ? static_cast<double>(n - 1) : 0.0;
     const double g_w = gamma_n(M.c_exp + (M.c_exp + 1) * rescales, M.u_a);
@@ -40,7 +45,7 @@ ModelRow model_row(const RoundingModel& M, const RowInput& in, const RowScratch&
     kappa.resize(static_cast<size_t>(n));
     double eps = 0;
     for (long j = 0; j < n; ++j) {
-        const double e_j = f_logit * s.A[j] + tau_logit;
+        const double e_j = logit_error(j);
         const double a_j = e_j + r.E + shift + M.u_a * (m - s.x[j] + e_j + r.E);
         kappa[j] = std::exp(a_j) * (1 + g_w) - 1;  // r_j of (B2) until the loop below
         eps += s.t[j] / l * ((1 + kappa[j]) * (1 + M.u_p) * (1 + g_sum) - 1);  // (B3)
@@ -68,6 +73,7 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
     s.t.resize(static_cast<size_t>(n));
     m = -kInf;
     out.max_abs_logit = 0;
+    if (in.dq) s.Ap.resize(static_cast<size_t>(n)), s.dx.resize(static_cast<size_t>(n));
     for (long j = 0; j < n; ++j) {
         const double* k = in.K + j * d;
         double dot = 0, abs_dot = 0;
@@ -76,6 +82,17 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
         s.A[j] = in.scale * abs_dot;
         m = std::max(m, s.x[j]);
         out.max_abs_logit = std::max(out.max_abs_logit, std::fabs(s.x[j]));
+        if (!in.dq) continue;
+        // (P1): |q'.k' - q.k| <= sum_c dq_c |k_c| + |q_c| dk_c + dq_c dk_c, and the kernel's dot
+        // product of q', k' is charged on sum_c (|q_c| + dq_c)(|k_c| + dk_c).
+        const double* dk = in.dK + j * d;
+        double ap = 0, dx = 0;
+        for (long c = 0; c < d; ++c) {
+            const double aq = std::fabs(in.q[c]), ak = std::fabs(k[c]);
+            ap += (aq + in.dq[c]) * (ak + dk[c]);
+            dx += in.dq[c] * ak + aq * dk[c] + in.dq[c] * dk[c];
+        }
+        s.Ap[j] = in.scale * ap, s.dx[j] = in.scale * dx;
     }
     l = 0;
     for (long j = 0; j < n; ++j) l += (s.t[j] = std::exp(s.x[j] - m));
@@ -134,11 +151,11 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
     double m = 0, l = 0;
     reference_row(in, s, out, m, l);
     const RoundingModel R = reference_model();
-    const ModelRow Rr = model_row(R, in, s, m, l, 0.0, s.kappa_ref);
+    const ModelRow Rr = model_row(R, in, s, m, l, 0.0, s.kappa_ref, false);
     // phi: relative error of the reference's p_j, which stand in for the exact ones (B6).
     const double phi = Rr.k_max;
     const bool ok = Rr.finite && phi < 0.5;
-    const ModelRow K = model_row(kernel, in, s, m, l, ok ? phi : 0.0, s.kappa);
+    const ModelRow K = model_row(kernel, in, s, m, l, ok ? phi : 0.0, s.kappa, in.dq != nullptr);
     out.denominator_error = K.eps_l;
     std::vector<double> BK(static_cast<size_t>(dv), 0.0), BR(BK), sum_abs(BK), v_max(BK), pv(BK);
     for (long j = 0; j < n; ++j) {
@@ -146,9 +163,11 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
         const double* v = in.V + j * dv;
         const double kk = K.finite ? s.kappa[j] : 0.0, kr = Rr.finite ? s.kappa_ref[j] : 0.0;
         for (long c = 0; c < dv; ++c) {
-            const double av = std::fabs(v[c]);
-            BK[c] += p * av * kk, BR[c] += p * av * kr, pv[c] += p * av;
-            sum_abs[c] += av, v_max[c] = std::max(v_max[c], av);
+            const double av = std::fabs(v[c]), dvc = in.dV ? in.dV[j * dv + c] : 0.0;
+            // (P2): the term p_j v'_jc with |v'_jc - v_jc| <= dV_jc has relative error kappa_j
+            // about v'_jc: p_j (kappa_j |v_jc| + (1 + kappa_j) dV_jc) from p_j v_jc.
+            BK[c] += p * (av * kk + dvc * (1 + kk)), BR[c] += p * av * kr, pv[c] += p * av;
+            sum_abs[c] += av + dvc, v_max[c] = std::max(v_max[c], av + dvc);
         }
     }
     out.max_abs_pv = *std::max_element(pv.begin(), pv.end());

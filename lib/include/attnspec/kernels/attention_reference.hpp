@@ -39,6 +39,14 @@ struct RowInput {
     const double* V = nullptr;
     long n = 0, d = 0, dv = 0;
     double scale = 0;
+    // Optional absolute bounds on how far the kernel's operands may lie from q, K, V (nullptr:
+    // none; all three or none): |dq_c|, |dK_jc|, |dV_jc| (layouts of q, K, V). The kernel model
+    // then covers a kernel whose operands are any such perturbation, rounded to the model
+    // (spec-attention's projections, proofs/kernel_tolerance.md, "SpecA forward"); the
+    // reference's own error is that of q, K, V as given.
+    const double* dq = nullptr;
+    const double* dK = nullptr;
+    const double* dV = nullptr;
 };
 
 struct RowAnalysis {
@@ -55,6 +63,7 @@ struct RowAnalysis {
 // Scratch reused across rows (no allocation per row after the first).
 struct RowScratch {
     std::vector<double> x, A, t, kappa, kappa_ref;
+    std::vector<double> Ap, dx;  // with a perturbation: A_j of |q| + dq, |k| + dk; logit error
 };
 
 // The reference row and both bounds. A bound is +inf where the analysis gives none (the softmax
