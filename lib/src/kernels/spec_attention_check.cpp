@@ -49,13 +49,13 @@ RowInput perturbed(RowInput in, const AttentionProblem& center, const std::vecto
     return in;
 }
 
-// max_j s sum_c |X||W'_Q|_ic |X||W'_K|_jc over the row's keys: the logit magnitude the floor
-// charges the projections' first-order error on.
-double projected_logit_magnitude(const RowInput& in, const double* mq, const double* mk) {
+// max_j A_j = s sum_c |q_c| |k_jc| over the row's keys: what one rounding of each projected
+// element (relative cf) moves a logit by, over 2 cf.
+double max_abs_dot(const RowInput& in) {
     double mx = 0;
     for (long j = 0; j < in.n; ++j) {
         double dot = 0;
-        for (long c = 0; c < in.d; ++c) dot += mq[c] * mk[j * in.d + c];
+        for (long c = 0; c < in.d; ++c) dot += std::fabs(in.q[c] * in.K[j * in.d + c]);
         mx = std::max(mx, in.scale * dot);
     }
     return mx;
@@ -88,7 +88,6 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Arra
     const Array base = baseline_spec_attention(p, opt.storage, opt.accumulate);
     RowScratch scratch;
     RowAnalysis ref, own;
-    std::vector<double> first(static_cast<size_t>(sh.dv));
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
@@ -106,23 +105,14 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Arra
                 // plus the propagation of its projections' error (P6).
                 analyze_row(perturbed(in0, P.center, P.q.ref, P.k.ref, P.v.ref), reference_model(),
                             scratch, own);
-                const long off_q = in0.q - P.center.q.values.data();
-                const long off_k = in0.K - P.center.k.values.data();
-                const long off_v = in0.V - P.center.v.values.data();
-                const double logit =
-                    projected_logit_magnitude(in0, P.q.mag.data() + off_q, P.k.mag.data() + off_k);
-                for (long c = 0; c < sh.dv; ++c) {
-                    double mv = 0;
-                    for (long j = 0; j < in0.n; ++j)
-                        mv = std::max(mv, P.v.mag[static_cast<size_t>(off_v + j * sh.dv + c)]);
-                    first[c] = cf * mv;
-                }
+                // The floor adds one rounding (relative cf) of each projected q, k, v: 2 cf A_j
+                // on a logit, twice that through the softmax, cf on each v_jc.
                 detail::RowValues v;
                 v.got = o.values.data() + at, v.ref = ref.o.data(), v.bound = ref.bound.data();
                 v.ref_error = own.bound.data(), v.base = base.values.data() + at;
-                v.first = first.data(), v.n = sh.dv;
+                v.n = sh.dv;
                 v.first_row = (2 * model.u_a * ref.max_abs_logit + 4 * model.u_a + model.u_p +
-                               4 * cf * logit) *
+                               4 * cf * max_abs_dot(in0) + cf) *
                               ref.max_abs_pv;
                 v.index = detail::element_index(sh, b, h, i, 0);
                 detail::compare_row(v, model.u_out, opt, r);

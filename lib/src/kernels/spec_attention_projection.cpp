@@ -102,7 +102,9 @@ ProjectionModel projection_model(Format storage, Format accumulate, bool inputs_
     return m;
 }
 
-double projection_floor_units(const ProjectionModel& m) { return 2 * m.u_in + m.u_a + 2 * m.u_s; }
+double projection_floor_units(const ProjectionModel& m) {
+    return 2 * m.u_in + m.u_a + (m.u_s > m.u_a ? m.u_s : 0.0);
+}
 
 Projection project(const Array& x, const CorrectedWeight& w, const ProjectionModel& m) {
     const long D = w.rows, cols = w.cols, rows = static_cast<long>(x.values.size()) / D;
@@ -116,12 +118,11 @@ Projection project(const Array& x, const CorrectedWeight& w, const ProjectionMod
     P.center.shape.back() = cols;
     const size_t n = static_cast<size_t>(rows * cols);
     P.center.values.assign(n, 0.0), P.ref.assign(n, 0.0), P.kernel.assign(n, 0.0);
-    P.mag.assign(n, 0.0);
-    std::vector<double> xw_err(static_cast<size_t>(cols)), xbar(xw_err);
+    std::vector<double> mag(static_cast<size_t>(cols)), xw_err(mag), xbar(mag);
     for (long i = 0; i < rows; ++i) {
         const double* xi = x.values.data() + i * D;
         double* q = P.center.values.data() + i * cols;
-        double* mag = P.mag.data() + i * cols;
+        std::fill(mag.begin(), mag.end(), 0.0);
         std::fill(xw_err.begin(), xw_err.end(), 0.0), std::fill(xbar.begin(), xbar.end(), 0.0);
         double xsum = 0;
         for (long k = 0; k < D; ++k) {

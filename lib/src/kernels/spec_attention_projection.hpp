@@ -39,16 +39,17 @@ struct ProjectionModel {
     double u_in = 0, u_a = 0, tau_a = 0, u_s = 0, tau_s = 0;
 };
 ProjectionModel projection_model(Format storage, Format accumulate, bool inputs_exact);
-// The first-order relative error of a kernel that rounds X, W, W + C, the projection and its
-// stored value once each (the floor's share, "The baseline rule and its floor").
+// The relative error of one rounding of a projected element (the floor's share, "The baseline
+// rule and its floor"): u_a, plus u_s when the storage is coarser, plus 2 u_in for X and W
+// rounded on entry.
 double projection_floor_units(const ProjectionModel& m);
 
 // X (W + C): `center` = fl64(X w) shaped (.., N, cols); per element, `ref` >= |center -
 // X (W + C)_exact| (P4), `kernel` >= the distance from center of the operand a correctly
-// rounding kernel feeds its attention (P5, ref included), `mag` = |X| |w|. O(B N D cols).
+// rounding kernel feeds its attention (P5, ref included). O(B N D cols).
 struct Projection {
     Array center;
-    std::vector<double> ref, kernel, mag;
+    std::vector<double> ref, kernel;
 };
 Projection project(const Array& x, const CorrectedWeight& w, const ProjectionModel& m);
 
