@@ -4,7 +4,7 @@
 // rounding bound and the baseline rule (kernels/attention_check.hpp,
 // kernels/derivative_check.hpp); or --generate a seeded stress case (kernels/stress.hpp) for the
 // kernel to run. Files: io/kernel_files.hpp; --junit, --out and the reproducer of a failure:
-// check_kernel_files.hpp.
+// check_kernel_files.hpp; spec-attention's inputs and cases: check_kernel_spec.hpp.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,8 +19,10 @@
 #include "attnspec/kernels/linear_infsa_check.hpp"
 #include "attnspec/kernels/neumann_check.hpp"
 #include "attnspec/kernels/pure_infsa_check.hpp"
+#include "attnspec/kernels/spec_attention_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "check_kernel_files.hpp"
+#include "check_kernel_spec.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 
@@ -32,12 +34,14 @@ using namespace attnspec::kernels;
 const char* kSynopsis =
     "OP --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
     "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--gamma G] [--eps E] "
-    "[--factor F] [--json] [--junit F.xml] [--out R.h5]\n"
+    "[--correction lambda|svd] [--lambda L] [--factor F] [--json] [--junit F.xml] [--out R.h5]\n"
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
     "--inputs IN [--dtype D]\n"
     "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
     "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa, pure-infsa and "
-    "neumann (IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale; neumann: N_q = N_k)";
+    "neumann (IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale; neumann: N_q = N_k), "
+    "spec-attention (IN x, w_q, w_k, w_v; OUT o; --correction, --lambda; --shape N,D,d or "
+    "B,N,D,d)";
 
 const char* kExamples =
     "examples:\n"
@@ -46,7 +50,7 @@ const char* kExamples =
     "  attnspec check-kernel attention --inputs in.npz --output out.npz --dtype fp16 "
     "--mask causal\n";
 
-enum class Op { attention, vjp, jvp, linear_infsa, pure_infsa, neumann };
+enum class Op { attention, vjp, jvp, linear_infsa, pure_infsa, neumann, spec_attention };
 
 Op parse_op(const std::string& text) {
     if (text == "attention") return Op::attention;
@@ -55,9 +59,10 @@ Op parse_op(const std::string& text) {
     if (text == "linear-infsa") return Op::linear_infsa;
     if (text == "pure-infsa") return Op::pure_infsa;
     if (text == "neumann") return Op::neumann;
+    if (text == "spec-attention") return Op::spec_attention;
     fail_usage("check-kernel: unknown operation '" + text +
-               "' (expected attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa "
-               "or neumann)");
+               "' (expected attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa, "
+               "neumann or spec-attention)");
 }
 
 // The operations with --gamma, --eps and no mask or scale.
@@ -74,6 +79,8 @@ void check_neumann_options(const LinearInfsaParams& par) {
 struct Args {
     std::string op, inputs, output, dtype = "fp32", accumulate = "fp32", mask = "none";
     std::string generate, shape;
+    std::string correction = "lambda";  // spec-attention
+    double lambda = 10;
     CheckKernelFiles files;  // --junit, --out
     double scale = 0, factor = 2;
     LinearInfsaParams infsa;
@@ -139,6 +146,8 @@ void print_json(KernelVerdict verdict, const std::string& summary, const Named& 
     j.kv("scale", r.scale).kv("factor", a.factor).kv("inputs_exact", r.inputs_exact);
     if (is_infsa(parse_op(a.op))) j.kv("gamma", a.infsa.gamma).kv("eps", a.infsa.eps);
     json_files(j, files);
+    if (parse_op(a.op) == Op::spec_attention)
+        j.kv("correction", a.correction).kv("lambda", a.correction == "lambda" ? a.lambda : 0.0);
     if (tensors.size() == 1) {
         j.kv("output", tensors.front().first);
         json_tensor(j, r);
@@ -194,7 +203,12 @@ void print_text(KernelVerdict verdict, const std::string& summary, const Named& 
     const KernelCheckResult& r = *tensors.front().second;
     std::printf("check-kernel %s: %s\n", a.op.c_str(), verdict_name(verdict));
     std::printf("  %s\n", summary.c_str());
-    std::printf("  q %s, k %s, v %s; dtype %s, accumulate %s, mask %s, scale %.9g%s\n",
+    const bool spec = parse_op(a.op) == Op::spec_attention;
+    if (spec)
+        std::printf("  correction %s%s\n", a.correction.c_str(),
+                    a.correction == "lambda" ? (", lambda " + value_text(a.lambda)).c_str() : "");
+    std::printf(spec ? "  x %s, w_q %s, w_v %s; dtype %s, accumulate %s, mask %s, scale %.9g%s\n"
+                     : "  q %s, k %s, v %s; dtype %s, accumulate %s, mask %s, scale %.9g%s\n",
                 shape_text(r.q_shape).c_str(), shape_text(r.k_shape).c_str(),
                 shape_text(r.v_shape).c_str(), a.dtype.c_str(), a.accumulate.c_str(),
                 a.mask.c_str(), r.scale, r.inputs_exact ? "" : " (inputs rounded to the dtype)");
@@ -213,6 +227,16 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
                  "with --generate (it only writes the inputs)");
     if (a.inputs.empty() || a.shape.empty())
         fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
+    if (op == Op::spec_attention) {
+        const std::vector<std::int64_t> shape = parse_shape(a.shape);
+        if (shape.size() < 3)
+            fail_usage(
+                "check-kernel spec-attention --generate: --shape is N,D,d or B,N,D,d, got '" +
+                a.shape + "'");
+        generate_spec_attention_case(a.inputs, a.generate, a.common.seed, shape, a.dtype,
+                                     a.common.json);
+        return 0;
+    }
     const Format f = parse_format(a.dtype, "dtype");
     const AttentionProblem p =
         op == Op::neumann ? generate_neumann(a.generate, a.common.seed, parse_shape(a.shape), f)
@@ -260,6 +284,7 @@ KernelVerdict emit(KernelVerdict verdict, const std::string& summary, const Name
     run.op = a.op, run.dtype = a.dtype, run.accumulate = a.accumulate, run.mask = a.mask;
     run.scale = tensors.front().second->scale, run.factor = a.factor;
     run.infsa = is_infsa(parse_op(a.op)), run.gamma = a.infsa.gamma, run.eps = a.infsa.eps;
+    if (parse_op(a.op) == Op::spec_attention) run.correction = a.correction, run.lambda = a.lambda;
     run.verdict = verdict, run.summary = summary, run.inputs = a.inputs, run.output = a.output;
     for (const auto& [name, t] : tensors) run.tensors.emplace_back(name, t);
     read_stress_case(KernelArrayFile(a.inputs), run);
@@ -271,6 +296,21 @@ KernelVerdict emit(KernelVerdict verdict, const std::string& summary, const Name
     return verdict;
 }
 
+// spec-attention: IN's x and weights, OUT's o (check_kernel_spec.hpp).
+int check_spec(const Args& a, const KernelCheckOptions& opt, const AttentionProblem& p,
+               const Invocation& inv, std::chrono::steady_clock::time_point start) {
+    SpecAttentionProblem sp;
+    sp.correction = parse_spec_correction(a.correction, "correction");
+    sp.lambda = a.lambda, sp.mask = p.mask, sp.scale = p.scale;
+    load_spec_attention_inputs(a.inputs, sp);
+    const Array o = KernelArrayFile(a.output).read("o", true);
+    const KernelCheckResult r = check_spec_attention(sp, o, opt);
+    std::vector<NamedArray> arrays = spec_attention_arrays(sp);
+    arrays.emplace_back("o", &o);
+    const KernelVerdict v = emit(r.verdict, r.summary, {{"o", &r}}, a, arrays, inv, start);
+    return v == KernelVerdict::pass ? 0 : static_cast<int>(ExitCode::Violated);
+}
+
 }  // namespace
 
 int run_check_kernel(const Invocation& inv) {
@@ -278,11 +318,11 @@ int run_check_kernel(const Invocation& inv) {
     Args a;
     desc.add_options()("op", po::value(&a.op),
                        "the operation: attention, attention-vjp, attention-jvp, linear-infsa, "
-                       "pure-infsa or neumann (positional)")(
+                       "pure-infsa, neumann or spec-attention (positional)")(
         "inputs", po::value(&a.inputs),
-        "IN (.npz or .h5) with arrays q, k, v (and do, or tq, tk, tv)")(
-        "output", po::value(&a.output),
-        "OUT (.npz or .h5) with the kernel's o (and lse), or dq, dk, dv, or do_t")(
+        "IN (.npz or .h5) with arrays q, k, v (and do, or tq, tk, tv; spec-attention: x, w_q, "
+        "w_k, w_v)")("output", po::value(&a.output),
+                     "OUT (.npz or .h5) with the kernel's o (and lse), or dq, dk, dv, or do_t")(
         "dtype", po::value(&a.dtype),
         "storage format: fp16, bf16, tf32, fp32, fp64 (default fp32)")(
         "accumulate", po::value(&a.accumulate), "accumulation format: fp32 or fp64 (default fp32)")(
@@ -297,13 +337,18 @@ int run_check_kernel(const Invocation& inv) {
         "eps", real_value(&a.infsa.eps, "--eps", 0, 1e300),
         "linear-infsa, pure-infsa, neumann: eps of the normalisations (default 1e-6, the "
         "library's; neumann: > 0)")(
+        "correction", po::value(&a.correction),
+        "spec-attention: lambda (C = lambda I, default) or svd (C = sigma_1 U V^T, Thm 3.5)")(
+        "lambda", real_value(&a.lambda, "--lambda", 0, 1e300),
+        "spec-attention: lambda >= 0 of --correction lambda (default 10, the paper's)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
         "rank-deficient-k; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
-        "neumann also rank-one")("shape", po::value(&a.shape),
-                                 "--generate: N,d or H,N,d or B,H,N,d")(
-        "junit", path_value(&a.files.junit, "--junit"),
-        "F.xml: write the check as JUnit XML (CI reporters)")(
+        "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
+        "large-logits")("shape", po::value(&a.shape),
+                        "--generate: N,d or H,N,d or B,H,N,d (spec-attention: N,D,d or "
+                        "B,N,D,d)")("junit", path_value(&a.files.junit, "--junit"),
+                                    "F.xml: write the check as JUnit XML (CI reporters)")(
         "out", path_value(&a.files.report, "--out"),
         "R.h5: write the check's report (HDF5; none by default); on fail or wrong the reproducer "
         "goes beside it (else beside OUT)");
@@ -315,7 +360,7 @@ int run_check_kernel(const Invocation& inv) {
     if (a.op.empty())
         fail_usage(
             "check-kernel: missing the operation (attention, attention-vjp, attention-jvp, "
-            "linear-infsa, pure-infsa, neumann)");
+            "linear-infsa, pure-infsa, neumann, spec-attention)");
     const Op op = parse_op(a.op);
     if (is_infsa(op))
         reject_given(vm, "check-kernel " + a.op, {"mask", "scale"}, "(it has no mask or scale)");
@@ -323,6 +368,10 @@ int run_check_kernel(const Invocation& inv) {
         reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"},
                      "(linear-infsa, pure-infsa and neumann only)");
     if (op == Op::neumann) check_neumann_options(a.infsa);
+    if (op != Op::spec_attention)
+        reject_given(vm, "check-kernel " + a.op, {"correction", "lambda"}, "(spec-attention only)");
+    else if (given(vm, "lambda") && a.correction != "lambda")
+        fail_usage("check-kernel spec-attention: --lambda goes with --correction lambda");
     if (given(vm, "generate")) return generate(op, a, vm);
     reject_given(vm, "check-kernel", {"shape", "seed"}, "without --generate");
     if (a.inputs.empty() || a.output.empty())
@@ -338,6 +387,7 @@ int run_check_kernel(const Invocation& inv) {
     AttentionProblem p;
     p.mask = parse_mask(a.mask, "mask");
     p.scale = a.scale;
+    if (op == Op::spec_attention) return check_spec(a, opt, p, inv, start);
     load_attention_inputs(a.inputs, p);
     const KernelArrayFile in(a.inputs), out(a.output);
     KernelVerdict verdict = KernelVerdict::pass;

@@ -30,6 +30,7 @@ std::string case_json(const kernels::KernelCheckRun& run, const std::string& pat
     j.begin_object().kv("op", run.op).kv("dtype", run.dtype).kv("accumulate", run.accumulate);
     j.kv("mask", run.mask).kv("scale", run.scale).kv("factor", run.factor);
     if (run.infsa) j.kv("gamma", run.gamma).kv("eps", run.eps);
+    if (!run.correction.empty()) j.kv("correction", run.correction).kv("lambda", run.lambda);
     j.kv("verdict", kernels::verdict_name(run.verdict)).kv("summary", run.summary);
     j.kv("inputs", run.inputs).kv("output", run.output);
     if (!run.generator.empty()) {
@@ -67,9 +68,12 @@ std::string reproducer_path(const std::string& beside) {
 
 std::string reproducer_replay(const kernels::KernelCheckRun& run, const std::string& path) {
     const std::string p = shell_word(path);
-    const std::string params =
+    std::string params =
         run.infsa ? " --gamma " + format_exact(run.gamma) + " --eps " + format_exact(run.eps)
                   : " --mask " + run.mask + " --scale " + format_exact(run.scale);
+    if (!run.correction.empty())
+        params += " --correction " + run.correction +
+                  (run.correction == "lambda" ? " --lambda " + format_exact(run.lambda) : "");
     return "attnspec check-kernel " + run.op + " --inputs " + p + " --output " + p + " --dtype " +
            run.dtype + " --accumulate " + run.accumulate + params + " --factor " +
            format_exact(run.factor);

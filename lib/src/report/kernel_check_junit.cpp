@@ -92,6 +92,8 @@ std::string kernel_check_junit(const kernels::KernelCheckRun& run) {
     x += property("verdict", verdict_name(run.verdict)) + property("summary", run.summary);
     x += property("dtype", run.dtype) + property("accumulate", run.accumulate);
     x += property("mask", run.mask) + property("scale", num(run.scale));
+    if (!run.correction.empty())
+        x += property("correction", run.correction) + property("lambda", num(run.lambda));
     x += property("factor", num(run.factor)) + property("inputs", run.inputs);
     x += property("output", run.output);
     if (run.infsa) x += property("gamma", num(run.gamma)) + property("eps", num(run.eps));

@@ -110,6 +110,7 @@ void write_kernel_check_section(H5Group& root, const kernels::KernelCheckRun& ru
     G.attr("inputs", run.inputs), G.attr("output", run.output);
     G.attr("reproducer", run.reproducer);
     if (run.infsa) G.attr("gamma", run.gamma), G.attr("eps", run.eps);
+    if (!run.correction.empty()) G.attr("correction", run.correction), G.attr("lambda", run.lambda);
     if (!run.generator.empty()) {
         G.attr("case", run.generator), G.attr("case_seed", std::to_string(run.seed));
         G.write("case_shape", run.shape);
@@ -147,6 +148,9 @@ Page kernel_check_page(const H5Reader& r) {
         run.op = op, run.dtype = r.attr_as_text(g, "dtype");
         run.accumulate = r.attr_as_text(g, "accumulate"), run.mask = r.attr_as_text(g, "mask");
         run.scale = r.attr_double(g, "scale"), run.factor = r.attr_double(g, "factor");
+        if (r.has_attr(g, "correction"))
+            run.correction = r.attr_as_text(g, "correction"),
+            run.lambda = r.attr_double(g, "lambda");
         p.summary.push_back("Reproducer: " + repro + "; replay: `" + reproducer_replay(run, repro) +
                             "`.");
     }

@@ -18,12 +18,16 @@ class JsonWriter;
 namespace attnspec::kernels {
 
 struct KernelCheckRun {
-    std::string op;  // attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa
+    std::string op;  // attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa,
+                     // spec-attention
     std::string dtype = "fp32", accumulate = "fp32", mask = "none";
     double scale = 0;           // the scale used (the effective one, never 0); attention ops only
     bool infsa = false;         // linear-infsa, pure-infsa: gamma and eps, no mask or scale
     double gamma = 0, eps = 0;  // their parameters
-    double factor = 2;          // allowed = factor x baseline + floor
+    // spec-attention: its correction ("lambda" or "svd"; "" for the other operations) and lambda
+    std::string correction;
+    double lambda = 0;
+    double factor = 2;  // allowed = factor x baseline + floor
     KernelVerdict verdict = KernelVerdict::pass;
     std::string summary;
     // {name, result}: "o", or "dq", "dk", "dv", or "do_t"; the results outlive the run record.
