@@ -43,6 +43,11 @@ same cases. The Neumann kernel (``check-kernel neumann``, ((I - G)^-1 - I) v wit
 G = gamma Â, N_q = N_k): ``assert_neumann_close``, ``check_neumann_output``,
 ``check_neumann(fn, ...)`` over ``stress_neumann_case`` (those cases and rank-one),
 ``baseline_neumann``.
+
+SpecA (``check-kernel spec-attention``, softmax(s x W'_Q W'_K^T x^T) x W'_V with W' = W + C):
+``assert_spec_attention_close(out, x, w_q, w_k, w_v, correction="lambda", lam=10)``,
+``check_spec_attention_output``, ``check_spec_attention(fn, ...)`` over
+``stress_spec_attention_case`` (module attnspec._testing_spec).
 """
 
 from dataclasses import dataclass, field
@@ -654,3 +659,9 @@ def check_neumann(fn, *, gamma=0.95, eps=1e-6, dtype="fp32", accumulate="fp32", 
                                     accumulate=accumulate, factor=factor)
     return _run_cases(names, seeds, False,
                       lambda n, s: stress_neumann_case(n, s, shape, dtype), call)
+
+
+# spec-attention (its own module; it imports the helpers above).
+from ._testing_spec import (assert_spec_attention_close, baseline_spec_attention,  # noqa: E402
+                            check_spec_attention, check_spec_attention_output,
+                            spec_attention_cases, stress_spec_attention_case)

@@ -1,10 +1,10 @@
 // Kernel validation (lib/include/attnspec/kernels/): the checks `attnspec check-kernel attention`,
-// `attention-vjp`, `attention-jvp`, `linear-infsa` and `pure-infsa` run (float64 reference,
-// rounding bound, baseline rule, verdict), attnspec's own plain kernels at a declared precision,
-// and the seeded stress inputs (with the cotangent or tangents of a derivative case). Arrays come
-// in as C-contiguous float64 ndarrays that python/attnspec/testing.py builds from numpy arrays and
-// CPU tensors (an exact upcast) and are copied once into the library's row-major arrays; arrays go
-// back as (shape, values) and results as dicts. Every computation runs without the GIL.
+// `attention-vjp`, `attention-jvp`, `linear-infsa`, `pure-infsa` and `spec-attention` run (float64
+// reference, rounding bound, baseline rule, verdict), attnspec's own plain kernels at a declared
+// precision, and the seeded stress inputs (with the cotangent or tangents of a derivative case).
+// Arrays come in as C-contiguous float64 ndarrays that python/attnspec/testing.py builds from numpy
+// arrays and CPU tensors (an exact upcast) and are copied once into the library's row-major arrays;
+// arrays go back as (shape, values) and results as dicts. Every computation runs without the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -26,6 +26,7 @@
 #include "attnspec/kernels/neumann_check.hpp"
 #include "attnspec/kernels/precision.hpp"
 #include "attnspec/kernels/pure_infsa_check.hpp"
+#include "attnspec/kernels/spec_attention_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "bindings.hpp"
 
@@ -298,6 +299,66 @@ nb::tuple linear_infsa_case(const std::string& name, std::uint64_t seed,
     return nb::make_tuple(array_tuple(p.q), array_tuple(p.k), array_tuple(p.v));
 }
 
+// spec-attention's problem: x, w_q, w_k, w_v, the correction, lambda, mask and scale.
+kernels::SpecAttentionProblem spec_problem(const In& x, const In& wq, const In& wk, const In& wv,
+                                           const std::string& correction, double lambda,
+                                           const std::string& mask, double scale) {
+    kernels::SpecAttentionProblem p;
+    p.x = array_of(x), p.w_q = array_of(wq), p.w_k = array_of(wk), p.w_v = array_of(wv);
+    p.correction = kernels::parse_spec_correction(correction, "correction");
+    p.lambda = lambda, p.mask = kernels::parse_mask(mask, "mask"), p.scale = scale;
+    return p;
+}
+
+// The check of one SpecA output o (kernels/spec_attention_check.hpp).
+nb::dict check_spec_attention(const In& x, const In& wq, const In& wk, const In& wv, const In& o,
+                              const std::string& correction, double lambda, const std::string& mask,
+                              double scale, const std::string& storage,
+                              const std::string& accumulate, double factor, double floor_units,
+                              int worst) {
+    const kernels::SpecAttentionProblem p =
+        spec_problem(x, wq, wk, wv, correction, lambda, mask, scale);
+    const kernels::KernelCheckOptions opt =
+        options(storage, accumulate, factor, floor_units, worst);
+    const Array out = array_of(o);
+    kernels::KernelCheckResult r;
+    {
+        nb::gil_scoped_release release;
+        r = kernels::check_spec_attention(p, out, opt);
+    }
+    return result_dict(r);
+}
+
+// attnspec's plain SpecA at (storage, accumulate) as a (shape, values) tuple.
+nb::tuple baseline_spec_attention(const In& x, const In& wq, const In& wk, const In& wv,
+                                  const std::string& correction, double lambda,
+                                  const std::string& mask, double scale, const std::string& storage,
+                                  const std::string& accumulate) {
+    const kernels::SpecAttentionProblem p =
+        spec_problem(x, wq, wk, wv, correction, lambda, mask, scale);
+    const auto st = kernels::parse_format(storage, "dtype");
+    const auto ac = kernels::parse_format(accumulate, "accumulate");
+    Array o;
+    {
+        nb::gil_scoped_release release;
+        o = kernels::baseline_spec_attention(p, st, ac);
+    }
+    return array_tuple(o);
+}
+
+// A spec-attention stress case: (x, w_q, w_k, w_v) as (shape, values) tuples and its lambda.
+nb::tuple spec_attention_case(const std::string& name, std::uint64_t seed,
+                              const std::vector<std::int64_t>& shape, const std::string& storage) {
+    const auto st = kernels::parse_format(storage, "dtype");
+    kernels::SpecAttentionProblem p;
+    {
+        nb::gil_scoped_release release;
+        p = kernels::generate_spec_attention(name, seed, shape, st);
+    }
+    return nb::make_tuple(array_tuple(p.x), array_tuple(p.w_q), array_tuple(p.w_k),
+                          array_tuple(p.w_v), p.lambda);
+}
+
 std::vector<std::string> stress_names() {
     std::vector<std::string> out;
     for (auto c : kernels::stress_cases()) out.emplace_back(kernels::stress_name(c));
@@ -334,6 +395,14 @@ void bind_kernels(nb::module_& m) {
     m.def("kernel_linear_infsa_case_names", &kernels::linear_infsa_cases);
     m.def("kernel_neumann_case_names", &kernels::neumann_cases);
     m.def("kernel_unit_roundoff", &round_array_unit, "format"_a);
+    m.def("kernel_check_spec_attention", &check_spec_attention, "x"_a, "w_q"_a, "w_k"_a, "w_v"_a,
+          "o"_a, "correction"_a, "lambda_"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a,
+          "factor"_a, "floor_units"_a, "worst"_a);
+    m.def("kernel_baseline_spec_attention", &baseline_spec_attention, "x"_a, "w_q"_a, "w_k"_a,
+          "w_v"_a, "correction"_a, "lambda_"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a);
+    m.def("kernel_spec_attention_case", &spec_attention_case, "name"_a, "seed"_a, "shape"_a,
+          "storage"_a);
+    m.def("kernel_spec_attention_case_names", &kernels::spec_attention_cases);
 }
 
 }  // namespace attnspec::python
