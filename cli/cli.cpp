@@ -27,8 +27,8 @@ namespace attnspec::cli {
 std::vector<Command>& command_table() {
     static std::vector<Command> table = {
         {"check-kernel", "a user's attention kernel output (forward, vjp, jvp, linear-infsa, "
-                         "pure-infsa, neumann) against the float64 reference: rounding bound, "
-                         "baseline rule, verdict",
+                         "pure-infsa, neumann, spec-attention) against the float64 reference: "
+                         "rounding bound, baseline rule, verdict",
          run_check_kernel},
         {"cond", "singular values and kappa (strict, nz) with enclosures of a matrix "
                  "in an HDF5 file",

@@ -24,7 +24,7 @@ struct ModelRow {
 // kappa_j for every visible key into `kappa`, and E, eps_l (B1)-(B4).
 // `phi` bounds the relative error of the reference's p_j, which stand in for the exact ones.
 // `perturbed`: the operands may lie within in.dq, dK, dV of q, K, V (RowInput): the dot
-// products are charged on A'_j (s.Ap) and each logit carries the extra error s.dx[j] ((P1)).
+// products are charged on A'_j (s.Ap) and each logit carries the extra error s.dx[j] ((Q1)).
 ModelRow model_row(const RoundingModel& M, const RowInput& in, const RowScratch& s, double m,
                    double l, double phi, std::vector<double>& kappa, bool perturbed) {
     const long n = in.n;
@@ -83,7 +83,7 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
         m = std::max(m, s.x[j]);
         out.max_abs_logit = std::max(out.max_abs_logit, std::fabs(s.x[j]));
         if (!in.dq) continue;
-        // (P1): |q'.k' - q.k| <= sum_c dq_c |k_c| + |q_c| dk_c + dq_c dk_c, and the kernel's dot
+        // (Q1): |q'.k' - q.k| <= sum_c dq_c |k_c| + |q_c| dk_c + dq_c dk_c, and the kernel's dot
         // product of q', k' is charged on sum_c (|q_c| + dq_c)(|k_c| + dk_c).
         const double* dk = in.dK + j * d;
         double ap = 0, dx = 0;
@@ -164,7 +164,7 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
         const double kk = K.finite ? s.kappa[j] : 0.0, kr = Rr.finite ? s.kappa_ref[j] : 0.0;
         for (long c = 0; c < dv; ++c) {
             const double av = std::fabs(v[c]), dvc = in.dV ? in.dV[j * dv + c] : 0.0;
-            // (P2): the term p_j v'_jc with |v'_jc - v_jc| <= dV_jc has relative error kappa_j
+            // (Q2): the term p_j v'_jc with |v'_jc - v_jc| <= dV_jc has relative error kappa_j
             // about v'_jc: p_j (kappa_j |v_jc| + (1 + kappa_j) dV_jc) from p_j v_jc.
             BK[c] += p * (av * kk + dvc * (1 + kk)), BR[c] += p * av * kr, pv[c] += p * av;
             sum_abs[c] += av + dvc, v_max[c] = std::max(v_max[c], av + dvc);

@@ -82,7 +82,7 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Arra
     r.q_shape = p.x.shape, r.k_shape = p.w_q.shape, r.v_shape = p.w_v.shape;
     r.scale = effective_scale(P.center, sh);
     // The projected operands are what the kernel's attention reads (stored in the storage
-    // format: (P5) charged that rounding), so the attention model takes them as exact (P6).
+    // format: (Q5) charged that rounding), so the attention model takes them as exact (Q6).
     const RoundingModel model = kernel_model(opt.storage, opt.accumulate, true);
     const double cf = detail::projection_floor_units(pm);
     const Array base = baseline_spec_attention(p, opt.storage, opt.accumulate);
@@ -102,7 +102,7 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Arra
                 const RowInput in = perturbed(in0, P.center, P.q.kernel, P.k.kernel, P.v.kernel);
                 analyze_row(in, model, scratch, ref);
                 // The reference's own error against the exact SpecA: its attention's rounding
-                // plus the propagation of its projections' error (P6).
+                // plus the propagation of its projections' error (Q6).
                 analyze_row(perturbed(in0, P.center, P.q.ref, P.k.ref, P.v.ref), reference_model(),
                             scratch, own);
                 // The floor adds one rounding (relative cf) of each projected q, k, v: 2 cf A_j

@@ -21,7 +21,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
     fail_data(std::string(name) + " has shape " + shape_text(a.shape) + ", expected " + want, name);
 }
 
-// The Thm 3.5 correction sigma_1 U V^T of `W` and the bound eps_C of (P3) on its elementwise
+// The Thm 3.5 correction sigma_1 U V^T of `W` and the bound eps_C of (Q3) on its elementwise
 // error: the computed (U~, sigma~, V~) are within Delta_W of W_o = U_o Sigma~ V_o^T (U_o, V_o the
 // orthonormal polar factors of U~, V~), whose polar factor is U_o V_o^T exactly; the polar
 // factor moves by at most 4/min(sigma_m(W), sigma~_m) times Delta_W (Li 1995).
@@ -109,7 +109,7 @@ double projection_floor_units(const ProjectionModel& m) {
 Projection project(const Array& x, const CorrectedWeight& w, const ProjectionModel& m) {
     const long D = w.rows, cols = w.cols, rows = static_cast<long>(x.values.size()) / D;
     const double Dd = static_cast<double>(D);
-    // (P5): a kernel's W' is within omega |W'| + eps_C of W + C, its GEMM within gamma_D(u_a).
+    // (Q5): a kernel's W' is within omega |W'| + eps_C of W + C, its GEMM within gamma_D(u_a).
     const double omega = (1 + m.u_in) * (1 + m.u_a) * (1 + m.u_s) - 1;
     const double f_k = (1 + m.u_in) * (1 + omega) * (1 + gamma_n(Dd, m.u_a)) - 1;
     const double g_ref = gamma_n(Dd), tau64 = smallest_normal(Format::fp64);
@@ -139,7 +139,7 @@ Projection project(const Array& x, const CorrectedWeight& w, const ProjectionMod
         }
         for (long c = 0; c < cols; ++c) {
             const size_t at = static_cast<size_t>(i * cols + c);
-            const double ref = g_ref * mag[c] + xw_err[c] + Dd * tau64;  // (P4)
+            const double ref = g_ref * mag[c] + xw_err[c] + Dd * tau64;  // (Q4)
             const double kern = f_k * xbar[c] + xsum * w.c_error + Dd * m.tau_a;
             const double stored = m.u_s * (std::fabs(q[c]) + ref + kern) + m.tau_s;
             P.ref[at] = ref * kBoundSafety;

@@ -1,7 +1,7 @@
 // The projections of check-kernel spec-attention (private to lib/src/kernels/): the corrected
 // weights W + C in float64 with elementwise error bounds, the projections X (W + C) with the
 // bound on the reference's error and on the distance of a correctly rounding kernel's operands
-// (proofs/kernel_tolerance.md, "SpecA forward", (P3)-(P5)), and the baseline's rounded
+// (proofs/kernel_tolerance.md, "SpecA forward", (Q3)-(Q5)), and the baseline's rounded
 // projection. Used by spec_attention_check.cpp.
 #pragma once
 #include <vector>
@@ -21,7 +21,7 @@ struct SpecDims {
 SpecDims spec_dims(const SpecAttentionProblem& p);
 
 // W + C of one weight (rows x cols, row-major): C in float64, w = fl(W + C), and bounds:
-// c_error >= |C - C_exact| and err[k] >= |w[k] - (W + C_exact)[k]| elementwise ((P3); c_error is
+// c_error >= |C - C_exact| and err[k] >= |w[k] - (W + C_exact)[k]| elementwise ((Q3); c_error is
 // +inf when W is numerically rank-deficient to the point that the SVD correction is not unique).
 struct CorrectedWeight {
     long rows = 0, cols = 0;
@@ -32,7 +32,7 @@ struct CorrectedWeight {
 CorrectedWeight corrected_weight(const Array& w, SpecCorrection kind, double lambda,
                                  const char* name);
 
-// How a kernel rounds the projections ((S1)-(S4)): u_in on X and W (0 when representable in the
+// How a kernel rounds the projections ((A1s)-(A4s)): u_in on X and W (0 when representable in the
 // storage format), u_a and tau_a of its accumulation, u_s and tau_s of the storage of W + C and
 // of the projected Q, K, V.
 struct ProjectionModel {
@@ -45,7 +45,7 @@ ProjectionModel projection_model(Format storage, Format accumulate, bool inputs_
 double projection_floor_units(const ProjectionModel& m);
 
 // X (W + C): `center` = fl64(X w) shaped (.., N, cols); per element, `ref` >= |center -
-// X (W + C)_exact| (P4), `kernel` >= the distance from center of the operand a correctly
+// X (W + C)_exact| (Q4), `kernel` >= the distance from center of the operand a correctly
 // rounding kernel feeds its attention (P5, ref included). O(B N D cols).
 struct Projection {
     Array center;

@@ -1,6 +1,6 @@
 // check-kernel spec-attention: a user's SpecA forward (docs/MATH.md §2, Def 3.6) against the
 // float64 reference, with the rounding bound of proofs/kernel_tolerance.md ("SpecA forward",
-// (P1)-(P6)) and the baseline rule of kernels/attention_check.hpp:
+// (Q1)-(Q6)) and the baseline rule of kernels/attention_check.hpp:
 //   O = softmax(s X W'_Q W'_K^T X^T + M) X W'_V,  W' = W + C,  s default 1/sqrt(d),
 // with C = lambda I_{D x d} (rectangular identity, lambda >= 0) or the SVD correction of Thm 3.5,
 // C = sigma_1(W) U V^T from the thin SVD of W (W = 0: DataError). X is (N, D) or (B, N, D), W_Q
