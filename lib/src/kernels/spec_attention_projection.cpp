@@ -24,7 +24,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The Thm 3.5 correction sigma_1 U V^T of `W` and the bound eps_C of (Q3) on its elementwise
 // error: the computed (U~, sigma~, V~) are within Delta_W of W_o = U_o Sigma~ V_o^T (U_o, V_o the
 // orthonormal polar factors of U~, V~), whose polar factor is U_o V_o^T exactly; the polar
-// factor moves by at most 4/min(sigma_m(W), sigma~_m) times Delta_W (Li 1995).
+// factor moves by at most (1 + sqrt 2)/sigma_m(W) <= 4/min(lo, sigma~_m) times Delta_W
+// (Araki-Yamagami).
 void svd_correction(const Eigen::MatrixXd& W, const char* name, CorrectedWeight& out) {
     const SvdResult s = svd(W);
     const long m = static_cast<long>(s.sigma.size());

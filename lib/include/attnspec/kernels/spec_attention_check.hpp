@@ -9,7 +9,7 @@
 // (kernels/attention_reference.hpp) on them, the projections' error carried as an operand
 // perturbation. The corrections are those of attention/corrections.hpp, which kernels may not
 // include (tests/cpu/kernels/test_spec_attention_check.cpp checks the two agree). Memory
-// O(N (d + d_v) + D (d + d_v)) per batch beyond the inputs; cost O(B N (D (d + d_v) + N (d +
+// O(B N (d + d_v) + D (d + d_v)) beyond the inputs (no N x N); cost O(B N (D (d + d_v) + N (d +
 // d_v))) plus one SVD per weight. CPU only; kernels/spec_attention_check.cpp,
 // kernels/spec_attention_projection.cpp.
 #pragma once
