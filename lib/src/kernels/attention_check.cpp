@@ -6,8 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "attention_block.hpp"
+#include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
+#include "attnspec/base/parallel.hpp"
 #include "attnspec/kernels/attention_baseline.hpp"
 #include "attnspec/kernels/attention_reference.hpp"
 #include "check_compare.hpp"
@@ -22,6 +25,8 @@ using detail::keep_worst;
 using detail::Key;
 using detail::ratio;
 
+constexpr long kBlock = 64;  // query rows per block (a block x N_k of scratch per thread)
+
 // The check's running state over rows.
 struct Checker {
     Checker(const AttentionProblem& p_, const ProblemShape& sh_, const KernelCheckOptions& opt_,
@@ -32,10 +37,11 @@ struct Checker {
     const KernelCheckOptions& opt;
     const RoundingModel model;
     KernelCheckResult& r;
-    RowScratch scratch;
-    RowAnalysis ref;
-    std::vector<double> base, t;
-    double base_lse = 0;
+    std::vector<RowAnalysis> refs;  // one head's rows (Checker::head)
+    std::vector<double> base, base_lse;
+    detail::KvHead kv_ref;
+    detail::BaseHead kv_base;
+    long kv_done = -1;  // the key/value head kv_ref and kv_base hold
     double max_abs_lse = 0;
 
     std::vector<std::int64_t> index(long b, long h, long i, long c) const {
@@ -47,6 +53,7 @@ struct Checker {
     RowInput row_input(long b, long h, long i, const AttentionProblem& src) const {
         return detail::row_input(sh, src, p.mask, r.scale, b, h, i);
     }
+    void head(long b, long h, int threads, bool reference = true);
     void row(long b, long h, long i, const double* got, const double* got_lse);
     void lse_element(long b, long h, long i, double got);
 };
@@ -59,27 +66,53 @@ void Checker::row(long b, long h, long i, const double* got, const double* got_l
         if (got_lse && std::isfinite(*got_lse)) ++r.lse_beyond_bound;  // +-inf or NaN expected
         return;
     }
-    analyze_row(in, model, scratch, ref);
-    baseline_row(row_input(b, h, i, *entered), opt.storage, opt.accumulate, base, base_lse, t);
+    const RowAnalysis& ref = refs[static_cast<size_t>(i)];
     // The floor: the first-order error of a kernel that rounds each intermediate once -- the
     // logits (through the softmax: 2 u_a max|x|), exp, the sum, the division, P, the PV sum,
     // the output (proofs/kernel_tolerance.md, "The baseline rule and its floor").
     detail::RowValues v;
     v.got = got, v.ref = ref.o.data(), v.bound = ref.bound.data();
-    v.ref_error = ref.ref_error.data(), v.base = base.data(), v.n = sh.dv;
+    v.ref_error = ref.ref_error.data(), v.base = base.data() + i * sh.dv, v.n = sh.dv;
     v.first_row = (2 * model.u_a * ref.max_abs_logit + 4 * model.u_a + model.u_p) * ref.max_abs_pv;
     v.index = index(b, h, i, 0);
     detail::compare_row(v, model.u_out, opt, r);
     if (got_lse) lse_element(b, h, i, *got_lse);
 }
 
+// The reference and bounds (when `reference`) and the baseline of every row of head h in batch b
+// (into refs, base, base_lse): blocks of kBlock rows, `threads` blocks at a time, one BLAS thread
+// each (every block is the same computation for any thread count: the results do not depend on it).
+void Checker::head(long b, long h, int threads, bool reference) {
+    const long N = sh.Nq, blocks = (N + kBlock - 1) / kBlock;
+    refs.resize(static_cast<size_t>(N)), base.resize(static_cast<size_t>(N * sh.dv));
+    base_lse.resize(static_cast<size_t>(N));
+    const long kv = b * sh.H_kv + sh.kv_head(h);
+    if (kv != kv_done) {
+        const RowInput r0 = row_input(b, h, 0, p), e0 = row_input(b, h, 0, *entered);
+        if (reference) kv_ref.set(r0.K, r0.V, sh.Nk, sh.d, sh.dv);
+        kv_base.set(e0.K, e0.V, sh.Nk, sh.d, sh.dv, opt.storage, opt.accumulate);
+        kv_done = kv;
+    }
+    parallel_for_ordered(static_cast<size_t>(blocks), threads, [&](size_t k) {
+        const long i0 = static_cast<long>(k) * kBlock, count = std::min(kBlock, N - i0);
+        std::vector<RowInput> in(static_cast<size_t>(count)), ein(in);
+        for (long r = 0; r < count; ++r)
+            in[r] = row_input(b, h, i0 + r, p), ein[r] = row_input(b, h, i0 + r, *entered);
+        thread_local detail::BlockScratch s;  // reused by the calling thread across heads
+        if (reference) detail::analyze_block(in.data(), count, kv_ref, model, s, refs.data() + i0);
+        detail::baseline_block(ein.data(), count, kv_base, s, base.data() + i0 * sh.dv,
+                               base_lse.data() + i0);
+    });
+}
+
 void Checker::lse_element(long b, long h, long i, double got) {
+    const RowAnalysis& ref = refs[static_cast<size_t>(i)];
     ElementReport e;
     e.index = index(b, h, i, -1);
     e.got = got, e.reference = ref.lse, e.bound = ref.lse_bound;
     e.error =
         std::isfinite(got) ? std::fabs(got - ref.lse) : std::numeric_limits<double>::infinity();
-    e.baseline = std::fabs(base_lse - ref.lse);
+    e.baseline = std::fabs(base_lse[static_cast<size_t>(i)] - ref.lse);
     r.lse_error = std::max(r.lse_error, e.error);
     r.lse_baseline = std::max(r.lse_baseline, e.baseline);
     max_abs_lse = std::max(max_abs_lse, std::fabs(ref.lse));
@@ -110,13 +143,17 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
         detail::round_all({&rounded.q, &rounded.k, &rounded.v}, opt.storage);
         ck.entered = &rounded;
     }
+    const BlasThreadsScope one_blas_thread(1);
+    const int threads = available_threads();
     for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h)
+        for (long h = 0; h < sh.H; ++h) {
+            ck.head(b, h, threads);
             for (long i = 0; i < sh.Nq; ++i) {
                 const long row = (b * sh.H + h) * sh.Nq + i;
                 ck.row(b, h, i, o.values.data() + row * sh.dv,
                        lse ? lse->values.data() + row : nullptr);
             }
+        }
     detail::decide(r, opt, "o", ck.max_abs_lse);
     return r;
 }
@@ -133,16 +170,17 @@ void baseline_attention(const AttentionProblem& p, Format storage, Format accumu
     KernelCheckResult unused;
     unused.scale = scaled.scale;
     KernelCheckOptions opt;
-    const Checker ck(scaled, sh, opt, RoundingModel{}, unused);
-    std::vector<double> row, t;
+    opt.storage = storage, opt.accumulate = accumulate;
+    Checker ck(scaled, sh, opt, RoundingModel{}, unused);
+    const BlasThreadsScope one_blas_thread(1);
+    const int threads = available_threads();
     for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h)
-            for (long i = 0; i < sh.Nq; ++i) {
-                const long at = (b * sh.H + h) * sh.Nq + i;
-                baseline_row(ck.row_input(b, h, i, scaled), storage, accumulate, row,
-                             lse.values[at], t);
-                std::copy(row.begin(), row.end(), o.values.begin() + at * sh.dv);
-            }
+        for (long h = 0; h < sh.H; ++h) {
+            ck.head(b, h, threads, false);
+            const long at = (b * sh.H + h) * sh.Nq;
+            std::copy(ck.base.begin(), ck.base.end(), o.values.begin() + at * sh.dv);
+            std::copy(ck.base_lse.begin(), ck.base_lse.end(), lse.values.begin() + at);
+        }
 }
 
 }  // namespace attnspec::kernels

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attention_rows.hpp"
 #include "attnspec/base/rounding.hpp"
 
 namespace attnspec::kernels {
@@ -13,57 +14,76 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The per-row quantities of one rounding model (proofs/kernel_tolerance.md, (B1)-(B5)).
-struct ModelRow {
-    double E = 0;      // max_j e_j: the largest logit error (B1)
-    double eps_l = 0;  // relative error bound of the softmax denominator (B3)
-    double k_max = 0;  // max_j kappa_j
-    bool finite = true;
-};
+// An upper bound of exp(a) - 1 for a >= 0: a + a^2 while a <= 1/2 (the series' tail
+// a^2/2! + a^3/3! + ... <= (a^2 / 2) e^a <= 0.83 a^2 there), expm1 widened by 2^-50 beyond.
+// Every term is >= 0, so evaluating it rounds by a few u relative only (kBoundSafety covers it).
+inline double expm1_upper(double a) { return a <= 0.5 ? a + a * a : std::expm1(a) * (1 + 0x1p-50); }
 
-// kappa_j for every visible key into `kappa`, and E, eps_l (B1)-(B4).
-// `phi` bounds the relative error of the reference's p_j, which stand in for the exact ones.
-// `perturbed`: the operands may lie within in.dq, dK, dV of q, K, V (RowInput): the dot
-// products are charged on A'_j (s.Ap) and each logit carries the extra error s.dx[j] ((Q1)).
-ModelRow model_row(const RoundingModel& M, const RowInput& in, const RowScratch& s, double m,
-                   double l, double phi, std::vector<double>& kappa, bool perturbed) {
+}  // namespace
+
+namespace detail {
+
+ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, double* kappa) {
     const long n = in.n;
     ModelRow r;
     const double g_logit = gamma_n(static_cast<double>(in.d + 3), M.u_a);
     const double f_logit = (1 + M.u_in) * (1 + M.u_in) * (1 + g_logit) - 1;
     const double tau_logit = static_cast<double>(in.d + 3) * M.tau_a;
-    const std::vector<double>& A = perturbed ? s.Ap : s.A;
+    // Perturbed operands (SpecA's projections, RowLogits::Ap, dx): the dot products are charged on
+    // A'_j and each logit carries the extra error dx_j ((Q1)).
+    const double* A = in.Ap ? in.Ap : in.A;
     const auto logit_error = [&](long j) {
-        return f_logit * A[j] + tau_logit + (perturbed ? s.dx[j] : 0.0);
+        return f_logit * A[j] + tau_logit + (in.dx ? in.dx[j] : 0.0);
     };
-    double A_max = 0;
-    for (long j = 0; j < n; ++j) A_max = std::max(A_max, A[j]), r.E = std::max(r.E, logit_error(j));
-    const double shift = M.u_a * A_max;  // the shift m rounded once, relative to |m| (A3)
+    r.E = f_logit * in.A_max + tau_logit;
+    if (in.dx)
+        for (long j = 0; j < n; ++j) r.E = std::max(r.E, logit_error(j));
+    const double shift = M.u_a * in.A_max;  // the shift m rounded once, relative to |m| (A3)
     const double rescales = M.online ? static_cast<double>(n - 1) : 0.0;
     const double g_w = gamma_n(M.c_exp + (M.c_exp + 1) * rescales, M.u_a);
     const double g_sum = gamma_n(static_cast<double>(n - 1), M.u_a);
-    kappa.resize(static_cast<size_t>(n));
-    double eps = 0;
+    // (1 + kappa)(1 + u_p)(1 + g_sum) - 1 = c1 kappa + c0 (B3), without cancellation.
+    const double c0 = M.u_p + g_sum + M.u_p * g_sum, c1 = 1 + c0;
+    // r_j of (B2): exp(a_j)(1 + g_w) - 1 <= expm1_upper(a_j)(1 + g_w) + g_w.
+    double eps = 0, a_max = 0;
     for (long j = 0; j < n; ++j) {
         const double e_j = logit_error(j);
-        const double a_j = e_j + r.E + shift + M.u_a * (m - s.x[j] + e_j + r.E);
-        kappa[j] = std::exp(a_j) * (1 + g_w) - 1;  // r_j of (B2) until the loop below
-        eps += s.t[j] / l * ((1 + kappa[j]) * (1 + M.u_p) * (1 + g_sum) - 1);  // (B3)
+        const double a_j = e_j + r.E + shift + M.u_a * (in.m - in.x[j] + e_j + r.E);
+        a_max = std::max(a_max, a_j);
+        kappa[j] = (a_j + a_j * a_j) * (1 + g_w) + g_w;
     }
+    if (a_max > 0.5)
+        for (long j = 0; j < n; ++j) {
+            const double e_j = logit_error(j);
+            const double a_j = e_j + r.E + shift + M.u_a * (in.m - in.x[j] + e_j + r.E);
+            kappa[j] = expm1_upper(a_j) * (1 + g_w) + g_w;
+        }
+    for (long j = 0; j < n; ++j) eps += in.t[j] / in.l * (c1 * kappa[j] + c0);  // (B3)
     r.eps_l = eps / (1 - phi) + 2.0 * static_cast<double>(n) * M.tau_a;
     eps = r.eps_l;
     if (!(eps < 1)) {
         r.finite = false;
         return r;
     }
+    // (B4): (1 + kappa_j) f - 1 = f kappa_j + (f - 1), f = (1 + u_p)(1 + u_in)(1 + g_pv)/(1 - eps).
     const double g_pv = gamma_n(static_cast<double>(n + 1), M.u_a);
-    const double f = (1 + M.u_p) * (1 + M.u_in) * (1 + g_pv) / (1 - eps);
+    const double num =
+        M.u_p + M.u_in + g_pv + M.u_p * M.u_in + (M.u_p + M.u_in) * g_pv + M.u_p * M.u_in * g_pv;
+    const double f = (1 + num) / (1 - eps), fm1 = (num + eps) / (1 - eps);
+    double k_max = 0;
     for (long j = 0; j < n; ++j) {
-        kappa[j] = (1 + kappa[j]) * f - 1;  // (B4)
-        r.k_max = std::max(r.k_max, kappa[j]);
+        kappa[j] = kappa[j] * f + fm1;
+        k_max = std::max(k_max, kappa[j]);
     }
+    r.k_max = k_max;
     return r;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::ModelRow;
 
 // Logits, their absolute sums A_j, the shifted exponentials, o and lse of the float64 reference.
 void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& m, double& l) {
@@ -138,6 +158,38 @@ RoundingModel reference_model() {
     return M;
 }
 
+namespace detail {
+
+void finish_row(const RoundingModel& kernel, const ModelRow& K, const ModelRow& Rr, double phi,
+                long n, long dv, const RowSums& sums, double log_l, RowAnalysis& out) {
+    const RoundingModel R = reference_model();
+    const bool ok = Rr.finite && phi < 0.5;
+    out.denominator_error = K.eps_l;
+    out.max_abs_pv = *std::max_element(sums.pv, sums.pv + dv);
+    out.bound.assign(static_cast<size_t>(dv), kInf);
+    out.ref_error.assign(static_cast<size_t>(dv), kInf);
+    const double nd = static_cast<double>(n);
+    for (long c = 0; c < dv && ok && K.finite; ++c) {
+        const double abs_K = (kernel.tau_p + 4 * kernel.tau_a) * (1 + gamma_n(nd, kernel.u_a)) /
+                             (1 - K.eps_l) * (sums.sum_abs[c] + nd);
+        const double abs_R =
+            4 * R.tau_a * (1 + gamma_n(nd, R.u_a)) / (1 - Rr.eps_l) * (sums.sum_abs[c] + nd);
+        const double flushed = nd * R.tau_a * sums.v_max[c] * (1 + K.k_max);  // p_j the ref flushed
+        const double ref = (sums.BR[c] + abs_R) / (1 - phi);
+        const double BKc = sums.BK[c] / (1 - phi) + abs_K + flushed;
+        const double kern =
+            (1 + kernel.u_out) * BKc + kernel.u_out * (std::fabs(out.o[c]) + ref) + kernel.tau_out;
+        out.ref_error[c] = ref * kBoundSafety;
+        out.bound[c] = (kern + ref) * kBoundSafety;
+    }
+    const double ref_lse = lse_bound(R, Rr, log_l, std::fabs(out.lse));
+    out.lse_bound =
+        (lse_bound(kernel, K, log_l + ref_lse, std::fabs(out.lse) + ref_lse) + ref_lse) *
+        kBoundSafety;
+}
+
+}  // namespace detail
+
 void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s, RowAnalysis& out) {
     const long n = in.n, dv = in.dv;
     out.masked = n == 0;
@@ -150,13 +202,21 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
     }
     double m = 0, l = 0;
     reference_row(in, s, out, m, l);
-    const RoundingModel R = reference_model();
-    const ModelRow Rr = model_row(R, in, s, m, l, 0.0, s.kappa_ref, false);
+    detail::RowLogits lg;
+    lg.x = s.x.data(), lg.A = s.A.data(), lg.t = s.t.data(), lg.n = n, lg.d = in.d;
+    lg.m = m, lg.l = l;
+    for (long j = 0; j < n; ++j) lg.A_max = std::max(lg.A_max, s.A[j]);
+    s.kappa.resize(static_cast<size_t>(n)), s.kappa_ref.resize(static_cast<size_t>(n));
+    const ModelRow Rr = detail::model_row(reference_model(), lg, 0.0, s.kappa_ref.data());
     // phi: relative error of the reference's p_j, which stand in for the exact ones (B6).
     const double phi = Rr.k_max;
     const bool ok = Rr.finite && phi < 0.5;
-    const ModelRow K = model_row(kernel, in, s, m, l, ok ? phi : 0.0, s.kappa, in.dq != nullptr);
-    out.denominator_error = K.eps_l;
+    detail::RowLogits lk = lg;  // the kernel's model: on the perturbed operands when given
+    if (in.dq) {
+        lk.Ap = s.Ap.data(), lk.dx = s.dx.data(), lk.A_max = 0;
+        for (long j = 0; j < n; ++j) lk.A_max = std::max(lk.A_max, s.Ap[j]);
+    }
+    const ModelRow K = detail::model_row(kernel, lk, ok ? phi : 0.0, s.kappa.data());
     std::vector<double> BK(static_cast<size_t>(dv), 0.0), BR(BK), sum_abs(BK), v_max(BK), pv(BK);
     for (long j = 0; j < n; ++j) {
         const double p = s.t[j] / l;
@@ -170,27 +230,8 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
             sum_abs[c] += av + dvc, v_max[c] = std::max(v_max[c], av + dvc);
         }
     }
-    out.max_abs_pv = *std::max_element(pv.begin(), pv.end());
-    out.bound.assign(static_cast<size_t>(dv), kInf);
-    out.ref_error.assign(static_cast<size_t>(dv), kInf);
-    const double nd = static_cast<double>(n);
-    for (long c = 0; c < dv && ok && K.finite; ++c) {
-        const double abs_K = (kernel.tau_p + 4 * kernel.tau_a) * (1 + gamma_n(nd, kernel.u_a)) /
-                             (1 - K.eps_l) * (sum_abs[c] + nd);
-        const double abs_R =
-            4 * R.tau_a * (1 + gamma_n(nd, R.u_a)) / (1 - Rr.eps_l) * (sum_abs[c] + nd);
-        const double flushed = nd * R.tau_a * v_max[c] * (1 + K.k_max);  // p_j the ref flushed
-        const double ref = (BR[c] + abs_R) / (1 - phi);
-        const double BKc = BK[c] / (1 - phi) + abs_K + flushed;
-        const double kern =
-            (1 + kernel.u_out) * BKc + kernel.u_out * (std::fabs(out.o[c]) + ref) + kernel.tau_out;
-        out.ref_error[c] = ref * kBoundSafety;
-        out.bound[c] = (kern + ref) * kBoundSafety;
-    }
-    const double ref_lse = lse_bound(R, Rr, std::log(l), std::fabs(out.lse));
-    out.lse_bound =
-        (lse_bound(kernel, K, std::log(l) + ref_lse, std::fabs(out.lse) + ref_lse) + ref_lse) *
-        kBoundSafety;
+    const detail::RowSums sums{pv.data(), BK.data(), BR.data(), sum_abs.data(), v_max.data()};
+    detail::finish_row(kernel, K, Rr, phi, n, dv, sums, std::log(l), out);
 }
 
 }  // namespace attnspec::kernels

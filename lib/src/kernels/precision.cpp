@@ -2,7 +2,10 @@
 #include "attnspec/kernels/precision.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "attnspec/base/enum_names.hpp"
 
@@ -12,6 +15,20 @@ constexpr EnumName<Format> kFormatNames[] = {
     {Format::fp16, "fp16"}, {Format::bf16, "bf16"}, {Format::tf32, "tf32"},
     {Format::fp32, "fp32"}, {Format::fp64, "fp64"},
 };
+
+// The smallest normal and the largest finite value of each format, computed once.
+struct Limits {
+    double normal = 0, largest = 0;
+};
+const Limits& limits(Format f) {
+    static const auto table = [] {
+        std::array<Limits, 5> t{};
+        for (Format g : {Format::fp16, Format::bf16, Format::tf32, Format::fp32, Format::fp64})
+            t[static_cast<size_t>(g)] = {smallest_normal(g), largest_finite(g)};
+        return t;
+    }();
+    return table[static_cast<size_t>(f)];
+}
 }  // namespace
 
 FormatSpec format_spec(Format f) {
@@ -40,6 +57,20 @@ double round_to_narrow(double x, Format f) {
     if (f == Format::fp64 || x == 0 || !std::isfinite(x)) return x;
     if (f == Format::fp32) return static_cast<double>(static_cast<float>(x));  // IEEE RNE
     const FormatSpec s = format_spec(f);
+    const Limits& lim = limits(f);
+    if (std::fabs(x) >= lim.normal) {
+        // A normal result: round the binary64 significand to p bits, to nearest even, on its
+        // bits (a carry moves into the exponent as it should); the same value as the general
+        // path below, without frexp/ldexp per call.
+        const int drop = 53 - s.p;
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &x, sizeof bits);
+        bits += ((std::uint64_t{1} << (drop - 1)) - 1) + ((bits >> drop) & 1);
+        bits &= ~((std::uint64_t{1} << drop) - 1);
+        double r = 0;
+        std::memcpy(&r, &bits, sizeof r);
+        return std::fabs(r) > lim.largest ? std::copysign(HUGE_VAL, x) : r;
+    }
     int e = 0;
     std::frexp(x, &e);  // |x| = m 2^e, m in [1/2, 1): x's exponent is e - 1
     const int exponent = std::max(e - 1, s.emin);

@@ -1,8 +1,10 @@
 // Software rounding to fp16, bf16, tf32, fp32 (kernels/precision.hpp) against exact values from
 // IEEE 754-2019 and the formats' definitions: ties to even, the largest finite value and the
 // overflow threshold, the smallest subnormal and its half-way point, signs, NaN and infinity.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "attnspec/kernels/precision.hpp"
 #include "test_support.hpp"
@@ -82,4 +84,37 @@ TEST_CASE("unit roundoffs, underflow errors and format names", "[kernels]") {
     CHECK(e.code() == ExitCode::Usage);
     CHECK(e.parameter() == "dtype");
     CHECK(test::has(e, "expected fp16, bf16, tf32, fp32 or fp64"));
+}
+
+TEST_CASE("round_to agrees with rounding by the definition on random values", "[kernels]") {
+    // The nearest value with p significant bits at x's exponent (emin below the normal range),
+    // ties to even, written out here independently of precision.cpp's bit manipulation.
+    auto by_definition = [](double x, Format f) {
+        const FormatSpec s = format_spec(f);
+        const int exponent = std::max(std::ilogb(x), s.emin);
+        const double unit = std::ldexp(1.0, exponent - (s.p - 1));
+        const double k = std::floor(std::fabs(x) / unit), rest = std::fabs(x) / unit - k;
+        const double up = rest > 0.5 || (rest == 0.5 && std::fmod(k, 2.0) == 1) ? k + 1 : k;
+        const double r = std::copysign(up * unit, x);
+        return std::fabs(r) > largest_finite(f) ? std::copysign(kInf, x) : r;
+    };
+    std::mt19937_64 rng(31);
+    std::uniform_real_distribution<double> mant(-1, 1);
+    std::uniform_int_distribution<int> expo(-150, 20);
+    int checked = 0;
+    for (Format f : {Format::fp16, Format::bf16, Format::tf32})
+        for (int i = 0; i < 20000; ++i) {
+            double x = std::ldexp(mant(rng), expo(rng));
+            if (i % 4 == 0) {  // exact ties and near-ties at the format's spacing
+                const FormatSpec s = format_spec(f);
+                const int e = std::max(std::ilogb(x), s.emin) - s.p;
+                x = std::ldexp(std::nearbyint(std::ldexp(x, -e)), e) +
+                    (i % 8 == 0 ? 0.0 : p2(e - 30));
+            }
+            if (x == 0) continue;
+            INFO(format_name(f) << " " << x);
+            REQUIRE(round_to(x, f) == by_definition(x, f));
+            ++checked;
+        }
+    CHECK(checked > 50000);  // ties far below the subnormal range become 0 and are skipped
 }

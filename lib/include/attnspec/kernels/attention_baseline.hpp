@@ -10,6 +10,14 @@
 //   o_c = sum_a fl_a(p_j v_jc); output fl_out(o_c); lse = fl_a(m + fl_a(log l)).
 // exp and log are float64 results rounded once (within 1 ulp of the format). O(n (d + d_v)) per
 // row, O(n) scratch. CPU only; kernels/attention_baseline.cpp.
+//
+// In blocks: check_attention and baseline_attention run the same plain kernel a block of query
+// rows at a time (lib/src/kernels/attention_block.cpp), its two products as matrix products in
+// the accumulation format A: with A = fp32 (accumulate fp32, storage fp32/tf32/fp16/bf16) an
+// sgemm on the storage values (exact in fp32; fused multiply-adds in the BLAS's order, fl_a(s)
+// applied as its alpha), with A = fp64 a dgemm; the softmax steps as above, elementwise in A
+// (m, t_j, l left to right, p_j = fl_s(fl_a(t_j / l))); o = fl_out(P V) from the same GEMM. A
+// kernel declared fp64 storage with fp32 accumulation runs the row form above.
 #pragma once
 #include <vector>
 

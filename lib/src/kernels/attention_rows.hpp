@@ -1,0 +1,49 @@
+// The pieces of the attention reference's bound that analyze_row (one row, attention_reference.cpp)
+// and analyze_block (a block of rows through BLAS, attention_block.cpp) share, so that both
+// evaluate the same formulas of proofs/kernel_tolerance.md, (B1)-(B7). Private to lib/src/kernels/.
+#pragma once
+#include "attnspec/kernels/attention_reference.hpp"
+
+namespace attnspec::kernels::detail {
+
+// The per-row quantities of one rounding model (B1)-(B4).
+struct ModelRow {
+    double E = 0;      // max_j e_j: the largest logit error (B1)
+    double eps_l = 0;  // relative error bound of the softmax denominator (B3)
+    double k_max = 0;  // max_j kappa_j
+    bool finite = true;
+};
+
+// One row's logits x_j, their absolute sums A_j = s sum_c |q_c k_jc|, the shifted exponentials
+// t_j = exp(x_j - m) (n values each), m = max_j x_j, l = sum_j t_j and max_j A_j.
+struct RowLogits {
+    const double* x = nullptr;
+    const double* A = nullptr;
+    const double* t = nullptr;
+    long n = 0, d = 0;
+    double m = 0, l = 0, A_max = 0;  // A_max: the largest of Ap when given, else of A
+    // Optional (SpecA's perturbed operands, RowInput::dq): the kernel's dot products charged on
+    // Ap_j instead of A_j, and each logit's extra error dx_j ((Q1)).
+    const double* Ap = nullptr;
+    const double* dx = nullptr;
+};
+
+// kappa_j of (B4) for every key into `kappa` (n values; when the result is not finite they hold
+// the (B2) values), with E, eps_l, k_max. `phi` bounds the relative error of the reference's p_j,
+// which stand in for the exact ones. O(n), no transcendental call per key unless some exponent
+// argument exceeds 1/2.
+ModelRow model_row(const RoundingModel& M, const RowLogits& r, double phi, double* kappa);
+
+// The sums over the row's visible keys that the bound needs, per output column c (dv values):
+// pv = sum_j p_j |v_jc|, BK = sum_j p_j kappa_j |v_jc| (kernel, (B4)), BR the same with the
+// reference's kappa, sum_abs = sum_j |v_jc|, v_max = max_j |v_jc|.
+struct RowSums {
+    const double *pv, *BK, *BR, *sum_abs, *v_max;
+};
+
+// out.bound, out.ref_error, out.max_abs_pv, out.lse_bound and out.denominator_error from the
+// row's sums (out.o and out.lse already set; (B5)-(B7)).
+void finish_row(const RoundingModel& kernel, const ModelRow& K, const ModelRow& R, double phi,
+                long n, long dv, const RowSums& sums, double log_l, RowAnalysis& out);
+
+}  // namespace attnspec::kernels::detail
