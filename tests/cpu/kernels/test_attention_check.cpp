@@ -247,6 +247,24 @@ TEST_CASE("check-kernel: an extra relative error 1e-4 in a few fp32 elements is 
     CHECK(r.rows_beyond_rule == 3);
 }
 
+TEST_CASE("check-kernel: a causal row never reads a non-finite key it cannot see", "[kernels]") {
+    // The check runs blocks of 64 query rows through matrix products padded to the block's widest
+    // key count; an infinite value in the last key must reach the last row only.
+    AttentionProblem p = stress(StressCase::gaussian, Format::fp32, MaskKind::causal, {1, 130, 8});
+    p.v.values[129 * 8] = std::numeric_limits<double>::infinity();
+    const Array o = baseline(p, Format::fp32);
+    long nonfinite = 0;
+    for (long e = 0; e < 130 * 8; ++e) {
+        INFO("element " << e);
+        if (e < 129 * 8) CHECK(std::isfinite(o.values[e]));
+        nonfinite += std::isfinite(o.values[e]) ? 0 : 1;
+    }
+    CHECK(nonfinite >= 1);
+    const KernelCheckResult r = check(p, o, Format::fp32);
+    CHECK(r.nonfinite == nonfinite);
+    CHECK(r.elements_beyond_bound <= 8);
+}
+
 TEST_CASE("check-kernel: log-sum-exp is checked when given", "[kernels]") {
     const AttentionProblem p = stress(StressCase::near_ties, Format::fp16, MaskKind::causal);
     Array lse;
