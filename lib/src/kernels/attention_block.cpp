@@ -65,7 +65,7 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
     gemm(count, n_max, d, scale, in[0].q, d, kv.K, d, true, s.X.data(), n_max);
     gemm(count, n_max, d, scale, s.Q.data(), d, kv.absK.data(), d, true, s.A.data(), n_max);
     s.t.resize(static_cast<size_t>(n_max));
-    s.kK.resize(static_cast<size_t>(n_max)), s.kR.resize(static_cast<size_t>(n_max));
+    s.kK.resize(cells), s.kR.resize(cells);
     std::vector<ModelRow> K(static_cast<size_t>(count)), R(K);
     std::vector<double> L(static_cast<size_t>(count)), M(L);
     for (long r = 0; r < count; ++r) {
@@ -83,17 +83,17 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
         for (long j = 0; j < n; ++j) l += (s.t[j] = std::exp(x[j] - m));
         lg.m = m, lg.l = l, lg.A_max = A_max;
         out[r].max_abs_logit = big, out[r].masked = false;
-        R[r] = model_row(reference_model(), lg, 0.0, s.kR.data());
+        R[r] = model_row(reference_model(), lg, 0.0, s.kR.data() + r * n_max);
         const double phi = R[r].k_max;
         const bool ok = R[r].finite && phi < 0.5;
-        K[r] = model_row(kernel, lg, ok ? phi : 0.0, s.kK.data());
+        K[r] = model_row(kernel, lg, ok ? phi : 0.0, s.kK.data() + r * n_max);
         double* p = s.P.data() + r * n_max;
         double *wk = s.W.data() + r * n_max, *wr = s.W.data() + cells + r * n_max;
         for (long j = 0; j < n; ++j) p[j] = s.t[j] / l;
         if (K[r].finite)
-            for (long j = 0; j < n; ++j) wk[j] = p[j] * s.kK[j];
+            for (long j = 0; j < n; ++j) wk[j] = p[j] * s.kK[r * n_max + j];
         if (R[r].finite)
-            for (long j = 0; j < n; ++j) wr[j] = p[j] * s.kR[j];
+            for (long j = 0; j < n; ++j) wr[j] = p[j] * s.kR[r * n_max + j];
         L[r] = l, M[r] = m;
     }
     s.OPV.resize(static_cast<size_t>(count * 2 * dv)),

@@ -41,7 +41,9 @@ struct BlockScratch {
 
 // Rows in[0 .. count-1]: consecutive query rows of one head (in[r].q = in[0].q + r d), all over
 // kv's K and V. out[r] as analyze_row gives it (the same bound formulas; the sums in another
-// order). O(count N (d + d_v)) through BLAS, O(count N) scratch.
+// order). O(count N (d + d_v)) through BLAS, O(count N) scratch. Left in s for the derivatives,
+// row r at r * n_max (n_max = the largest in[r].n; entries j < in[r].n): X (x_j), A (A_j), P
+// (p_j = t_j / l), kK and kR (kappa_j of analyze_row's s.kappa and s.kappa_ref).
 void analyze_block(const RowInput* in, long count, const KvHead& kv, const RoundingModel& kernel,
                    BlockScratch& s, RowAnalysis* out);
 

@@ -14,11 +14,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// An upper bound of exp(a) - 1 for a >= 0: a + a^2 while a <= 1/2 (the series' tail
-// a^2/2! + a^3/3! + ... <= (a^2 / 2) e^a <= 0.83 a^2 there), expm1 widened by 2^-50 beyond.
-// Every term is >= 0, so evaluating it rounds by a few u relative only (kBoundSafety covers it).
-inline double expm1_upper(double a) { return a <= 0.5 ? a + a * a : std::expm1(a) * (1 + 0x1p-50); }
-
 }  // namespace
 
 namespace detail {

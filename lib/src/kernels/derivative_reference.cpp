@@ -1,5 +1,5 @@
-// The float64 references of attention-vjp and attention-jvp and their rounding bounds
-// (kernels/derivative_reference.hpp; the derivation is proofs/kernel_tolerance.md, (D1)-(D9)).
+// The float64 reference of attention-jvp and its rounding bounds, row by row (attention-vjp:
+// derivative_vjp.cpp; kernels/derivative_reference.hpp; proofs/kernel_tolerance.md, (D1)-(D9)).
 #include "attnspec/kernels/derivative_reference.hpp"
 
 #include <algorithm>
@@ -8,62 +8,13 @@
 
 #include "attnspec/base/rounding.hpp"
 #include "check_compare.hpp"
+#include "derivative_terms.hpp"
 
 namespace attnspec::kernels {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// The units of one rounding model as (D1)-(D9) use them.
-struct Units {
-    double u_a = 0, u_in = 0, u_p = 0, u_out = 0, c_exp = 0;
-    double tau_a = 0, tau_out = 0;
-    double nu = 0;     // absolute error of one weight p_j from underflow (D1)
-    double tau_s = 0;  // absolute error of one product term from underflow (D4)
-    double gamma(double n) const { return gamma_n(n, u_a); }
-};
-
-Units units(const RoundingModel& M) {
-    Units U;
-    U.u_a = M.u_a, U.u_in = M.u_in, U.u_p = M.u_p, U.u_out = M.u_out, U.c_exp = M.c_exp;
-    U.tau_a = M.tau_a, U.tau_out = M.tau_out;
-    U.nu = 2 * (M.tau_p + 4 * M.tau_a);
-    U.tau_s = M.tau_p + 4 * M.tau_a;
-    return U;
-}
-
-// The per-key quantities of one query row under one model.
-struct KeyTerms {
-    std::vector<double> p, kappa;  // weights (widened for the kernel) and their relative errors
-    std::vector<double> y, err_y;  // |y_j| (dP_j or ds_j, widened) and the bound on its error
-    std::vector<double> a, eta;    // |a_j| = |y_j - c| (widened) and the bound on dS_j's error
-};
-
-// (D3)/(D7): the error of sum_j p^_j y^_j (any order, n + 1 roundings).
-double weighted_sum_error(const Units& U, const KeyTerms& T, long n) {
-    double s = 0, s_abs = 0;
-    for (long j = 0; j < n; ++j) {
-        s += T.p[j] * T.kappa[j] * T.y[j] + (T.p[j] * (1 + T.kappa[j]) + U.nu) * T.err_y[j] +
-             U.nu * T.y[j];
-        s_abs += T.p[j] * T.y[j];
-    }
-    const double g = U.gamma(static_cast<double>(n + 1));
-    return s * (1 + g) + g * s_abs + static_cast<double>(n + 1) * U.tau_a;
-}
-
-// (D4)/(D8): eta_j, the error of p^_j (y^_j - c^) with |c^ - c| <= err_c, `ops` roundings in
-// the accumulation format and one in P's storage format.
-void product_errors(const Units& U, KeyTerms& T, long n, double err_c, int ops) {
-    const double g = std::pow(1 + U.u_a, ops) * (1 + U.u_p) - 1;
-    T.eta.resize(static_cast<size_t>(n));
-    for (long j = 0; j < n; ++j) {
-        const double e = T.err_y[j] + err_c;
-        T.eta[j] = (T.p[j] * T.kappa[j] * T.a[j] + (T.p[j] * (1 + T.kappa[j]) + U.nu) * e +
-                    U.nu * T.a[j]) *
-                       (1 + g) +
-                   g * T.p[j] * T.a[j] + U.tau_s;
-    }
-}
+using namespace detail::terms;
 
 // The softmax of one row: analyze_row's reference and bounds, the weights p_j, and whether the
 // bounds are finite (kernel: eps_l < 1/2, (D1); reference: its own bound finite).
@@ -111,28 +62,6 @@ void weights(const RowInput& in, const RowSoftmax& r, const RoundingModel& M, bo
     }
 }
 
-// Output rounding and the reference's error: the bound of one element from the kernel's
-// pre-rounding bound `B` and the reference's `R` (both before kBoundSafety).
-void finish_element(const Units& U, double B, double R, double value, double& bound,
-                    double& ref_error) {
-    ref_error = R * kBoundSafety;
-    bound = ((1 + U.u_out) * B + U.u_out * (std::fabs(value) + R) + U.tau_out + R) * kBoundSafety;
-}
-
-ReferenceTensor tensor_like(const Array& a) {
-    ReferenceTensor t;
-    t.value.shape = a.shape;
-    const size_t n = a.values.size();
-    t.value.values.assign(n, 0.0);
-    t.bound.assign(n, 0.0), t.ref_error.assign(n, 0.0), t.first.assign(n, 0.0);
-    return t;
-}
-
-// The weight error of a kernel rounding once per intermediate (the forward's floor weight).
-double first_weight(const Units& U, const RowSoftmax& r) {
-    return 2 * U.u_a * r.fwd.max_abs_logit + 4 * U.u_a + U.u_p;
-}
-
 // The per-row state of both references.
 struct RowState {
     RowSoftmax r;
@@ -158,140 +87,6 @@ void for_each_row(const AttentionProblem& p, const ProblemShape& sh, double s,
 }
 
 }  // namespace
-
-VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
-                           const RoundingModel& kernel) {
-    const ProblemShape sh = problem_shape(p);
-    detail::check_shape(dout, sh.out_shape(), "do");
-    const double s = effective_scale(p, sh);
-    const Units UK = units(kernel), UR = units(reference_model());
-    VjpReference out{tensor_like(p.q), tensor_like(p.k), tensor_like(p.v)};
-    // dK and dV sum over at most m query rows (D6), (D7).
-    const long group = sh.H / sh.H_kv;  // exact: H_kv divides H (problem_shape)
-    const double m = static_cast<double>(sh.Nq * group);
-    const double gk = (1 + UK.u_in) * (1 + UK.gamma(m + 2));
-    const double gv = (1 + UK.u_p) * (1 + UK.u_in) * (1 + UK.gamma(m + 1));
-    const double grk = UR.gamma(m + 2), grv = UR.gamma(m + 1);
-    std::vector<char> infinite(static_cast<size_t>(sh.B * sh.H_kv * sh.Nk), 0);
-    RowState st;
-    RowSoftmax& r = st.r;
-    KeyTerms &TK = st.TK, &TR = st.TR;
-    std::vector<double> dP, adP, ds, f, cols;
-    const long d = sh.d, dv = sh.dv;
-    for_each_row(p, sh, s, kernel, st, [&](long b, long h, long row, const RowInput& in) {
-        const long n = in.n;
-        const double* g = dout.values.data() + row * dv;
-        const long kv0 = (b * sh.H_kv + sh.kv_head(h)) * sh.Nk;
-        const std::vector<double>& o = r.fwd.o;
-        double D = 0, eDR = 0, eDK = 0, absD = 0, absDw = 0, eD1 = 0;
-        for (long c = 0; c < dv; ++c) {
-            D += g[c] * o[c];
-            const double ag = std::fabs(g[c]);
-            absD += ag * std::fabs(o[c]);
-            absDw += ag * (std::fabs(o[c]) + 2 * r.fwd.ref_error[c]);
-            eDR += ag * r.fwd.ref_error[c];
-            eDK += ag * (r.fwd.bound[c] + r.fwd.ref_error[c]);
-        }
-        // (D3a): D from the stored O, for both models.
-        const double gDR = UR.gamma(dv + 1.0);
-        const double gDK = (1 + UK.u_in) * (1 + UK.gamma(dv + 1.0)) - 1;
-        eDR = eDR * (1 + gDR) + gDR * absD + (dv + 1.0) * UR.tau_a;
-        eDK = eDK * (1 + gDK) + gDK * absDw + (dv + 1.0) * UK.tau_a;
-        // (D2): dP_j and its error.
-        dP.resize(static_cast<size_t>(n)), adP.resize(static_cast<size_t>(n));
-        TR.y.resize(static_cast<size_t>(n)), TR.err_y.resize(static_cast<size_t>(n));
-        TK.y.resize(static_cast<size_t>(n)), TK.err_y.resize(static_cast<size_t>(n));
-        TR.a.resize(static_cast<size_t>(n)), TK.a.resize(static_cast<size_t>(n));
-        const double gPR = UR.gamma(static_cast<double>(dv));
-        const double gPK =
-            (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(static_cast<double>(dv))) - 1;
-        for (long j = 0; j < n; ++j) {
-            const double* v = in.V + j * dv;
-            double x = 0, ax = 0;
-            for (long c = 0; c < dv; ++c) x += g[c] * v[c], ax += std::fabs(g[c] * v[c]);
-            dP[j] = x, adP[j] = ax;
-            TR.y[j] = std::fabs(x), TR.err_y[j] = gPR * ax + dv * UR.tau_a;
-            TK.y[j] = std::fabs(x) + 2 * TR.err_y[j];
-            TK.err_y[j] = gPK * ax + dv * UK.tau_a;
-            TR.a[j] = std::fabs(x - D);
-        }
-        // The first-order error of D: the weights' (sum_j delta p_j dP_j), O's storage and D's
-        // own rounding.
-        const double w = first_weight(UK, r);
-        for (long j = 0; j < n; ++j) eD1 += w * r.p[j] * TR.y[j];
-        for (long c = 0; c < dv; ++c) eD1 += (UK.u_out + UK.u_a) * std::fabs(g[c] * o[c]);
-        // (D3b): D as sum_j p_j dP_j; the kernel may use either.
-        eDK = std::max(eDK, weighted_sum_error(UK, TK, n));
-        for (long j = 0; j < n; ++j) TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + eDR);
-        product_errors(UR, TR, n, eDR, 2);  // (D4)
-        product_errors(UK, TK, n, eDK, 4);
-        ds.resize(static_cast<size_t>(n)), f.resize(static_cast<size_t>(n));
-        for (long j = 0; j < n; ++j) {
-            ds[j] = r.p[j] * (dP[j] - D);
-            f[j] = r.p[j] * ((w + 2 * UK.u_a + UK.u_p) * TR.a[j] + UK.u_a * adP[j] + eD1);
-        }
-        // (D5): the row of dQ.
-        const double gq = (1 + UK.u_in) * (1 + UK.gamma(n + 2.0)), grq = UR.gamma(n + 2.0);
-        cols.assign(static_cast<size_t>(6 * d), 0.0);  // row-major walk of K: 6 sums per c
-        for (long j = 0; j < n; ++j) {
-            const double* kr = in.K + j * d;
-            const double w[6] = {ds[j],     TK.eta[j],        std::fabs(ds[j]) + 2 * TR.eta[j],
-                                 TR.eta[j], std::fabs(ds[j]), f[j]};
-            for (long c = 0; c < d; ++c) {
-                double* acc = cols.data() + 6 * c;
-                const double ak = std::fabs(kr[c]);
-                acc[0] += w[0] * kr[c];
-                for (int t = 1; t < 6; ++t) acc[t] += w[t] * ak;
-            }
-        }
-        for (long c = 0; c < d; ++c) {
-            const double* S = cols.data() + 6 * c;  // x, SK, SK2, SR, SR2, F
-            const size_t e = static_cast<size_t>(row * d + c);
-            const double B = s * (gq * S[1] + (gq - 1) * S[2]) + (n + 2.0) * UK.tau_a;
-            const double R = 2 * (s * ((1 + grq) * S[3] + grq * S[4]) + (n + 2.0) * UR.tau_a);
-            out.dq.value.values[e] = s * S[0];
-            finish_element(UK, B, R, s * S[0], out.dq.bound[e], out.dq.ref_error[e]);
-            if (!r.finite) out.dq.bound[e] = kInf;
-            out.dq.first[e] = s * (S[5] + UK.u_a * S[4]);
-        }
-        // (D6), (D7): this row's terms of dK and dV, summed before the output rounding.
-        for (long j = 0; j < n; ++j) {
-            const long kvj = kv0 + j;
-            if (!r.finite) infinite[kvj] = 1;
-            const double ads = std::fabs(ds[j]);
-            for (long c = 0; c < d; ++c) {
-                const double aq = std::fabs(in.q[c]);
-                const size_t e = static_cast<size_t>(kvj * d + c);
-                out.dk.value.values[e] += s * ds[j] * in.q[c];
-                out.dk.bound[e] += s * aq * (gk * TK.eta[j] + (gk - 1) * (ads + 2 * TR.eta[j]));
-                out.dk.ref_error[e] += s * aq * ((1 + grk) * TR.eta[j] + grk * ads);
-                out.dk.first[e] += s * aq * (f[j] + UK.u_a * ads);
-            }
-            for (long c = 0; c < dv; ++c) {
-                const double ag = std::fabs(g[c]);
-                const size_t e = static_cast<size_t>(kvj * dv + c);
-                out.dv.value.values[e] += r.p[j] * g[c];
-                out.dv.bound[e] += ag * (gv * (TK.p[j] * TK.kappa[j] + UK.nu) + (gv - 1) * TK.p[j]);
-                out.dv.ref_error[e] +=
-                    ag * ((1 + grv) * (r.p[j] * TR.kappa[j] + UR.nu) + grv * r.p[j]);
-                out.dv.first[e] += ag * w * r.p[j];
-            }
-        }
-    });
-    struct Sum {
-        ReferenceTensor* t;
-        double terms;  // roundings of each element's sum
-        long width;
-    };
-    for (const Sum& x : {Sum{&out.dk, m + 2, d}, Sum{&out.dv, m + 1, dv}})
-        for (size_t e = 0; e < x.t->bound.size(); ++e) {
-            const double B = x.t->bound[e] + x.terms * UK.tau_a;
-            const double R = 2 * (x.t->ref_error[e] + x.terms * UR.tau_a);
-            finish_element(UK, B, R, x.t->value.values[e], x.t->bound[e], x.t->ref_error[e]);
-            if (infinite[e / static_cast<size_t>(x.width)]) x.t->bound[e] = kInf;
-        }
-    return out;
-}
 
 ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
                               const Array& tv, const RoundingModel& kernel) {
@@ -341,7 +136,7 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
         }
         const double muR = weighted_sum_error(UR, TR, n);  // (D8)
         const double muK = weighted_sum_error(UK, TK, n);
-        const double w = first_weight(UK, r);
+        const double w = first_weight(UK, r.fwd.max_abs_logit);
         for (long j = 0; j < n; ++j) {
             TR.a[j] = std::fabs(ds[j] - mean);
             TK.a[j] = TR.a[j] + 2 * (TR.err_y[j] + muR);

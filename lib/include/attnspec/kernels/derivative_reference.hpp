@@ -6,9 +6,11 @@
 //   attention-jvp: given tangents tQ, tK, tV (shapes of Q, K, V), with the logit tangent
 //     ds_ij = s (tq_i.k_j + q_i.tk_j) and m_i = sum_j p_ij ds_ij,
 //     dO_i = sum_j p_ij (ds_ij - m_i) v_j + sum_j p_ij tv_j.
-// Row by row: each query row's softmax (kernels/attention_reference.hpp, analyze_row) is
-// recomputed and used at once; dK and dV accumulate over query rows. Memory O(B H N (d + d_v))
-// for the results (no N x N matrix); cost O(B H N_q N_k (d + d_v)). CPU only;
+// vjp: a block of 64 query rows of one head at a time (the forward's block analysis, then dP,
+// dQ, dK, dV as matrix products through BLAS), heads on every core, each head's dK and dV sums
+// added in head order (the same results for any thread count). jvp: row by row, each query row's
+// softmax (kernels/attention_reference.hpp, analyze_row) recomputed and used at once. Memory O(B H
+// N (d + d_v)) for the results (no N x N matrix); cost O(B H N_q N_k (d + d_v)). CPU only;
 // kernels/derivative_reference.cpp.
 #pragma once
 #include <vector>
