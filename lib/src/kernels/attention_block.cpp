@@ -60,7 +60,7 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
     const size_t cells = static_cast<size_t>(count * n_max);
     s.Q.resize(static_cast<size_t>(count * d));
     for (long e = 0; e < count * d; ++e) s.Q[e] = std::fabs(in[0].q[e]);
-    s.X.resize(cells), s.A.resize(cells), s.P.assign(cells, 0.0), s.W.assign(2 * cells, 0.0);
+    s.X.resize(cells), s.A.resize(cells), s.P.resize(cells), s.W.resize(2 * cells);
     const double scale = in[0].scale;
     gemm(count, n_max, d, scale, in[0].q, d, kv.K, d, true, s.X.data(), n_max);
     gemm(count, n_max, d, scale, s.Q.data(), d, kv.absK.data(), d, true, s.A.data(), n_max);
@@ -70,6 +70,9 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
     std::vector<double> L(static_cast<size_t>(count)), M(L);
     for (long r = 0; r < count; ++r) {
         const long n = in[r].n;
+        double* p = s.P.data() + r * n_max;
+        double *wk = s.W.data() + r * n_max, *wr = s.W.data() + cells + r * n_max;
+        for (double* row : {p, wk, wr}) std::fill(row + n, row + n_max, 0.0);  // keys not seen
         if (n == 0) continue;
         const double *x = s.X.data() + r * n_max, *A = s.A.data() + r * n_max;
         RowLogits lg;
@@ -87,13 +90,10 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
         const double phi = R[r].k_max;
         const bool ok = R[r].finite && phi < 0.5;
         K[r] = model_row(kernel, lg, ok ? phi : 0.0, s.kK.data() + r * n_max);
-        double* p = s.P.data() + r * n_max;
-        double *wk = s.W.data() + r * n_max, *wr = s.W.data() + cells + r * n_max;
         for (long j = 0; j < n; ++j) p[j] = s.t[j] / l;
-        if (K[r].finite)
-            for (long j = 0; j < n; ++j) wk[j] = p[j] * s.kK[r * n_max + j];
-        if (R[r].finite)
-            for (long j = 0; j < n; ++j) wr[j] = p[j] * s.kR[r * n_max + j];
+        const double *kK = s.kK.data() + r * n_max, *kR = s.kR.data() + r * n_max;
+        for (long j = 0; j < n; ++j) wk[j] = K[r].finite ? p[j] * kK[j] : 0.0;
+        for (long j = 0; j < n; ++j) wr[j] = R[r].finite ? p[j] * kR[j] : 0.0;
         L[r] = l, M[r] = m;
     }
     s.OPV.resize(static_cast<size_t>(count * 2 * dv)),
@@ -138,13 +138,14 @@ void baseline_block(const RowInput* in, long count, const BaseHead& bh, BlockScr
     const Format out_format = output_format(bh.storage);
     std::vector<double> ml(static_cast<size_t>(2 * count));
     if (bh.single) {
-        s.Qf.assign(in[0].q, in[0].q + count * d), s.Xf.resize(cells), s.Pf.assign(cells, 0.0f);
+        s.Qf.assign(in[0].q, in[0].q + count * d), s.Xf.resize(cells), s.Pf.resize(cells);
         const float scale = static_cast<float>(in[0].scale);
         gemm(count, n_max, d, scale, s.Qf.data(), d, bh.Kf.data(), d, true, s.Xf.data(), n_max);
         for (long r = 0; r < count; ++r) {
             const long n = in[r].n;
             const float* x = s.Xf.data() + r * n_max;
             float* p = s.Pf.data() + r * n_max;
+            std::fill(p + n, p + n_max, 0.0f);  // keys this row does not see
             float m = -std::numeric_limits<float>::infinity(), l = 0;
             for (long j = 0; j < n; ++j) m = std::max(m, x[j]);
             for (long j = 0; j < n; ++j)
@@ -157,12 +158,13 @@ void baseline_block(const RowInput* in, long count, const BaseHead& bh, BlockScr
         gemm(count, dv, n_max, 1.0f, s.Pf.data(), n_max, bh.Vf.data(), dv, false, s.Of.data(), dv);
         for (long e = 0; e < count * dv; ++e) o[e] = round_to(s.Of[e], out_format);
     } else {
-        s.X.resize(cells), s.P.assign(cells, 0.0);
+        s.X.resize(cells), s.P.resize(cells);
         gemm(count, n_max, d, in[0].scale, in[0].q, d, bh.K, d, true, s.X.data(), n_max);
         for (long r = 0; r < count; ++r) {
             const long n = in[r].n;
             const double* x = s.X.data() + r * n_max;
             double* p = s.P.data() + r * n_max;
+            std::fill(p + n, p + n_max, 0.0);  // keys this row does not see
             double m = -kInf, l = 0;
             for (long j = 0; j < n; ++j) m = std::max(m, x[j]);
             for (long j = 0; j < n; ++j) l += (p[j] = std::exp(x[j] - m));

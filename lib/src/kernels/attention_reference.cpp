@@ -53,7 +53,9 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
             const double a_j = e_j + r.E + shift + M.u_a * (in.m - in.x[j] + e_j + r.E);
             kappa[j] = expm1_upper(a_j) * (1 + g_w) + g_w;
         }
-    for (long j = 0; j < n; ++j) eps += in.t[j] / in.l * (c1 * kappa[j] + c0);  // (B3)
+    double part[4] = {0, 0, 0, 0};  // four partial sums (non-negative terms: any order)
+    for (long j = 0; j < n; ++j) part[j & 3] += in.t[j] / in.l * (c1 * kappa[j] + c0);  // (B3)
+    eps = (part[0] + part[1]) + (part[2] + part[3]);
     r.eps_l = eps / (1 - phi) + 2.0 * static_cast<double>(n) * M.tau_a;
     eps = r.eps_l;
     if (!(eps < 1)) {

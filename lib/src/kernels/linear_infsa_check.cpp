@@ -83,14 +83,15 @@ Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) 
     const ProblemShape sh = problem_shape(p);
     Array out;
     out.shape = sh.out_shape();
-    out.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
+    // Appended in memory order without a zero fill first: the output is as large as an input,
+    // and writing it twice would cost as much as reading one more input.
+    out.values.reserve(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv));
     std::vector<double> row;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h) {
             fn(detail::head_input(sh, p, par, b, h), row);
             for (long i = 0; i < sh.Nq; ++i)
-                std::copy(row.begin(), row.end(),
-                          out.values.begin() + ((b * sh.H + h) * sh.Nq + i) * sh.dv);
+                out.values.insert(out.values.end(), row.begin(), row.end());
         }
     return out;
 }
