@@ -147,10 +147,12 @@ void vjp_head(const AttentionProblem& p, const Array& dout, const ProblemShape& 
         const T* P = weights_of(hs.s, static_cast<T*>(nullptr));
         const size_t cells = static_cast<size_t>(count * n_max);
         const T* g = hs.g.data() + i0 * nv;
-        hs.dP.resize(cells), hs.dS.assign(cells, T(0));
+        hs.dP.resize(cells), hs.dS.resize(cells);
         gemm(false, true, count, n_max, nv, T(1), g, nv, hs.vt.data(), nv, T(0), hs.dP.data(),
              n_max);
         for (long r = 0; r < count; ++r) {
+            T* dS = hs.dS.data() + r * n_max;
+            std::fill(dS + hs.in[r].n, dS + n_max, T(0));  // keys this row does not see
             const double D = dot(ra, G + (i0 + r) * nv, hs.o.data() + r * nv, nv);
             for (long j = 0; j < hs.in[r].n; ++j) {
                 const size_t at = static_cast<size_t>(r * n_max + j);

@@ -86,8 +86,7 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
     gemm(false, true, count, n_max, dv, 1.0, G, dv, kv.VV.data(), 2 * dv, 0.0, w.dP.data(), n_max);
     gemm(false, true, count, n_max, dv, 1.0, w.absG.data(), dv, kv.absV.data(), dv, 0.0,
          w.adP.data(), n_max);
-    w.DS.assign(cells, 0.0), w.W5.assign(5 * cells, 0.0), w.WK.assign(3 * cells, 0.0);
-    w.WV.assign(3 * cells, 0.0);
+    w.DS.resize(cells), w.W5.resize(5 * cells), w.WK.resize(3 * cells), w.WV.resize(3 * cells);
     std::vector<char> row_finite(static_cast<size_t>(count), 0);
     const RoundingModel& M = S.kernel;
     const double f_logit = (1 + M.u_in) * (1 + M.u_in) * (1 + gamma_n(d + 3.0, M.u_a)) - 1;
@@ -97,9 +96,14 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
     KeyTerms &TK = w.TK, &TR = w.TR;
     for (long r = 0; r < count; ++r) {
         const long n = w.in[r].n;
+        const size_t at = static_cast<size_t>(r * n_max);
+        for (double* m : {w.DS.data(), w.W5.data(), w.WK.data(), w.WV.data()}) {
+            const long parts = m == w.DS.data() ? 1 : m == w.W5.data() ? 5 : 3;
+            for (long t = 0; t < parts; ++t)  // zero weights for the keys this row does not see
+                std::fill(m + t * cells + at + n, m + t * cells + at + n_max, 0.0);
+        }
         if (n == 0) continue;
         const RowAnalysis& fw = w.rows[r];
-        const size_t at = static_cast<size_t>(r * n_max);
         const double *x = w.fwd.X.data() + at, *A = w.fwd.A.data() + at;
         const double *p = w.fwd.P.data() + at, *kK = w.fwd.kK.data() + at;
         const double* kR = w.fwd.kR.data() + at;
