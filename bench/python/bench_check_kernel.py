@@ -1,8 +1,8 @@
 """Issue 31's attention targets, measured side by side in one process, ratios printed:
 
   forward  the reference + tolerance of `check-kernel attention` (attnspec.testing.
-           check_attention_output: float64 reference row by row, rounding bound, baseline at
-           the declared precision) at (B, H, N, d) = (1, 16, 4096, 64) against a float64
+           check_attention_output: float64 reference a block of 64 rows at a time through
+           BLAS on every core, rounding bound, baseline at the declared precision) at (B, H, N, d) = (1, 16, 4096, 64) against a float64
            PyTorch attention on the math path (softmax(s Q K^T) V, one head at a time as the
            math path does), same inputs: target ratio <= 3.
   vjp      check_vjp_output at the same size against PyTorch's float64 autograd of that

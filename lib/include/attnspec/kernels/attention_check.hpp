@@ -9,8 +9,9 @@
 // within the rounding bound), wrong (some element beyond the rounding bound, or NaN/Inf where the
 // reference is finite). Fully masked rows (causal with N_q > N_k) expect all zeros
 // (FlashAttention) or all NaN (PyTorch's math path); anything else there is wrong. Memory O(N d)
-// beyond the inputs; cost O(B H N_q N_k (d + d_v)), one thread. CPU only;
-// kernels/attention_check.cpp.
+// beyond the inputs (a block of 64 query rows x N_k keys per thread); cost O(B H N_q N_k (d +
+// d_v)) through BLAS, blocks of one head on every core (available_threads(), one BLAS thread
+// each); the results do not depend on the thread count. CPU only; kernels/attention_check.cpp.
 #pragma once
 #include <cstdint>
 #include <string>
