@@ -11,6 +11,8 @@
 
 #include "attnspec/kernels/attention_check.hpp"
 #include "attnspec/kernels/attention_reference.hpp"
+#include "attnspec/kernels/derivative_baseline.hpp"
+#include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "test_support.hpp"
 
@@ -263,6 +265,39 @@ TEST_CASE("check-kernel: a causal row never reads a non-finite key it cannot see
     const KernelCheckResult r = check(p, o, Format::fp32);
     CHECK(r.nonfinite == nonfinite);
     CHECK(r.elements_beyond_bound <= 8);
+}
+
+TEST_CASE("check-kernel: the block baselines with fp64 in storage or accumulation", "[kernels]") {
+    // fp64 accumulation runs the baselines through dgemm, fp64 storage with fp32 accumulation
+    // the row form: each is a correct kernel at its precisions (within the rounding bound).
+    const std::pair<Format, Format> decls[] = {{Format::fp16, Format::fp64},
+                                               {Format::fp32, Format::fp64},
+                                               {Format::fp64, Format::fp32},
+                                               {Format::fp64, Format::fp64}};
+    for (const auto& [storage, accumulate] : decls)
+        for (MaskKind m : {MaskKind::none, MaskKind::causal}) {
+            INFO(format_name(storage) << " " << format_name(accumulate) << " " << mask_name(m));
+            const AttentionProblem p = stress(StressCase::gaussian, storage, m, {2, 80, 16});
+            KernelCheckOptions opt;
+            opt.storage = storage, opt.accumulate = accumulate;
+            Array o, lse;
+            baseline_attention(p, storage, accumulate, o, lse);
+            const KernelCheckResult r = check_attention(p, o, &lse, opt);
+            INFO(why(r));
+            CHECK(r.verdict == KernelVerdict::pass);
+            CHECK(r.tensor_error == r.tensor_baseline);
+            CHECK(r.worst_bound_ratio <= 1.0);
+            const Array dout = generate_directions(StressCase::gaussian, 3,
+                                                   {problem_shape(p).out_shape()}, storage)[0];
+            Array dq, dk, dv;
+            baseline_vjp(p, dout, storage, accumulate, dq, dk, dv);
+            const VjpCheckResult rv = check_attention_vjp(p, dout, dq, dk, dv, opt);
+            INFO(rv.summary);
+            CHECK(rv.verdict == KernelVerdict::pass);
+            CHECK(rv.dk.tensor_error == rv.dk.tensor_baseline);
+            for (const KernelCheckResult* t : {&rv.dq, &rv.dk, &rv.dv})
+                CHECK(t->worst_bound_ratio <= 1.0);
+        }
 }
 
 TEST_CASE("check-kernel: log-sum-exp is checked when given", "[kernels]") {
