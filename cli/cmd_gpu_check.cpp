@@ -71,11 +71,11 @@ int run_gpu_check(const Invocation& inv) {
     std::string math = "pedantic", fault = "none";
     bool emulate = false;
     desc.add_options()("emulate", po::bool_switch(&emulate),
-                       "no device: run the kernels on the CPU grid runner (linear_infsa, "
-                       "spec_attention, perron_tiled; the others are listed as not emulated)")(
-        "twin", po::value(&opt.twins)->composing(),
-        "run only this twin (repeatable; default: all six)")("quick", po::bool_switch(&opt.quick),
-                                                             "the smallest case set (CI-sized)")(
+                       "no device: run the kernels on the CPU grid runner, cuBLAS/cuSOLVER on "
+                       "the CPU BLAS/LAPACK (all twins but jacobian_spectrum, listed as not "
+                       "emulated)")("twin", po::value(&opt.twins)->composing(),
+                                    "run only this twin (repeatable; default: all six)")(
+        "quick", po::bool_switch(&opt.quick), "the smallest case set (CI-sized)")(
         "math", po::value(&math), "pedantic (default) or fast")(
         "plant-fault", po::value(&fault),
         "self-test (exit 1): off-by-one-tile, dropped-term; with --emulate also index-math, "

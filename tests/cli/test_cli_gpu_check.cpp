@@ -130,13 +130,13 @@ TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does 
     CHECK(r.out.find("\"agrees\": false") == std::string::npos);
     // a twin that is not emulated is named, never reported as a case that agrees
     CHECK(r.out.find("\"not_emulated\": [") != std::string::npos);
-    CHECK(r.out.find("\"twin\": \"svd\"") == std::string::npos);
-    const auto t =
-        run_cli("gpu-check --emulate --quick --no-report --twin linear_infsa --twin svd");
+    CHECK(r.out.find("\"twin\": \"jacobian_spectrum\"") == std::string::npos);
+    const auto t = run_cli(
+        "gpu-check --emulate --quick --no-report --twin linear_infsa --twin jacobian_spectrum");
     CHECK(t.code == 0);
     CHECK(t.out.find("gpu-check emulated: kernels on the CPU grid runner (no device)") !=
           std::string::npos);
-    CHECK(t.out.find("svd                (not emulated)") != std::string::npos);
+    CHECK(t.out.find("jacobian_spectrum  (not emulated)") != std::string::npos);
     CHECK(t.out.find("every emulated twin agrees") != std::string::npos);
 }
 
@@ -167,13 +167,14 @@ TEST_CASE("gpu-check --emulate exits 1 with each planted fault in each emulated 
 TEST_CASE("gpu-check --emulate writes its report and refuses a selection with nothing emulated",
           "[cli][gpu][emulate]") {
     const std::string dir = attnspec::test::temp_dir();
-    const auto r = run_cli("gpu-check --emulate --quick --twin linear_infsa --twin svd --out " +
-                           dir + "/g.h5");
+    const auto r =
+        run_cli("gpu-check --emulate --quick --twin linear_infsa --twin jacobian_spectrum --out " +
+                dir + "/g.h5");
     CHECK(r.code == 0);
     std::FILE* f = std::fopen((dir + "/g.h5").c_str(), "rb");
     CHECK(f != nullptr);
     if (f) std::fclose(f);
-    const auto none = run_cli("gpu-check --emulate --twin svd --no-report");
+    const auto none = run_cli("gpu-check --emulate --twin jacobian_spectrum --no-report");
     CHECK(none.code == 64);
     CHECK(none.err.find("no selected twin is emulated") != std::string::npos);
     CHECK(none.out.empty());

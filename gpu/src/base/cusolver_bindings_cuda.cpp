@@ -55,49 +55,53 @@ cusolverEigMode_t mode(bool vectors) {
 
 }  // namespace
 
-std::size_t gesvdj_buffer_doubles(const Context& ctx, bool vectors, int m, int n) {
+std::size_t gesvdj_buffer_doubles(const Context& ctx, bool vectors, int m, int n, int lda, int ldu,
+                                  int ldv) {
     GesvdjParams p;
     int lwork = 0;
-    check(cusolverDnDgesvdj_bufferSize(ctx.cusolver(), mode(vectors), 1, m, n, nullptr, m, nullptr,
-                                       nullptr, m, nullptr, n, &lwork, p.get()),
+    check(cusolverDnDgesvdj_bufferSize(ctx.cusolver(), mode(vectors), 1, m, n, nullptr, lda,
+                                       nullptr, nullptr, ldu, nullptr, ldv, &lwork, p.get()),
           "cusolverDnDgesvdj_bufferSize");
     return static_cast<std::size_t>(lwork);
 }
 
-void gesvdj(const Context& ctx, bool vectors, int m, int n, double* A, double* S, double* U,
-            double* V, double* work, std::size_t work_doubles, int* d_info) {
+void gesvdj(const Context& ctx, bool vectors, int m, int n, double* A, int lda, double* S,
+            double* U, int ldu, double* V, int ldv, double* work, std::size_t work_doubles,
+            int* d_info) {
     GesvdjParams p;
     check(
-        cusolverDnDgesvdj(ctx.cusolver(), mode(vectors), 1, m, n, A, m, S, U, m, V, n, work,
+        cusolverDnDgesvdj(ctx.cusolver(), mode(vectors), 1, m, n, A, lda, S, U, ldu, V, ldv, work,
                           as_int(static_cast<long>(work_doubles), "gesvdj work"), d_info, p.get()),
         "cusolverDnDgesvdj");
 }
 
-std::size_t gesvdj_batched_buffer_doubles(const Context& ctx, bool vectors, int m, int n,
-                                          int batch) {
+std::size_t gesvdj_batched_buffer_doubles(const Context& ctx, bool vectors, int m, int n, int lda,
+                                          int ldu, int ldv, int batch) {
     GesvdjParams p;
     int lwork = 0;
-    check(cusolverDnDgesvdjBatched_bufferSize(ctx.cusolver(), mode(vectors), m, n, nullptr, m,
-                                              nullptr, nullptr, m, nullptr, n, &lwork, p.get(),
+    check(cusolverDnDgesvdjBatched_bufferSize(ctx.cusolver(), mode(vectors), m, n, nullptr, lda,
+                                              nullptr, nullptr, ldu, nullptr, ldv, &lwork, p.get(),
                                               batch),
           "cusolverDnDgesvdjBatched_bufferSize");
     return static_cast<std::size_t>(lwork);
 }
 
-void gesvdj_batched(const Context& ctx, bool vectors, int m, int n, double* A, double* S, double* U,
-                    double* V, double* work, std::size_t work_doubles, int* d_info, int batch) {
+void gesvdj_batched(const Context& ctx, bool vectors, int m, int n, double* A, int lda, double* S,
+                    double* U, int ldu, double* V, int ldv, double* work, std::size_t work_doubles,
+                    int* d_info, int batch) {
     GesvdjParams p;
-    check(cusolverDnDgesvdjBatched(ctx.cusolver(), mode(vectors), m, n, A, m, S, U, m, V, n, work,
-                                   as_int(static_cast<long>(work_doubles), "gesvdj work"), d_info,
-                                   p.get(), batch),
+    check(cusolverDnDgesvdjBatched(ctx.cusolver(), mode(vectors), m, n, A, lda, S, U, ldu, V, ldv,
+                                   work, as_int(static_cast<long>(work_doubles), "gesvdj work"),
+                                   d_info, p.get(), batch),
           "cusolverDnDgesvdjBatched");
 }
 
-void geqrf_batched(const Context& ctx, int m, int n, double* A, double* tau, int batch) {
+void geqrf_batched(const Context& ctx, int m, int n, double* A, int lda, long strideA, double* tau,
+                   long strideTau, int batch) {
     std::vector<double*> a(static_cast<std::size_t>(batch)), t(a.size());
     for (int b = 0; b < batch; ++b) {
-        a[static_cast<std::size_t>(b)] = A + static_cast<std::ptrdiff_t>(b) * m * n;
-        t[static_cast<std::size_t>(b)] = tau + static_cast<std::ptrdiff_t>(b) * n;
+        a[static_cast<std::size_t>(b)] = A + static_cast<std::ptrdiff_t>(b) * strideA;
+        t[static_cast<std::size_t>(b)] = tau + static_cast<std::ptrdiff_t>(b) * strideTau;
     }
     const std::size_t bytes = a.size() * sizeof(double*);
     DeviceBuffer da(bytes), dt(bytes);
@@ -105,7 +109,7 @@ void geqrf_batched(const Context& ctx, int m, int n, double* A, double* tau, int
     dt.upload_sync(ctx, t.data(), bytes);
     int info = 0;
     // cuBLAS's batched QR takes arrays of device pointers.
-    check(cublasDgeqrfBatched(ctx.cublas(), m, n, static_cast<double**>(da.data()), m,
+    check(cublasDgeqrfBatched(ctx.cublas(), m, n, static_cast<double**>(da.data()), lda,
                               static_cast<double**>(dt.data()), &info, batch),
           "cublasDgeqrfBatched");
     if (info != 0)
@@ -114,37 +118,41 @@ void geqrf_batched(const Context& ctx, int m, int n, double* A, double* tau, int
     ctx.synchronize();  // the pointer arrays are freed on return
 }
 
-void gemm(const Context& ctx, long m, long n, long k, double alpha, const double* A,
-          const double* B, double* C) {
-    const double beta = 0.0;
-    const int mi = as_int(m, "rows"), ni = as_int(n, "columns"), ki = as_int(k, "inner size");
-    check(cublasDgemm(ctx.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, mi, ni, ki, &alpha, A, mi, B, ki,
-                      &beta, C, mi),
+void gemm(const Context& ctx, bool ta, bool tb, long m, long n, long k, double alpha,
+          const double* A, long lda, const double* B, long ldb, double beta, double* C, long ldc) {
+    check(cublasDgemm(ctx.cublas(), ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      as_int(m, "rows"), as_int(n, "columns"), as_int(k, "inner size"), &alpha, A,
+                      as_int(lda, "lda"), B, as_int(ldb, "ldb"), &beta, C, as_int(ldc, "ldc")),
           "cublasDgemm");
 }
 
-GetrfWork getrf_buffer(const Context& ctx, long n, double* A) {
+void gemm(const Context& ctx, long m, long n, long k, double alpha, const double* A,
+          const double* B, double* C) {
+    gemm(ctx, false, false, m, n, k, alpha, A, m, B, k, 0.0, C, m);
+}
+
+GetrfWork getrf_buffer(const Context& ctx, long m, long n, double* A, long lda) {
     DnParams p;
     GetrfWork w;
-    check(cusolverDnXgetrf_bufferSize(ctx.cusolver(), p.get(), n, n, CUDA_R_64F, A, n, CUDA_R_64F,
+    check(cusolverDnXgetrf_bufferSize(ctx.cusolver(), p.get(), m, n, CUDA_R_64F, A, lda, CUDA_R_64F,
                                       &w.device_bytes, &w.host_bytes),
           "cusolverDnXgetrf_bufferSize");
     return w;
 }
 
-void getrf(const Context& ctx, long n, double* A, std::int64_t* ipiv, void* d_work,
-           const GetrfWork& w, void* h_work, int* d_info) {
+void getrf(const Context& ctx, long m, long n, double* A, long lda, std::int64_t* ipiv,
+           void* d_work, const GetrfWork& w, void* h_work, int* d_info) {
     DnParams p;
-    check(cusolverDnXgetrf(ctx.cusolver(), p.get(), n, n, CUDA_R_64F, A, n, ipiv, CUDA_R_64F,
+    check(cusolverDnXgetrf(ctx.cusolver(), p.get(), m, n, CUDA_R_64F, A, lda, ipiv, CUDA_R_64F,
                            d_work, w.device_bytes, h_work, w.host_bytes, d_info),
           "cusolverDnXgetrf");
 }
 
-void getrs(const Context& ctx, long n, long nrhs, const double* LU, const std::int64_t* ipiv,
-           double* B, int* d_info) {
+void getrs(const Context& ctx, bool trans, long n, long nrhs, const double* LU, long lda,
+           const std::int64_t* ipiv, double* B, long ldb, int* d_info) {
     DnParams p;
-    check(cusolverDnXgetrs(ctx.cusolver(), p.get(), CUBLAS_OP_N, n, nrhs, CUDA_R_64F, LU, n, ipiv,
-                           CUDA_R_64F, B, n, d_info),
+    check(cusolverDnXgetrs(ctx.cusolver(), p.get(), trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, nrhs,
+                           CUDA_R_64F, LU, lda, ipiv, CUDA_R_64F, B, ldb, d_info),
           "cusolverDnXgetrs");
 }
 
@@ -194,8 +202,8 @@ class IrsParams {
 };
 }  // namespace
 
-int irs_gesv(const Context& ctx, IrsLowest lowest, long n, long nrhs, double* A, double* B,
-             double* X, int* d_info) {
+int irs_gesv(const Context& ctx, IrsLowest lowest, long n, long nrhs, double* A, long lda,
+             double* B, long ldb, double* X, long ldx, int* d_info) {
     IrsParams p(lowest);
     const int ni = as_int(n, "N"), ri = as_int(nrhs, "right-hand sides");
     std::size_t bytes = 0;
@@ -203,8 +211,9 @@ int irs_gesv(const Context& ctx, IrsLowest lowest, long n, long nrhs, double* A,
           "cusolverDnIRSXgesv_bufferSize");
     DeviceBuffer work(bytes);
     int niters = 0;
-    check(cusolverDnIRSXgesv(ctx.cusolver(), p.params(), p.infos(), ni, ri, A, ni, B, ni, X, ni,
-                             work.data(), bytes, &niters, d_info),
+    check(cusolverDnIRSXgesv(ctx.cusolver(), p.params(), p.infos(), ni, ri, A, as_int(lda, "lda"),
+                             B, as_int(ldb, "ldb"), X, as_int(ldx, "ldx"), work.data(), bytes,
+                             &niters, d_info),
           "cusolverDnIRSXgesv");
     ctx.synchronize();  // the workspace is freed on return
     return niters;

@@ -129,6 +129,8 @@ struct EmulatedCheck {
 const std::vector<EmulatedCheck>& emulated_twin_checks();
 std::vector<TwinCase> check_linear_infsa_emulated(const GpuCheckOptions& opt);
 std::vector<TwinCase> check_spec_attention_emulated(const GpuCheckOptions& opt);
+std::vector<TwinCase> check_svd_emulated(const GpuCheckOptions& opt);
+std::vector<TwinCase> check_neumann_emulated(const GpuCheckOptions& opt);
 std::vector<TwinCase> check_perron_tiled_emulated(const GpuCheckOptions& opt);
 
 // Per-twin entries (one per twin source file, gpu/src/<module>/*_check_cuda.cpp). In a CPU-only
