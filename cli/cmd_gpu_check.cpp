@@ -72,9 +72,8 @@ int run_gpu_check(const Invocation& inv) {
     bool emulate = false;
     desc.add_options()("emulate", po::bool_switch(&emulate),
                        "no device: run the kernels on the CPU grid runner, cuBLAS/cuSOLVER on "
-                       "the CPU BLAS/LAPACK (all twins but jacobian_spectrum, listed as not "
-                       "emulated)")("twin", po::value(&opt.twins)->composing(),
-                                    "run only this twin (repeatable; default: all six)")(
+                       "the CPU BLAS/LAPACK")("twin", po::value(&opt.twins)->composing(),
+                                              "run only this twin (repeatable; default: all six)")(
         "quick", po::bool_switch(&opt.quick), "the smallest case set (CI-sized)")(
         "math", po::value(&math), "pedantic (default) or fast")(
         "plant-fault", po::value(&fault),

@@ -118,8 +118,7 @@ TEST_CASE("the CLI does not link the CUDA libraries and info says why no device 
 
 // gpu-check --emulate: the kernels on the CPU grid runner, no device and no backend, in both
 // builds (host-only, attnspec::gpu_host).
-TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does not emulate",
-          "[cli][gpu][emulate]") {
+TEST_CASE("gpu-check --emulate --quick agrees clean in every twin", "[cli][gpu][emulate]") {
     const auto r = run_cli("gpu-check --emulate --quick --json --no-report");
     INFO(r.err);
     CHECK(r.code == 0);
@@ -128,16 +127,16 @@ TEST_CASE("gpu-check --emulate --quick agrees clean and lists the twins it does 
     for (const auto& e : attnspec::gpu::emulated_twin_checks())
         CHECK(r.out.find(std::string("\"twin\": \"") + e.name + "\"") != std::string::npos);
     CHECK(r.out.find("\"agrees\": false") == std::string::npos);
-    // a twin that is not emulated is named, never reported as a case that agrees
-    CHECK(r.out.find("\"not_emulated\": [") != std::string::npos);
-    CHECK(r.out.find("\"twin\": \"jacobian_spectrum\"") == std::string::npos);
+    // every twin is emulated: none is listed as not emulated
+    CHECK(r.out.find("\"not_emulated\": []") != std::string::npos);
+    CHECK(r.out.find("\"twin\": \"jacobian_spectrum\"") != std::string::npos);
     const auto t = run_cli(
         "gpu-check --emulate --quick --no-report --twin linear_infsa --twin jacobian_spectrum");
     CHECK(t.code == 0);
     CHECK(t.out.find("gpu-check emulated: kernels on the CPU grid runner (no device)") !=
           std::string::npos);
-    CHECK(t.out.find("jacobian_spectrum  (not emulated)") != std::string::npos);
-    CHECK(t.out.find("every emulated twin agrees") != std::string::npos);
+    CHECK(t.out.find("not emulated") == std::string::npos);
+    CHECK(t.out.find("every twin agrees") != std::string::npos);
 }
 
 TEST_CASE("gpu-check --emulate exits 1 with each planted fault in each emulated twin",
@@ -164,8 +163,7 @@ TEST_CASE("gpu-check --emulate exits 1 with each planted fault in each emulated 
     }
 }
 
-TEST_CASE("gpu-check --emulate writes its report and refuses a selection with nothing emulated",
-          "[cli][gpu][emulate]") {
+TEST_CASE("gpu-check --emulate writes its report", "[cli][gpu][emulate]") {
     const std::string dir = attnspec::test::temp_dir();
     const auto r =
         run_cli("gpu-check --emulate --quick --twin linear_infsa --twin jacobian_spectrum --out " +
@@ -174,9 +172,5 @@ TEST_CASE("gpu-check --emulate writes its report and refuses a selection with no
     std::FILE* f = std::fopen((dir + "/g.h5").c_str(), "rb");
     CHECK(f != nullptr);
     if (f) std::fclose(f);
-    const auto none = run_cli("gpu-check --emulate --twin jacobian_spectrum --no-report");
-    CHECK(none.code == 64);
-    CHECK(none.err.find("no selected twin is emulated") != std::string::npos);
-    CHECK(none.out.empty());
     std::system(("rm -rf " + dir).c_str());
 }

@@ -1,185 +1,80 @@
-// Host wrapper of the kappa(J) twin (jacobian_spectrum_cuda.hpp): forward state on the host, the
-// Gram matrix J J^T assembled on the device (jacobian_spectrum_cuda.cu + cuBLAS), every
-// eigenvalue by cuSOLVER syevd, enclosures and kappa by the CPU's spectral/svd.hpp functions.
+// Host wrapper of the kappa(J) twin (jacobian_spectrum_cuda.hpp): the host sequence of
+// jacobian_spectrum_sequence.hpp on the device, its operations cuBLAS, cuSOLVER syevd and the
+// kernels of jacobian_spectrum_cuda.cu on the context's stream.
 #include "attnspec/gpu/attention/jacobian_spectrum_cuda.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
-
 #include "attention_blas.hpp"
-#include "attnspec/attention/jacobian.hpp"
-#include "attnspec/base/errors.hpp"
-#include "attnspec/base/random.hpp"
-#include "attnspec/base/rounding.hpp"
-#include "attnspec/gpu/check/gpu_check.hpp"
-#include "attnspec/spectral/svd.hpp"
 #include "jacobian_spectrum_launch.hpp"
-#include "jacobian_spectrum_tolerance.hpp"
+#include "jacobian_spectrum_sequence.hpp"
 
 namespace attnspec::gpu {
 
 namespace {
 
-using Eigen::MatrixXd;
-using Eigen::VectorXd;
-
-// ||fl(G) - J J^T||_2 estimated by 4 power steps (a lower bound; the caller multiplies by 10 as
-// the CPU engine does): G x on the device (lower triangle), J J^T x matrix-free on the host.
-double estimate_gram_error(Context& ctx, const DeviceMatrix<double>& G, const Head& h,
-                           std::uint64_t seed) {
-    const long n = G.rows();
-    const JacobianOperator J(h);
-    Rng rng(seed);
-    VectorXd x(n), y(n), jt(J.cols()), jjt(n);
-    for (long i = 0; i < n; ++i) x[i] = rng.normal();
-    x.normalize();
-    DeviceMatrix<double> dx(n, 1), dy(n, 1);
-    double e = 0;
-    for (int k = 0; k < 4; ++k) {
-        dx.upload_sync(ctx, x.data());
-        const double one = 1, zero = 0;
-        status::check(cublasDsymv(ctx.cublas(), CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), &one,
-                                  G.data(), attn::blas_int(n), dx.data(), 1, &zero, dy.data(), 1),
-                      "cublasDsymv");
-        dy.download_sync(ctx, y.data());
-        J.apply_transpose(x.data(), jt.data());
-        J.apply(jt.data(), jjt.data());
-        y -= jjt;
-        e = y.norm();
-        if (e == 0) break;
-        x = y / e;
+// The sequence's operations on the device (jacobian_spectrum_sequence.hpp lists them).
+struct DeviceOps {
+    Context& ctx;
+    template <class T>
+    using Mat = DeviceMatrix<T>;
+    template <class T>
+    DeviceMatrix<T> matrix(long rows, long cols) {
+        return DeviceMatrix<T>(rows, cols);
     }
-    return e;
-}
+    template <class T>
+    void upload(DeviceMatrix<T>& d, const T* host) {
+        d.upload_sync(ctx, host);
+    }
+    template <class T>
+    void download(const DeviceMatrix<T>& d, T* host) {
+        d.download_sync(ctx, host);
+    }
+    void p_factors(const double* S, const double* V, const double* A, double* P, long N, long d) {
+        attn::launch_p_factors(S, V, A, P, N, d, ctx.stream());
+    }
+    void gram_combine(double* G, long Nd, const double* XX, const double* QQ, const double* VV,
+                      const double* T, long ldT, long N, long cp, bool skip, bool drop) {
+        attn::launch_gram_combine(G, Nd, XX, QQ, VV, T, ldT, N, cp, skip, drop, ctx.stream());
+    }
+    void gemm(bool ta, bool tb, long m, long n, long k, double alpha, const double* A, long lda,
+              const double* B, long ldb, double beta, double* C, long ldc) {
+        attn::gemm(ctx, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    double asum(long n, const double* x, long incx) {
+        double r = 0;
+        status::check(cublasDasum(ctx.cublas(), attn::blas_int(n), x, attn::blas_int(incx), &r),
+                      "cublasDasum");
+        return r;
+    }
+    void symv_lower(long n, double alpha, const double* A, long lda, const double* x, long incx,
+                    double beta, double* y, long incy) {
+        status::check(cublasDsymv(ctx.cublas(), CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), &alpha,
+                                  A, attn::blas_int(lda), x, attn::blas_int(incx), &beta, y,
+                                  attn::blas_int(incy)),
+                      "cublasDsymv");
+    }
+    long syevd_buffer(long n, const double* A, long lda) {
+        int lwork = 0;
+        status::check(cusolverDnDsyevd_bufferSize(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
+                                                  CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), A,
+                                                  attn::blas_int(lda), nullptr, &lwork),
+                      "cusolverDnDsyevd_bufferSize");
+        return lwork;
+    }
+    void syevd(long n, double* A, long lda, double* W, double* work, long lwork, int* info) {
+        status::check(cusolverDnDsyevd(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
+                                       CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), A,
+                                       attn::blas_int(lda), W, work, attn::blas_int(lwork), info),
+                      "cusolverDnDsyevd");
+    }
+    void synchronize() { ctx.synchronize(); }
+    std::string math_mode_description() const { return ctx.math_mode_description(); }
+};
 
 }  // namespace
 
 OperatorSpectrum jacobian_spectrum(Context& ctx, const Head& h, const LargeSvdOptions& opt) {
-    const auto t0 = std::chrono::steady_clock::now();
-    h.validate("jacobian_spectrum (GPU)");
-    const long N = h.N(), D = h.D(), d = h.d(), n = N * d, cols = 3 * D * d;
-    const std::string what = "kappa(J) on the GPU for a (" + std::to_string(N) + ", " +
-                             std::to_string(D) + ", " + std::to_string(d) + ") head (Gram " +
-                             std::to_string(n) + "^2 on the device)";
-    check_allocation(jacobian_spectrum_device_bytes(N, D, d), opt.max_bytes, what, "max_bytes");
-    const Forward<double> f = attention_forward<double>(h);  // at W + C, with the biases
-    const MatrixXd Fx = jacobian_x_factor(h.X);
-    const long m = Fx.cols();
-    const bool skip_last_tile = planted_fault() == PlantedFault::off_by_one_tile;
-    const bool drop_v_term = planted_fault() == PlantedFault::dropped_term;
-
-    DeviceMatrix<double> dS(N, N), dV(N, d), dA(N, d), dK(N, d), dQ(N, d), dX(N, D), dFx(N, m);
-    dS.upload_sync(ctx, f.S.data());
-    dV.upload_sync(ctx, f.V.data());
-    dA.upload_sync(ctx, f.A.data());
-    dK.upload_sync(ctx, f.K.data());
-    dQ.upload_sync(ctx, f.Q.data());
-    dX.upload_sync(ctx, h.X.data());
-    dFx.upload_sync(ctx, Fx.data());
-    DeviceMatrix<double> dG(n, n);
-    {
-        DeviceMatrix<double> dP(n, N), dZ(n, d), dY(n, m), dT(n, N);
-        DeviceMatrix<double> dXX(N, N), dQQ(N, N), dSX(N, D), dVV(N, N);
-        attn::launch_p_factors(dS.data(), dV.data(), dA.data(), dP.data(), N, d, ctx.stream());
-        attn::gemm(ctx, false, false, n, d, N, 1.0, dP.data(), n, dK.data(), N, 0.0, dZ.data(), n);
-        attn::gemm(ctx, false, false, n, m, N, 1.0, dP.data(), n, dFx.data(), N, 0.0, dY.data(), n);
-        const double s2 = h.s * h.s;
-        attn::gemm(ctx, false, true, N, N, D, s2, dX.data(), N, dX.data(), N, 0.0, dXX.data(), N);
-        attn::gemm(ctx, false, true, N, N, d, s2, dQ.data(), N, dQ.data(), N, 0.0, dQQ.data(), N);
-        attn::gemm(ctx, false, false, N, D, N, 1.0, dS.data(), N, dX.data(), N, 0.0, dSX.data(), N);
-        attn::gemm(ctx, false, true, N, N, D, 1.0, dSX.data(), N, dSX.data(), N, 0.0, dVV.data(),
-                   N);
-        for (long cp = 0; cp < d; ++cp) {  // block column cp, rows from block cp down
-            const long r0 = cp * N, rows = n - r0;
-            attn::gemm(ctx, false, true, rows, N, d, 1.0, dZ.data() + r0, n, dZ.data() + r0, n, 0.0,
-                       dG.data() + r0 + r0 * n, n);
-            attn::gemm(ctx, false, true, rows, N, m, 1.0, dY.data() + r0, n, dY.data() + r0, n, 0.0,
-                       dT.data(), n);
-            attn::launch_gram_combine(dG.data(), n, dXX.data(), dQQ.data(), dVV.data(), dT.data(),
-                                      n, N, cp, skip_last_tile, drop_v_term, ctx.stream());
-        }
-        ctx.synchronize();
-    }
-    OperatorSpectrum s;
-    s.rows = n;
-    s.cols = cols;
-    status::check(cublasDasum(ctx.cublas(), attn::blas_int(n), dG.data(), attn::blas_int(n + 1),
-                              &s.gram_trace),
-                  "cublasDasum (trace of G)");
-    const double gram_error_est = estimate_gram_error(ctx, dG, h, opt.seed);
-
-    // Every eigenvalue of G (ascending), values only, from its lower triangle.
-    int lwork = 0;
-    status::check(cusolverDnDsyevd_bufferSize(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
-                                              CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), dG.data(),
-                                              attn::blas_int(n), nullptr, &lwork),
-                  "cusolverDnDsyevd_bufferSize");
-    const double extra = 8.0 * std::max(0.0, static_cast<double>(lwork) - kSyevdWorkPerRow * n);
-    check_allocation(jacobian_spectrum_device_bytes(N, D, d) + extra, opt.max_bytes,
-                     what + " with syevd's queried work space", "max_bytes");
-    DeviceMatrix<double> dW(n, 1), dWork(std::max(lwork, 1), 1);
-    DeviceMatrix<int> dInfo(1, 1);
-    status::check(cusolverDnDsyevd(ctx.cusolver(), CUSOLVER_EIG_MODE_NOVECTOR,
-                                   CUBLAS_FILL_MODE_LOWER, attn::blas_int(n), dG.data(),
-                                   attn::blas_int(n), dW.data(), dWork.data(), lwork, dInfo.data()),
-                  "cusolverDnDsyevd");
-    VectorXd lambda(n);
-    int info = 0;
-    dW.download_sync(ctx, lambda.data());
-    dInfo.download_sync(ctx, &info);
-    if (info != 0)
-        throw Error(ExitCode::Internal, "cusolverDnDsyevd failed on the Gram matrix (info = " +
-                                            std::to_string(info) + ")");
-    if (!lambda.allFinite()) fail_data("jacobian_spectrum (GPU): Gram eigenvalues are not finite");
-    const double lambda_max = lambda[n - 1];
-    if (!(lambda_max > 0)) fail_data("jacobian_spectrum (GPU): J = 0 (kappa undefined)");
-
-    // Gram error: 10 x the estimate + the eigensolver's backward error (the CPU engine's sizing).
-    s.gram_error =
-        10 * gram_error_est + 4 * std::sqrt(static_cast<double>(n)) * kUnitRoundoff * lambda_max;
-    // sigma_i of J (i < r = min(rows, cols)) is sqrt of the i-th largest eigenvalue of J J^T;
-    // |sigma^2 - lambda| <= delta gives |sigma - sqrt(lambda)| <= min(sqrt(delta),
-    // delta / sqrt(lambda)), widened by 8 u for the rounding of those two operations.
-    const long r = std::min(n, cols);
-    VectorXd sigma(r), radius(r);
-    const double delta = s.gram_error;
-    for (long i = 0; i < r; ++i) {
-        sigma[i] = std::sqrt(std::max(0.0, lambda[n - 1 - i]));
-        const double rad =
-            sigma[i] > 0 ? std::min(std::sqrt(delta), delta / sigma[i]) : std::sqrt(delta);
-        radius[i] = rad * (1 + 8 * kUnitRoundoff);
-    }
-    const std::string method = "G=JJ^T on the device (cuBLAS + kernels) + cuSOLVER syevd (all)";
-    const SvdResult sv = svd_from_values(sigma, radius, method);
-    s.mode = to_string(LargeSvdMode::full);
-    s.method = method + "; enclosures Weyl on G (no refinement)";
-    s.gram_sigma = sv.sigma;
-    const double t_def =
-        static_cast<double>(std::max(n, cols)) * std::numeric_limits<double>::epsilon();
-    s.rank = 0;  // values whose interval clears the threshold: a lower bound on the rank
-    for (long i = 0; i < r; ++i)
-        if (sv.lo[i] > t_def * sv.sigma[0]) s.rank = i + 1;
-    for (RefinedTriplet* t : {&s.max, &s.min}) {
-        const long i = t == &s.max ? 0 : r - 1;
-        t->sigma = t->sigma_gram = sv.sigma[i];
-        t->enclosure = sv.enclosure(i);
-        t->basis = "gram-weyl";
-    }
-    s.strict = kappa(sv, n, cols, KappaConvention::strict, t_def);
-    s.nz = kappa(sv, n, cols, KappaConvention::nz, opt.rtol < 0 ? t_def : opt.rtol);
-    const Kappa& kr = std::isfinite(s.strict.value) ? s.strict : s.nz;
-    s.rel_error_bound = kr.value > 0 && std::isfinite(kr.enclosure.hi)
-                            ? (kr.enclosure.hi - kr.enclosure.lo) / (2 * kr.value)
-                            : std::numeric_limits<double>::infinity();
-    s.notes.emplace_back("J = [J_Q, J_K, J_V] at W + C (SC Thm 3.3); G assembled on " +
-                         ctx.math_mode_description());
-    if (n > cols)
-        s.notes.emplace_back("tall J: sigma from the top " + std::to_string(r) +
-                             " eigenvalues of J J^T");
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return s;
+    DeviceOps ops{ctx};
+    return jac_seq::spectrum(ops, h, opt);
 }
 
 }  // namespace attnspec::gpu

@@ -62,6 +62,14 @@ class CpuSolver {
     // cublasDgemm: C = alpha op(A) op(B) + beta C.
     void gemm(bool ta, bool tb, long m, long n, long k, double alpha, const double* A, long lda,
               const double* B, long ldb, double beta, double* C, long ldc) const;
+    // cublasDasum (incx > 0), cublasDsymv with the lower triangle (incx, incy > 0).
+    double asum(long n, const double* x, long incx) const;
+    void symv_lower(long n, double alpha, const double* A, long lda, const double* x, long incx,
+                    double beta, double* y, long incy) const;
+    // cusolverDnDsyevd, eigenvalues only, lower triangle, by LAPACK dsyevd: the buffer query is
+    // dsyevd's (the work handed back must hold it: it is dsyevd's workspace); A is destroyed.
+    long syevd_buffer(long n, const double* A, long lda) const;
+    void syevd(long n, double* A, long lda, double* W, double* work, long lwork, int* info) const;
     // cublasDnrm2_64, cudaMemcpy device to device.
     double nrm2(long len, const double* x) const;
     void copy(double* dst, const double* src, long len) const;

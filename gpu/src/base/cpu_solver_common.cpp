@@ -105,6 +105,55 @@ void CpuSolver::gemm(bool ta, bool tb, long m, long n, long k, double alpha, con
                 int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
 }
 
+double CpuSolver::asum(long n, const double* x, long incx) const {
+    const char* call = "cublasDasum";
+    require_size(call, "n", n);
+    if (incx <= 0) invalid(call, "incx = " + std::to_string(incx));
+    require(x, span(1, n, incx, sizeof(double)), call, "x");
+    return n > 0 ? cblas_dasum(int(n), x, int(incx)) : 0.0;
+}
+
+void CpuSolver::symv_lower(long n, double alpha, const double* A, long lda, const double* x,
+                           long incx, double beta, double* y, long incy) const {
+    const char* call = "cublasDsymv";
+    require_size(call, "n", n), require_ld(call, "lda", lda, n);
+    if (incx <= 0 || incy <= 0) invalid(call, "incx, incy must be positive here");
+    require(A, span(n, n, lda, sizeof(double)), call, "A");
+    require(x, span(1, n, incx, sizeof(double)), call, "x");
+    require(y, span(1, n, incy, sizeof(double)), call, "y");
+    if (n == 0) return;
+    cblas_dsymv(CblasColMajor, CblasLower, int(n), alpha, A, int(lda), x, int(incx), beta, y,
+                int(incy));
+}
+
+long CpuSolver::syevd_buffer(long n, const double*, long lda) const {
+    const char* call = "cusolverDnDsyevd_bufferSize";
+    require_size(call, "n", n), require_ld(call, "lda", lda, n);
+    double q = 0;
+    lapack_int iq = 0;
+    LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'N', 'L', lapack_int(n), nullptr,
+                        lapack_int(std::max(1L, n)), nullptr, &q, -1, &iq, -1);
+    return std::max(1L, static_cast<long>(q));
+}
+
+void CpuSolver::syevd(long n, double* A, long lda, double* W, double* work, long lwork,
+                      int* info) const {
+    const char* call = "cusolverDnDsyevd";
+    require_size(call, "n", n), require_ld(call, "lda", lda, n);
+    const long need = syevd_buffer(n, A, lda);
+    if (lwork < need)
+        invalid(call,
+                "lwork = " + std::to_string(lwork) + " below the query's " + std::to_string(need));
+    require(A, span(n, n, lda, sizeof(double)), call, "A");
+    require(W, span(n, 1, n, sizeof(double)), call, "W");
+    require(work, static_cast<std::size_t>(lwork) * sizeof(double), call, "work");
+    require(info, sizeof(int), call, "info");
+    lapack_int iwork = 1;
+    *info = static_cast<int>(LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'N', 'L', lapack_int(n), A,
+                                                 lapack_int(lda), W, work, lapack_int(lwork),
+                                                 &iwork, 1));
+}
+
 double CpuSolver::nrm2(long len, const double* x) const {
     require(x, span(len, 1, len, sizeof(double)), "cublasDnrm2_64", "x");
     return len > 0 ? cblas_dnrm2(int(len), x, 1) : 0.0;

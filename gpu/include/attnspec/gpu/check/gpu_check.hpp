@@ -129,6 +129,7 @@ struct EmulatedCheck {
 const std::vector<EmulatedCheck>& emulated_twin_checks();
 std::vector<TwinCase> check_linear_infsa_emulated(const GpuCheckOptions& opt);
 std::vector<TwinCase> check_spec_attention_emulated(const GpuCheckOptions& opt);
+std::vector<TwinCase> check_jacobian_spectrum_emulated(const GpuCheckOptions& opt);
 std::vector<TwinCase> check_svd_emulated(const GpuCheckOptions& opt);
 std::vector<TwinCase> check_neumann_emulated(const GpuCheckOptions& opt);
 std::vector<TwinCase> check_perron_tiled_emulated(const GpuCheckOptions& opt);
