@@ -125,6 +125,10 @@ using EmulatedCheckFn = std::vector<TwinCase> (*)(const GpuCheckOptions&);
 struct EmulatedCheck {
     const char* name;
     EmulatedCheckFn run;
+    // The runner-only faults (index-math, no-barrier) are planted in this twin's kernel bodies:
+    // linear_infsa, spec_attention, perron_tiled. jacobian_spectrum, svd and neumann have
+    // element-wise kernels without barriers and no runner-only fault yet.
+    bool runner_faults = false;
 };
 const std::vector<EmulatedCheck>& emulated_twin_checks();
 std::vector<TwinCase> check_linear_infsa_emulated(const GpuCheckOptions& opt);
