@@ -152,9 +152,10 @@ std::vector<Decomposed> decompose_batch(Ops& ops, const std::vector<Eigen::Matri
 
 template <class Ops>
 SvdResult svd(Ops& ops, const Eigen::MatrixXd& M, const SvdOptions& opt) {
-    return svd_with(M, opt, [&ops, &opt](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) {
-        gesvdj_one(ops, A, opt.values_only, out);
-    });
+    return svd_with(M, opt,
+                    [&ops, &opt](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) {
+                        gesvdj_one(ops, A, opt.values_only, out);
+                    });
 }
 
 template <class Ops>
@@ -173,17 +174,19 @@ std::vector<SvdResult> svd_batched(Ops& ops, const std::vector<Eigen::MatrixXd>&
     out.reserve(Ms.size());
     for (std::size_t i = 0; i < Ms.size(); ++i) {
         const Eigen::MatrixXd& Mi = Ms[i];
-        out.push_back(svd_with(Mi, opt, [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& r) {
-            // svd_with hands over a view of Mi itself unless it had to scale it by a power of
-            // two: then the batched result is not A's, and A is decomposed on its own.
-            if (pre.empty() || A.data() != Mi.data()) return gesvdj_one(ops, A, opt.values_only, r);
-            Decomposed& d = pre[i];
-            check_info(d.info, "cuSOLVER gesvdjBatched (matrix " + std::to_string(i) + ")");
-            r.method = std::string(kMethod) + " (" + to_string(path) + ")";
-            r.sigma = std::move(d.sigma);
-            r.U = std::move(d.U);
-            r.V = std::move(d.V);
-        }));
+        out.push_back(
+            svd_with(Mi, opt, [&](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& r) {
+                // svd_with hands over a view of Mi itself unless it had to scale it by a power of
+                // two: then the batched result is not A's, and A is decomposed on its own.
+                if (pre.empty() || A.data() != Mi.data())
+                    return gesvdj_one(ops, A, opt.values_only, r);
+                Decomposed& d = pre[i];
+                check_info(d.info, "cuSOLVER gesvdjBatched (matrix " + std::to_string(i) + ")");
+                r.method = std::string(kMethod) + " (" + to_string(path) + ")";
+                r.sigma = std::move(d.sigma);
+                r.U = std::move(d.U);
+                r.V = std::move(d.V);
+            }));
     }
     return out;
 }

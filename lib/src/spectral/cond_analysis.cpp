@@ -8,7 +8,7 @@
 
 namespace attnspec {
 
-CondAnalysis cond_analysis(Eigen::Ref<const Eigen::MatrixXd> M, const CondOptions& opt) {
+CondAnalysis cond_analysis(const Eigen::Ref<const Eigen::MatrixXd>& M, const CondOptions& opt) {
     if (!(opt.rtol < 0) && !(opt.rtol < 1))
         throw Error(ExitCode::DataError,
                     "rtol = " + std::to_string(opt.rtol) +

@@ -41,7 +41,7 @@ SvdMethod svd_method_from_string(const std::string& s) {
 
 namespace {
 
-void run_gesdd(Eigen::Ref<const Eigen::MatrixXd> M, bool values_only, SvdResult& out) {
+void run_gesdd(const Eigen::Ref<const Eigen::MatrixXd>& M, bool values_only, SvdResult& out) {
     const lapack_int m = static_cast<lapack_int>(M.rows()), n = static_cast<lapack_int>(M.cols());
     const lapack_int r = std::min(m, n);
     Eigen::MatrixXd A = M;
@@ -61,7 +61,7 @@ void run_gesdd(Eigen::Ref<const Eigen::MatrixXd> M, bool values_only, SvdResult&
 }
 
 // dgejsv needs m >= n: a wide M is handled as M^T with U and V swapped.
-void run_gejsv(Eigen::Ref<const Eigen::MatrixXd> M0, bool values_only, SvdResult& out) {
+void run_gejsv(const Eigen::Ref<const Eigen::MatrixXd>& M0, bool values_only, SvdResult& out) {
     const bool wide = M0.rows() < M0.cols();
     Eigen::MatrixXd A = wide ? Eigen::MatrixXd(M0.transpose()) : Eigen::MatrixXd(M0);
     const lapack_int m = static_cast<lapack_int>(A.rows()), n = static_cast<lapack_int>(A.cols());
@@ -85,7 +85,7 @@ void run_gejsv(Eigen::Ref<const Eigen::MatrixXd> M0, bool values_only, SvdResult
     out.V = wide ? U : V;
 }
 
-void weyl_enclosure(Eigen::Ref<const Eigen::MatrixXd> M, SvdResult& out) {
+void weyl_enclosure(const Eigen::Ref<const Eigen::MatrixXd>& M, SvdResult& out) {
     const Eigen::Index r = out.sigma.size();
     const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(r, r);
     out.residual = (M - out.U * out.sigma.asDiagonal() * out.V.transpose()).norm();
@@ -141,19 +141,19 @@ void unscale(SvdResult& s, int e) {
 // first, so that no product, square or residual of the SVD and its enclosure over- or underflows.
 constexpr int kScaleExp = 256;
 
-SvdResult svd_unscaled(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt,
+SvdResult svd_unscaled(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt,
                        const SvdBackend& backend);
-void cpu_backend(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt, SvdResult& out);
+void cpu_backend(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt, SvdResult& out);
 
 }  // namespace
 
-SvdResult svd(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt) {
-    return svd_with(M, opt, [&opt](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) {
+SvdResult svd(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt) {
+    return svd_with(M, opt, [&opt](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) {
         cpu_backend(A, opt, out);
     });
 }
 
-SvdResult svd_with(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt,
+SvdResult svd_with(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt,
                    const SvdBackend& backend) {
     if (M.size() == 0) fail_data("SVD of an empty matrix");
     if (!M.allFinite()) fail_data("SVD input contains NaN or Inf");
@@ -188,7 +188,8 @@ SvdResult svd_with(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt,
 
 namespace {
 
-void cpu_backend(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt, SvdResult& out) {
+void cpu_backend(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt,
+                 SvdResult& out) {
     const Eigen::Index r = std::min(M.rows(), M.cols());
     SvdMethod method = opt.method;
     if (method == SvdMethod::auto_select)
@@ -220,7 +221,7 @@ void cpu_backend(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt, Svd
     }
 }
 
-SvdResult svd_unscaled(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt,
+SvdResult svd_unscaled(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt,
                        const SvdBackend& backend) {
     const Eigen::Index r = std::min(M.rows(), M.cols());
     SvdResult out;
@@ -246,7 +247,7 @@ SvdResult svd_unscaled(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& op
 
 }  // namespace
 
-SvdResult svd(Eigen::Ref<const Eigen::MatrixXd> M, SvdMethod method) {
+SvdResult svd(const Eigen::Ref<const Eigen::MatrixXd>& M, SvdMethod method) {
     SvdOptions o;
     o.method = method;
     return svd(M, o);

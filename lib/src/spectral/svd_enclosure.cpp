@@ -22,9 +22,9 @@ inline void two_sum(double a, double b, double& s, double& e) {
 
 // Column-wise Dot2 of y = M x - shift * w (Ogita, Rump, Oishi 2005, Alg. 5.3 per row):
 // |y_k - exact_k| <= u |exact_k| + gamma_{n+1}^2 absrow_k, absrow = |M||x| + |shift||w|.
-void dot2_matvec(Eigen::Ref<const Eigen::MatrixXd> M, bool transpose, const Eigen::VectorXd& x,
-                 double shift, const Eigen::VectorXd& w, Eigen::VectorXd& y,
-                 Eigen::VectorXd& absrow) {
+void dot2_matvec(const Eigen::Ref<const Eigen::MatrixXd>& M, bool transpose,
+                 const Eigen::VectorXd& x, double shift, const Eigen::VectorXd& w,
+                 Eigen::VectorXd& y, Eigen::VectorXd& absrow) {
     const Eigen::Index m = M.rows(), n = M.cols();
     if (!transpose) {
         Eigen::VectorXd s = Eigen::VectorXd::Zero(m), c = Eigen::VectorXd::Zero(m);
@@ -85,7 +85,7 @@ long double norm_ld(const Eigen::VectorXd& a) {
 
 }  // namespace
 
-TripletBound triplet_bound(Eigen::Ref<const Eigen::MatrixXd> M, const Eigen::VectorXd& u,
+TripletBound triplet_bound(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::VectorXd& u,
                            const Eigen::VectorXd& v) {
     const Eigen::Index m = M.rows(), n = M.cols();
     const double k = static_cast<double>(std::max(m, n) + 1);
@@ -130,7 +130,8 @@ Interval temple_enclosure(const TripletBound& t, double alpha, double beta) {
 
 // Tighten [lo, hi] of the refined indices. sigma_i is identified when its Weyl interval is
 // separated from all others: then it is the only eigenvalue of H in (alpha, beta).
-void refine_enclosures(Eigen::Ref<const Eigen::MatrixXd> M, SvdResult& out, const SvdOptions& opt) {
+void refine_enclosures(const Eigen::Ref<const Eigen::MatrixXd>& M, SvdResult& out,
+                       const SvdOptions& opt) {
     const Eigen::Index r = out.sigma.size();
     std::vector<Eigen::Index> idx;
     if (r <= opt.refine_all_upto) {

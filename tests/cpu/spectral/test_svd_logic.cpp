@@ -140,7 +140,7 @@ TEST_CASE("svd_with: a backend's error is covered by the CPU enclosure, a bad ba
     weyl_only.refine = false;
     const SvdResult s = svd_with(
         M, weyl_only,
-        [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) { jacobi(A, out, 1e-6); });
+        [&](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) { jacobi(A, out, 1e-6); });
     CHECK(s.method == "planted");
     CHECK(s.residual >= 0.9e-6);
     CHECK(s.sigma[0] > c.hi[0]);  // the planted value itself is outside the clean enclosure
@@ -150,18 +150,21 @@ TEST_CASE("svd_with: a backend's error is covered by the CPU enclosure, a bad ba
     }
     // With refinement the Rayleigh quotient of (u, v) replaces the planted value.
     const SvdResult r = svd_with(
-        M, o, [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) { jacobi(A, out, 1e-6); });
+        M, o,
+        [&](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) { jacobi(A, out, 1e-6); });
     CHECK(r.sigma[0] >= c.lo[0]);
     CHECK(r.sigma[0] <= c.hi[0]);
     // Same backend, exact: svd()'s own result, enclosure included.
     const SvdResult t = svd_with(
-        M, o, [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) { jacobi(A, out, 0); });
+        M, o,
+        [&](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) { jacobi(A, out, 0); });
     CHECK(t.sigma == c.sigma);
     CHECK(t.hi == c.hi);
     CHECK(t.lo == c.lo);
     const Error e = error_of([&] {
-        svd_with(M, o,
-                 [](Eigen::Ref<const Eigen::MatrixXd>, SvdResult& out) { out.sigma.resize(3); });
+        svd_with(M, o, [](const Eigen::Ref<const Eigen::MatrixXd>&, SvdResult& out) {
+            out.sigma.resize(3);
+        });
     });
     CHECK(e.code() == ExitCode::Internal);
 }
@@ -172,18 +175,19 @@ TEST_CASE("svd_with: the backend is handed M itself, or M scaled by a power of t
     o.values_only = true;
     const Eigen::MatrixXd M = Rng(9).gaussian(6, 4);
     const double* seen = nullptr;
-    svd_with(M, o, [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) {
+    svd_with(M, o, [&](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) {
         seen = A.data();
         out.sigma = Eigen::JacobiSVD<Eigen::MatrixXd>(A).singularValues();
     });
     CHECK(seen == M.data());  // no copy: svd_batched relies on this to use its batched result
     const Eigen::MatrixXd big = M * std::ldexp(1.0, 600);
     double amax = 0;
-    const SvdResult s = svd_with(big, o, [&](Eigen::Ref<const Eigen::MatrixXd> A, SvdResult& out) {
-        seen = A.data();
-        amax = A.cwiseAbs().maxCoeff();
-        out.sigma = Eigen::JacobiSVD<Eigen::MatrixXd>(A).singularValues();
-    });
+    const SvdResult s =
+        svd_with(big, o, [&](const Eigen::Ref<const Eigen::MatrixXd>& A, SvdResult& out) {
+            seen = A.data();
+            amax = A.cwiseAbs().maxCoeff();
+            out.sigma = Eigen::JacobiSVD<Eigen::MatrixXd>(A).singularValues();
+        });
     CHECK(seen != big.data());
     CHECK(amax >= 1.0);
     CHECK(amax < 2.0);

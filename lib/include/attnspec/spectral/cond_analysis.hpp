@@ -31,6 +31,6 @@ struct CondAnalysis {
 // or non-finite M, a LAPACK failure, work space above memory_limit_bytes() (parameter
 // "max_bytes"), or a sigma_max above the largest double (svd() scales by a power of two first, so
 // entries near DBL_MAX or in the subnormal range are analysed exactly).
-CondAnalysis cond_analysis(Eigen::Ref<const Eigen::MatrixXd> M, const CondOptions& opt = {});
+CondAnalysis cond_analysis(const Eigen::Ref<const Eigen::MatrixXd>& M, const CondOptions& opt = {});
 
 }  // namespace attnspec

@@ -67,16 +67,17 @@ void widen(SvdResult& s, double extra);
 SvdResult svd_from_values(const Eigen::VectorXd& sigma, const Eigen::VectorXd& radius,
                           const std::string& method);
 
-SvdResult svd(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt);
-SvdResult svd(Eigen::Ref<const Eigen::MatrixXd> M, SvdMethod method = SvdMethod::auto_select);
+SvdResult svd(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt);
+SvdResult svd(const Eigen::Ref<const Eigen::MatrixXd>& M,
+              SvdMethod method = SvdMethod::auto_select);
 // The decomposition step of svd() supplied by the caller (the CUDA twin, gpu/spectral): given the
 // matrix svd() decided to decompose (M, or M scaled by a power of two), fill out.sigma
 // (descending, min(m, n) values), out.method and, unless opt.values_only, the thin U and V.
 // svd_with() applies svd()'s input checks, memory refusal, scaling, Weyl enclosure and
 // refinement around it, so every backend's enclosures come from the same code.
 // M is a view of the caller's matrix (no copy; M.data() is the caller's unless svd() scaled it).
-using SvdBackend = std::function<void(Eigen::Ref<const Eigen::MatrixXd> M, SvdResult& out)>;
-SvdResult svd_with(Eigen::Ref<const Eigen::MatrixXd> M, const SvdOptions& opt,
+using SvdBackend = std::function<void(const Eigen::Ref<const Eigen::MatrixXd>& M, SvdResult& out)>;
+SvdResult svd_with(const Eigen::Ref<const Eigen::MatrixXd>& M, const SvdOptions& opt,
                    const SvdBackend& backend);
 
 struct Kappa {
@@ -130,13 +131,14 @@ struct TripletBound {
     double rho = 0;                   // upper bound of the exact residual norm
     double res_u = 0, res_v = 0;      // ||M v - theta u||, ||M^T u - theta v|| (u, v as given)
 };
-TripletBound triplet_bound(Eigen::Ref<const Eigen::MatrixXd> M, const Eigen::VectorXd& u,
+TripletBound triplet_bound(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::VectorXd& u,
                            const Eigen::VectorXd& v);
 // Tightens the enclosures of `out` (an SVD of M with vectors) per triplet: compensated residuals,
 // then a Temple/Kato interval where a separation argument identifies the index (which indices:
 // SvdOptions::refine_all_upto). O(m n) per refined triplet. Called by svd(); exposed for callers
 // that build an SvdResult themselves.
-void refine_enclosures(Eigen::Ref<const Eigen::MatrixXd> M, SvdResult& out, const SvdOptions& opt);
+void refine_enclosures(const Eigen::Ref<const Eigen::MatrixXd>& M, SvdResult& out,
+                       const SvdOptions& opt);
 // Temple/Kato enclosure of the one eigenvalue of H in (alpha, beta) given (theta, rho); returns
 // an empty interval (lo > hi) when theta is not safely inside (alpha, beta).
 Interval temple_enclosure(const TripletBound& t, double alpha, double beta);
