@@ -13,6 +13,7 @@ from . import _core, _interrupt
 from ._arrays import as_matrix
 from ._errors import UsageError, make
 from ._head import Head, check_wrt
+from .checks import _count
 
 #: The CLI's ``jacobian --full-upto`` default: ``svd="auto"`` computes every eigenvalue of
 #: J J^T up to this many rows, the extremal ones above.
@@ -106,12 +107,8 @@ def _kappa(d, basis):
 
 
 def _threads(threads):
-    if threads is None:
-        return 0
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 4096:
-        raise make(UsageError, "threads = %r: expected an integer in [1, 4096], or None for "
-                   "every core" % (threads,), "threads")
-    return threads
+    """None: 0 (the process's count); else an integer in [1, 4096], as checks.run takes it."""
+    return 0 if threads is None else _count(threads, "threads", 1, 4096)
 
 
 class _StderrProgress:
