@@ -71,13 +71,15 @@ nb::dict spectrum_dict(const OperatorSpectrum& s) {
 
 // The engine's progress reports (EngineProgress) as progress(stage, done, total, unit,
 // seconds_left), called with the GIL held; a callback that raises is reported as unraisable and
-// the solve goes on. `fn` None: no callback.
+// the solve goes on. `fn` None: no callback. The callback holds a pointer to `fn`, which must
+// outlive it: the engine copies its options without the GIL, and copying an nb::object there
+// would touch a reference count without the GIL.
 EngineProgressFn progress_fn(const nb::object& fn) {
     if (fn.is_none()) return {};
-    return [fn](const EngineProgress& p) {
+    return [f = &fn](const EngineProgress& p) {
         nb::gil_scoped_acquire locked;
         try {
-            fn(p.stage, p.done, p.total, p.unit, p.seconds_left);
+            (*f)(p.stage, p.done, p.total, p.unit, p.seconds_left);
         } catch (nb::python_error& e) {
             e.discard_as_unraisable("attnspec spectrum progress callback");
         }
