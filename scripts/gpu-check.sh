@@ -42,15 +42,17 @@ set -uo pipefail
 twins=(linear_infsa spec_attention jacobian_spectrum svd neumann perron_tiled)
 full_twins=(linear_infsa spec_attention svd neumann perron_tiled)  # jacobian_spectrum: --vit
 vit_twin=jacobian_spectrum
-nbench=4  # bench slots in the table; the bundle's bench_* run in name order
+nbench=5  # bench slots in the table; the bundle's bench_* run in name order
 # compute-sanitizer filters (Catch2 test specs, comma = or): kernels at quick sizes. racecheck
-# only where kernels share memory (linear_infsa_cuda.cu, attention_cuda.cu). With -w NoTests a
+# only where kernels share memory (linear_infsa_cuda.cu, attention_cuda.cu, relu_kernel_cuda.cu:
+# the tiled Perron product, on partial tiles). With -w NoTests a
 # filter that matches no test exits 2 (a failure), never a silent pass; tests/cli/
 # test_gpu_check_script.cpp checks that each pattern opens a TEST_CASE name in tests/gpu/.
 memcheck_filter="Linear-InfSA twin: bitwise reproducible*,spec_attention reruns*"
 memcheck_filter+=",gpu svd_batched: the three paths*,gpu check_neumann: the quick cases*"
-memcheck_filter+=",gpu-check perron_tiled*"
+memcheck_filter+=",perron_tiled twin: partial tiles*"
 racecheck_filter="Linear-InfSA twin: bitwise reproducible*,spec_attention reruns*"
+racecheck_filter+=",perron_tiled twin: partial tiles*"
 
 # The caps, in run order: step, seconds, what it runs. Estimates made without a device (context
 # and library start-up ~2 s per process, the CPU references on 16 cores); their sum stays a few
@@ -59,12 +61,12 @@ cap_rows=()
 cap_of() {
   case $1 in
     nvidia-smi) echo 5 ;; info) echo 5 ;; host) echo 5 ;;
-    check-quick-*) echo 10 ;;
-    gpu-tests) echo 60 ;; memcheck) echo 35 ;; racecheck) echo 30 ;;
+    check-quick-*) echo 8 ;;
+    gpu-tests) echo 60 ;; memcheck) echo 30 ;; racecheck) echo 35 ;;
     check-full-svd) echo 30 ;; check-full-perron_tiled) echo 25 ;;
     check-full-"$vit_twin") echo 60 ;;
     check-full-*) echo 15 ;;
-    bench-slot) echo 28 ;; pack) echo 3 ;;
+    bench-slot) echo 25 ;; pack) echo 3 ;;
   esac
 }
 add_row() { cap_rows+=("$1|$(cap_of "$2")|$3"); }
