@@ -3,6 +3,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdlib>
+
 #include "attnspec/base/blas_runtime.hpp"
 #include "attnspec/base/interrupt.hpp"
 #include "attnspec/version.hpp"
@@ -25,6 +27,14 @@ NB_MODULE(_core, m) {
         },
         "The BLAS that runs (attnspec info): library, core, why, CPU, threads, the core "
         "OpenBLAS detected and the best one this build has for the CPU.");
+    m.def(
+        "requested_blas_core",
+        [] { return attnspec::requested_blas_core(std::getenv("ATTNSPEC_BLAS_CORE")); },
+        "The core ATTNSPEC_BLAS_CORE asks for (attnspec/base/blas_runtime.hpp): '' for off, the "
+        "best core of this build for auto, else the forced core; UsageError for a value the CLI "
+        "refuses with exit 64.");
+    m.def("set_blas_core_reason", &attnspec::set_blas_core_reason,
+          "Records why the running core was chosen (blas_info()['reason']).");
     m.def("request_interrupt", &attnspec::request_interrupt,
           "Asks running library calls to stop at their next check point (base/interrupt.hpp).");
     m.def("clear_interrupt", &attnspec::clear_interrupt, "Clears the interrupt request.");

@@ -235,3 +235,49 @@ def test_extension_links_no_boost():
         pytest.skip("no ldd on this system")
     out = subprocess.run(["ldd", attnspec._core.__file__], capture_output=True, text=True).stdout
     assert "libhdf5" in out and "boost" not in out.lower()
+
+
+def _import_with(**env):
+    """`import attnspec` in a child process with `env` added; (returncode, stdout, stderr)."""
+    import subprocess
+    import sys
+
+    full = dict(os.environ)
+    for k in ("OPENBLAS_CORETYPE", "ATTNSPEC_BLAS_CORE"):
+        full.pop(k, None)
+    full.update(env)
+    code = ("import attnspec, json\n"
+            "print(json.dumps(attnspec.blas_info()))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
+                         timeout=120)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_a_bad_blas_core_is_a_usage_error_at_import():
+    import json
+
+    rc, out, _ = _import_with()
+    assert rc == 0
+    info = json.loads(out)
+    if not info["core"]:
+        pytest.skip("not OpenBLAS: attnspec chooses no kernels")
+    # The reason says who chose the core (it read "does not call select_blas_kernels" before).
+    assert "select_blas_kernels" not in info["reason"], info["reason"]
+    # A name that is no core: the CLI's exit-64 message, raised as attnspec.UsageError.
+    rc, _, err = _import_with(ATTNSPEC_BLAS_CORE="Skylake")
+    assert rc != 0
+    assert "UsageError" in err and "ATTNSPEC_BLAS_CORE = 'Skylake'" in err, err
+    # A core this CPU lacks is refused before OpenBLAS loads it (it would stop with SIGILL).
+    if info["best"] != "SapphireRapids":
+        rc, _, err = _import_with(ATTNSPEC_BLAS_CORE="SapphireRapids")
+        assert rc != 0
+        assert "UsageError" in err and "ATTNSPEC_BLAS_CORE = SapphireRapids" in err, err
+    # A core that runs is forced, and the reason says so; off keeps OpenBLAS's choice.
+    rc, out, err = _import_with(ATTNSPEC_BLAS_CORE="prescott")
+    assert rc == 0, err
+    forced = json.loads(out)
+    assert forced["core"] == "Prescott"
+    assert "forced by ATTNSPEC_BLAS_CORE=Prescott" in forced["reason"]
+    rc, out, err = _import_with(ATTNSPEC_BLAS_CORE="off")
+    assert rc == 0, err
+    assert json.loads(out)["reason"] == "detected by OpenBLAS, kept: ATTNSPEC_BLAS_CORE=off"

@@ -106,6 +106,18 @@ void reexec_with(const std::string& core, bool forced, const std::string& loaded
                std::strerror(err) + ")";
 }
 
+// A forced core must run on this CPU and exist in this OpenBLAS build; Error(Usage) otherwise.
+void check_forced_core(const std::string& core, const CpuFeatures& f) {
+    const std::string lack = core_missing(core, f);
+    if (!lack.empty())
+        fail_usage("ATTNSPEC_BLAS_CORE = " + core + ": its kernels need " + lack +
+                   ", which this CPU or OS lacks (use auto, off or a smaller core)");
+    const auto offered = offered_cores();
+    if (core_rank(core) >= 0 && std::find(offered.begin(), offered.end(), core) == offered.end())
+        fail_usage("ATTNSPEC_BLAS_CORE = " + core + ": this OpenBLAS build has no " + core +
+                   " kernels (use auto, off or a core it has)");
+}
+
 // The decision for a process that was not re-executed by attnspec.
 void decide(const BlasCoreOverride& o, const std::string& loaded, char** argv, Selection& s) {
     const CpuFeatures f = cpu_features();
@@ -115,17 +127,7 @@ void decide(const BlasCoreOverride& o, const std::string& loaded, char** argv, S
         return;
     }
     const bool forced = o.mode == BlasCoreMode::Force;
-    if (forced) {
-        const std::string lack = core_missing(o.core, f);
-        if (!lack.empty())
-            fail_usage("ATTNSPEC_BLAS_CORE = " + o.core + ": its kernels need " + lack +
-                       ", which this CPU or OS lacks (use auto, off or a smaller core)");
-        const auto offered = offered_cores();
-        if (core_rank(o.core) >= 0 &&
-            std::find(offered.begin(), offered.end(), o.core) == offered.end())
-            fail_usage("ATTNSPEC_BLAS_CORE = " + o.core + ": this OpenBLAS build has no " + o.core +
-                       " kernels (use auto, off or a core it has)");
-    }
+    if (forced) check_forced_core(o.core, f);
     const std::string target = forced ? o.core : s.best;
     if (same_core(loaded, target)) {
         s.reason = forced ? "forced by ATTNSPEC_BLAS_CORE=" + target + " (OpenBLAS chose it too)"
@@ -165,11 +167,25 @@ BlasInfo blas_info() {
     info.best = s.called ? s.best : best_core_for(f, offered_cores());
     if (info.core.empty())
         info.reason = "not OpenBLAS: attnspec leaves the kernel choice to the library";
+    else if (s.called || !s.reason.empty())
+        info.reason = s.reason;
     else
-        info.reason = s.called ? s.reason
-                               : "OpenBLAS's choice (this program does not call "
-                                 "select_blas_kernels)";
+        info.reason = "OpenBLAS's choice (this program does not call select_blas_kernels)";
     return info;
+}
+
+std::string requested_blas_core(const char* value) {
+    const BlasCoreOverride o = parse_blas_core_override(value);
+    if (o.mode == BlasCoreMode::Off || loaded_core().empty()) return "";
+    const CpuFeatures f = cpu_features();
+    if (o.mode == BlasCoreMode::Auto) return best_core_for(f, offered_cores());
+    check_forced_core(o.core, f);
+    return o.core;
+}
+
+void set_blas_core_reason(const std::string& reason) {
+    Selection& s = selection();
+    if (!s.called) s.reason = reason;
 }
 
 void select_blas_kernels(int /*argc*/, char** argv) {

@@ -42,6 +42,18 @@ BlasInfo blas_info();
 // lacks) prints one line and exits 64. Call it first in main(), before any thread starts.
 void select_blas_kernels(int argc, char** argv);
 
+// For a program that cannot re-execute itself (the Python extension, whose parent process sets
+// OPENBLAS_CORETYPE before loading it, python/attnspec/_blas.py): the core that
+// ATTNSPEC_BLAS_CORE = `value` asks for, "" for off (or when the BLAS is not OpenBLAS), the best
+// core of this build for the CPU for auto (unset, ""), else the forced core. Throws Error(Usage)
+// for a value select_blas_kernels would refuse with exit 64 (not auto/off/a core name, a core the
+// CPU or the OpenBLAS build lacks), with the same message. Cost: a few library queries and
+// /proc/cpuinfo.
+std::string requested_blas_core(const char* value);
+// Records why the running core was chosen, for blas_info().reason, in a program that does not
+// call select_blas_kernels (ignored after it was called).
+void set_blas_core_reason(const std::string& reason);
+
 // The BLAS's thread count (process-wide). set_blas_threads(n <= 0) is ignored. No-op for a BLAS
 // without a thread control.
 int blas_threads();
