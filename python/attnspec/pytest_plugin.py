@@ -9,14 +9,25 @@ Such a test is parametrised over the cases the options select::
         out = my_attention(c.q, c.k, c.v, causal=c.causal)
         c.assert_attention_close(out)           # AssertionError with the verdict and worst elements
 
+The same case checks the other operations on q, k, v: ``c.assert_vjp_close(dq, dk, dv)`` (for
+``c.do``), ``c.assert_jvp_close(do_t)`` (for ``c.tq``, ``c.tk``, ``c.tv``),
+``c.assert_linear_infsa_close(out)``, ``c.assert_pure_infsa_close(out)`` and
+``c.assert_neumann_close(out)`` (the InfSA family: ``--attnspec-gamma``, ``--attnspec-eps``; they
+take no mask, so on a causal case they skip with that reason). ``spec-attention`` has other inputs
+(X and the weights) and no fixture.
+
 Options (docs/ci/README.md):
 
-``--attnspec-cases=stress|NAME[,NAME...]``
-    the stress generators (attnspec.testing.stress_cases(); ``stress``: all of them; default
+``--attnspec-cases=stress|stress-infsa|stress-neumann|NAME[,NAME...]``
+    the stress generators (``stress``: attention's, attnspec.testing.stress_cases();
+    ``stress-infsa``: linear_infsa_cases(), which add relu-zero and dominant-key;
+    ``stress-neumann``: neumann_cases(), which add rank-one; a NAME from any of them; default
     ``gaussian``);
 ``--attnspec-dtype=fp16|bf16|tf32|fp32|fp64``
     the storage dtype the cases are rounded to and checked at (default ``fp32``);
 ``--attnspec-accumulate=fp32|fp64`` (default ``fp32``), ``--attnspec-factor=F`` (default 2);
+``--attnspec-gamma=G`` (default 0.95), ``--attnspec-eps=E`` (default 1e-6): the InfSA family's
+    parameters (neumann: G in (0, 1), E > 0);
 ``--attnspec-shape=N,d|H,N,d|B,H,N,d`` (default ``2,128,64``);
 ``--attnspec-seeds=S[,S...]`` (default ``0``);
 ``--attnspec-mask=none|causal|both`` (default ``none``);
@@ -40,7 +51,8 @@ import re
 import pytest
 
 _DEFAULTS = {"cases": "gaussian", "dtype": "fp32", "accumulate": "fp32", "factor": "2",
-             "shape": "2,128,64", "seeds": "0", "mask": "none", "repro": ""}
+             "shape": "2,128,64", "seeds": "0", "mask": "none", "repro": "", "gamma": "0.95",
+             "eps": "1e-6"}
 _HELP = {
     "cases": "stress cases of the attnspec_case fixture: 'stress' (all) or NAME[,NAME...] "
              "(default gaussian)",
@@ -52,6 +64,8 @@ _HELP = {
     "seeds": "seeds of the cases, S[,S...] (default 0)",
     "mask": "none, causal or both (default none)",
     "repro": "directory for the reproducers (.repro.npz) of failed checks (default: none)",
+    "gamma": "gamma of linear-infsa, pure-infsa and neumann (default 0.95)",
+    "eps": "eps of linear-infsa, pure-infsa and neumann (default 1e-6)",
 }
 
 
@@ -70,13 +84,16 @@ def _cases(config):
     """(name, seed, causal) for every selected case, in order; pytest.UsageError on bad options."""
     from . import testing
 
-    known = testing.stress_cases()
+    groups = {"stress": testing.stress_cases(), "stress-infsa": testing.linear_infsa_cases(),
+              "stress-neumann": testing.neumann_cases()}
+    known = groups["stress-neumann"]  # every generator's name
     text = _option(config, "cases")
-    names = known if text == "stress" else tuple(n.strip() for n in text.split(",") if n.strip())
+    names = groups.get(text) or tuple(n.strip() for n in text.split(",") if n.strip())
     for n in names:
         if n not in known:
-            raise pytest.UsageError("--attnspec-cases: unknown case %r (expected 'stress' or "
-                                    "names from %s)" % (n, ", ".join(known)))
+            raise pytest.UsageError("--attnspec-cases: unknown case %r (expected stress, "
+                                    "stress-infsa, stress-neumann or names from %s)"
+                                    % (n, ", ".join(known)))
     try:
         seeds = tuple(int(s) for s in _option(config, "seeds").split(","))
     except ValueError:
@@ -92,7 +109,17 @@ def _cases(config):
     if _option(config, "accumulate") not in ("fp32", "fp64"):
         raise pytest.UsageError("--attnspec-accumulate expects fp32 or fp64, got %r"
                                 % _option(config, "accumulate"))
+    _infsa_params(config)
     return [(n, s, c) for n in names for s in seeds for c in masks[mask]]
+
+
+def _infsa_params(config):
+    """(gamma, eps) of the InfSA family's checks; pytest.UsageError when not numbers."""
+    try:
+        return float(_option(config, "gamma")), float(_option(config, "eps"))
+    except ValueError:
+        raise pytest.UsageError("--attnspec-gamma and --attnspec-eps expect numbers, got %r and "
+                                "%r" % (_option(config, "gamma"), _option(config, "eps"))) from None
 
 
 def _shape(config):
@@ -144,14 +171,19 @@ class Case:
     options' dtype, accumulation, factor and mask, and remember the output and the verdict for
     the reproducer."""
 
-    def __init__(self, name, seed, shape, dtype, causal, accumulate, factor):
+    def __init__(self, name, seed, shape, dtype, causal, accumulate, factor, gamma=0.95,
+                 eps=1e-6):
         from . import testing
 
         self._testing = testing
         self.name, self.seed, self.shape, self.dtype = name, seed, tuple(shape), dtype
         self.causal, self.accumulate, self.factor = causal, accumulate, factor
+        self.gamma, self.eps = gamma, eps
         self.id = _case_id(name, seed, causal)
-        self.q, self.k, self.v = testing.stress_case(name, seed, self.shape, dtype)
+        # The generators share their names' arrays (neumann's list holds every name).
+        make = (testing.stress_case if name in testing.stress_cases()
+                else testing.stress_neumann_case)
+        self.q, self.k, self.v = make(name, seed, self.shape, dtype)
         self._vjp = self._jvp = None
         self.op = None          # the operation last checked
         self.outputs = {}       # its output arrays, by the CLI's names
@@ -202,6 +234,26 @@ class Case:
                                            self.tv, **self._kwargs())
         return self._finish("attention-jvp", {"do_t": do_t}, r)
 
+    def _infsa(self, op, check, out):
+        if self.causal:
+            pytest.skip("%s takes no mask: case %s is causal" % (op, self.id))
+        r = check(out, self.q, self.k, self.v, gamma=self.gamma, eps=self.eps, dtype=self.dtype,
+                  accumulate=self.accumulate, factor=self.factor)
+        return self._finish(op, {"o": out}, r)
+
+    def assert_linear_infsa_close(self, out):
+        """attnspec.testing.assert_linear_infsa_close(out, q, k, v) with the options' gamma and
+        eps (skips a causal case: the operation has no mask)."""
+        return self._infsa("linear-infsa", self._testing.check_linear_infsa_output, out)
+
+    def assert_pure_infsa_close(self, out):
+        """attnspec.testing.assert_pure_infsa_close at the case's settings (as above)."""
+        return self._infsa("pure-infsa", self._testing.check_pure_infsa_output, out)
+
+    def assert_neumann_close(self, out):
+        """attnspec.testing.assert_neumann_close at the case's settings (as above)."""
+        return self._infsa("neumann", self._testing.check_neumann_output, out)
+
     def write_reproducer(self, path):
         """Writes the last check's reproducer to ``path`` (a .npz: inputs, outputs and the
         ``case`` JSON, the layout of ``attnspec check-kernel``'s reproducers) and returns the
@@ -216,13 +268,16 @@ class Case:
         arrays = {n: self._testing._f64(a, n, allow_nonfinite=True)
                   for n, a in list(inputs.items()) + list(self.outputs.items())}
         r = self.result
-        tensors = {"attention": {"o": r}, "attention-jvp": {"do_t": r}}.get(
-            self.op) or {"dq": r.dq, "dk": r.dk, "dv": r.dv}
+        infsa = self.op in ("linear-infsa", "pure-infsa", "neumann")
+        tensors = {"attention-vjp": None, "attention-jvp": {"do_t": r}}.get(self.op, {"o": r}) \
+            or {"dq": r.dq, "dk": r.dk, "dv": r.dv}
         scale = next(iter(tensors.values())).scale
         mask = "causal" if self.causal else "none"
+        params = ("--gamma %r --eps %r" % (float(self.gamma), float(self.eps)) if infsa
+                  else "--mask %s --scale %r" % (mask, scale))
         replay = ("attnspec check-kernel %s --inputs %s --output %s --dtype %s --accumulate %s "
-                  "--mask %s --scale %r --factor %r"
-                  % (self.op, path, path, self.dtype, self.accumulate, mask, scale,
+                  "%s --factor %r"
+                  % (self.op, path, path, self.dtype, self.accumulate, params,
                      float(self.factor)))
         case = {"op": self.op, "dtype": self.dtype, "accumulate": self.accumulate, "mask": mask,
                 "scale": scale, "factor": float(self.factor), "verdict": r.verdict,
@@ -249,8 +304,9 @@ def attnspec_case(request):
     options."""
     name, seed, causal = request.param
     config = request.config
+    gamma, eps = _infsa_params(config)
     case = Case(name, seed, _shape(config), _option(config, "dtype"), causal,
-                _option(config, "accumulate"), _factor(config))
+                _option(config, "accumulate"), _factor(config), gamma, eps)
     request.node._attnspec_case = case
     for key, value in (("case", name), ("seed", seed), ("shape", ",".join(map(str, case.shape))),
                        ("dtype", case.dtype), ("mask", "causal" if causal else "none")):

@@ -138,3 +138,62 @@ def test_bad_options_are_usage_errors(pytester):
     r = pytester.runpytest("--attnspec-cases=gaussian,nope", *OPTIONS)
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown case 'nope'" in "\n".join(r.errlines)
+
+
+INFSA_TESTS = '''
+import attnspec.testing as at
+
+
+def test_linear(attnspec_case):
+    c = attnspec_case
+    out = at.baseline_linear_infsa(c.q, c.k, c.v, gamma=c.gamma, eps=c.eps, dtype=c.dtype)
+    c.assert_linear_infsa_close(out.astype(c.q.dtype))
+
+
+def test_linear_gamma_twice(attnspec_case):
+    c = attnspec_case
+    out = at.baseline_linear_infsa(c.q, c.k, c.v, gamma=2 * c.gamma, eps=c.eps, dtype=c.dtype)
+    c.assert_linear_infsa_close(out.astype(c.q.dtype))
+
+
+def test_pure(attnspec_case):
+    c = attnspec_case
+    out = at.baseline_pure_infsa(c.q, c.k, c.v, gamma=c.gamma, eps=c.eps, dtype=c.dtype)
+    c.assert_pure_infsa_close(out.astype(c.q.dtype))
+
+
+def test_neumann(attnspec_case):
+    c = attnspec_case
+    out = at.baseline_neumann(c.q, c.k, c.v, gamma=c.gamma, eps=c.eps, dtype=c.dtype)
+    c.assert_neumann_close(out.astype(c.q.dtype))
+'''
+
+
+def test_infsa_family_checks_skips_causal_and_replays(pytester, tmp_path, cli):
+    pytester.makepyfile(test_infsa=INFSA_TESTS)
+    repro, junit = tmp_path / "repro", tmp_path / "junit.xml"
+    r = pytester.runpytest("--attnspec-cases=rank-one", "--attnspec-mask=both",
+                           "--attnspec-gamma=0.9", "--attnspec-repro=%s" % repro,
+                           "--junitxml=%s" % junit, "-rs", *OPTIONS)
+    # rank-one is a neumann case: the three correct kernels pass, gamma twice does not; the
+    # causal instances skip (the InfSA family has no mask).
+    r.assert_outcomes(passed=3, failed=1, skipped=4)
+    text = "\n".join(r.outlines)
+    assert "linear-infsa kernel check: wrong" in text
+    assert "takes no mask: case rank-one-s0-causal is causal" in text
+    (name,) = os.listdir(repro)
+    case = json.loads(np.load(str(repro / name))["case"].item().decode())
+    assert case["op"] == "linear-infsa" and case["generator"] == "rank-one"
+    assert "--gamma 0.9 --eps 1e-06" in case["replay"] and "--mask" not in case["replay"]
+    d = run_cli(cli, *case["replay"].split()[1:], codes=(1,))
+    assert d["verdict"] == case["verdict"] and d["summary"] == case["summary"]
+
+
+def test_infsa_case_groups_and_bad_gamma(pytester):
+    pytester.makepyfile(test_infsa=INFSA_TESTS)
+    r = pytester.runpytest("--collect-only", "-q", "--attnspec-cases=stress-neumann", *OPTIONS)
+    ids = [line.split("::")[1] for line in r.outlines if "::test_neumann[" in line]
+    assert ids == ["test_neumann[%s-s0]" % n for n in at.neumann_cases()]
+    r = pytester.runpytest("--attnspec-gamma=x", *OPTIONS)
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--attnspec-gamma and --attnspec-eps expect numbers" in "\n".join(r.errlines)
