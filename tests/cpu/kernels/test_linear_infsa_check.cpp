@@ -103,6 +103,23 @@ TEST_CASE("check-kernel linear-infsa: the reference is the library's Linear-InfS
     }
 }
 
+TEST_CASE("check-kernel linear-infsa: the pooled reference is every row of the broadcast one",
+          "[kernels]") {
+    const AttentionProblem p = generate_linear_infsa("heavy-tail", 5, {2, 3, 37, 8}, Format::fp32);
+    const LinearInfsaParams par;
+    const Array o = reference_linear_infsa(p, par), pooled = reference_linear_infsa_pooled(p, par);
+    CHECK(o.shape == std::vector<std::int64_t>{2, 3, 37, 8});
+    CHECK(pooled.shape == std::vector<std::int64_t>{2, 3, 8});
+    REQUIRE(pooled.values.size() == 2 * 3 * 8);
+    for (long h = 0; h < 6; ++h)
+        for (long i = 0; i < 37; ++i)
+            for (long c = 0; c < 8; ++c)
+                CHECK(o.values[(h * 37 + i) * 8 + c] == pooled.values[h * 8 + c]);  // bitwise
+    AttentionProblem causal = p;
+    causal.mask = MaskKind::causal;
+    CHECK_THROWS_AS(reference_linear_infsa_pooled(causal, par), Error);
+}
+
 namespace {
 
 // The three runs of correct_kernels_pass (infsa_check_support.hpp) on this operation.

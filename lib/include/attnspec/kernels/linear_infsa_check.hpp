@@ -34,8 +34,12 @@ struct LinearInfsaParams {
 KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                      const Array& o, const KernelCheckOptions& opt);
 
-// The float64 reference output (shape (.., N_q, d_v)).
+// The float64 reference output (shape (.., N_q, d_v)): every row of a head is its pooled vector.
 Array reference_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par);
+// The same reference without the broadcast: one pooled vector gamma sum_j a_j v_j per head, shape
+// (.., d_v) (the output's shape without N_q). One sweep over Q and one over K and V; writes
+// B H d_v values where reference_linear_infsa writes B H N_q d_v.
+Array reference_linear_infsa_pooled(const AttentionProblem& p, const LinearInfsaParams& par);
 
 // attnspec's plain Linear-InfSA at the declared precisions (the baseline): every operation
 // rounded to the accumulation format, q_bar and the scores s_j stored in the storage format, the
