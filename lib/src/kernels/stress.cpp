@@ -15,12 +15,15 @@ constexpr EnumName<StressCase> kStressNames[] = {
     {StressCase::gaussian, "gaussian"},     {StressCase::large_logits, "large-logits"},
     {StressCase::near_ties, "near-ties"},   {StressCase::spike_v, "spike-v"},
     {StressCase::heavy_tail, "heavy-tail"}, {StressCase::rank_deficient_k, "rank-deficient-k"},
+    {StressCase::denormal, "denormal"},
 };
 
 constexpr double kLargeLogit = 1e4;  // max |s q.k| of large-logits
 constexpr double kTieSpread = 1e-3;  // near-ties: k_j = b + 1e-3 g_j
 constexpr double kSpike = 1e3;       // spike-v: the one-hot value
 constexpr double kHeavyClip = 1e3;   // heavy-tail: |x| clipped (fp16's range is 65504)
+constexpr int kDenormalShift = 4;    // denormal: k = 2^(emin - 4) g, |g| clipped to 8
+constexpr double kDenormalClip = 8;  // so |k| <= 2^(emin - 1)
 constexpr std::uint64_t kDirectionStream = 0xD1B54A32D192ED03ULL;  // dO and tangents: seed ^ this
 
 struct Dims {
@@ -38,6 +41,7 @@ Array filled(const std::vector<std::int64_t>& shape, Rng& rng, double (*draw)(Rn
 }
 
 double normal(Rng& r) { return r.normal(); }
+double unit(Rng& r) { return r.uniform(); }  // U(0, 1)
 // Student's t with 3 degrees of freedom: N(0, 1) / sqrt(chi^2_3 / 3), clipped.
 double heavy(Rng& r) {
     double chi2 = 0;
@@ -87,6 +91,15 @@ void large_logits(Array& q, Array& k, const Dims& D, double s) {
     for (double& x : k.values) x *= f;
 }
 
+// denormal: k = 2^(emin - 4) g with |g| clipped to 8 and v = 2^(emin - 1) U(0, 1), below the
+// smallest normal 2^emin of `storage` (q stays N(0, 1): the logits s q.k are ~2^(emin - 4)).
+void denormal(Array& k, Array& v, Format storage) {
+    const double tiny = smallest_normal(storage);
+    const int e = format_spec(storage).emin - kDenormalShift;
+    for (double& x : k.values) x = std::ldexp(std::clamp(x, -kDenormalClip, kDenormalClip), e);
+    for (double& x : v.values) x *= tiny / 2;
+}
+
 }  // namespace
 
 const char* stress_name(StressCase c) { return enum_name(c, kStressNames); }
@@ -97,7 +110,8 @@ StressCase parse_stress(const std::string& text, const std::string& parameter) {
 
 std::vector<StressCase> stress_cases() {
     std::vector<StressCase> all;
-    for (const auto& e : kStressNames) all.push_back(e.value);
+    for (const auto& e : kStressNames)
+        if (e.value != StressCase::denormal) all.push_back(e.value);
     return all;
 }
 
@@ -127,12 +141,13 @@ AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
     p.k = filled(shape, rng, draw);
     if (c == StressCase::near_ties) near_ties(p.k, rng, D);
     if (c == StressCase::rank_deficient_k) rank_deficient(p.k, rng, D);
-    p.v = filled(shape, rng, draw);
+    p.v = filled(shape, rng, c == StressCase::denormal ? unit : draw);
     if (c == StressCase::spike_v)
         for (long h = 0; h < D.heads; ++h)
             for (long col = 0; col < D.d; ++col)
                 p.v.values[(h * D.N + D.N / 2) * D.d + col] = col == 0 ? kSpike : 0.0;
     if (c == StressCase::large_logits) large_logits(p.q, p.k, D, s);
+    if (c == StressCase::denormal) denormal(p.k, p.v, storage);
     for (Array* a : {&p.q, &p.k, &p.v})
         for (double& x : a->values) x = round_to(x, storage);
     return p;

@@ -10,6 +10,14 @@
 //   heavy-tail        q, k, v ~ Student's t with 3 degrees of freedom (power-law tails),
 //                     clipped to +-1e3
 //   rank-deficient-k  K = G H / sqrt(r), G (N x r), H (r x d), r = max(1, d / 8)
+//   denormal          below the smallest normal 2^emin of the storage format (fp16 6.1e-5,
+//                     bf16/tf32/fp32 1.18e-38, fp64 2.2e-308): q ~ N(0, 1), k = 2^(emin - 4) g
+//                     with g ~ N(0, 1) clipped to +-8 (so |k| <= 2^(emin - 1) and the logits
+//                     s q.k ~ 2^(emin - 4) are subnormal too), v = 2^(emin - 1) U(0, 1) (o and the
+//                     products p_j v_jc subnormal as well); rounded to the storage format with
+//                     gradual underflow. Not in stress_cases(): the rounding bound is analysed
+//                     in that range for `attention` only (proofs/kernel_tolerance.md,
+//                     "Denormal-range inputs"); generate_stress and parse_stress take it.
 // CPU only; kernels/stress.cpp.
 #pragma once
 #include <cstdint>
@@ -21,10 +29,18 @@
 
 namespace attnspec::kernels {
 
-enum class StressCase { gaussian, large_logits, near_ties, spike_v, heavy_tail, rank_deficient_k };
+enum class StressCase {
+    gaussian,
+    large_logits,
+    near_ties,
+    spike_v,
+    heavy_tail,
+    rank_deficient_k,
+    denormal
+};
 const char* stress_name(StressCase c);
 StressCase parse_stress(const std::string& text, const std::string& parameter);
-// Every case, in the order above.
+// The suite every check runs: every case in the order above but denormal.
 std::vector<StressCase> stress_cases();
 
 // Q, K, V of `shape` = (N, d), (H, N, d) or (B, H, N, d) (K and V have Q's shape), mask none,
