@@ -343,7 +343,8 @@ int run_check_kernel(const Invocation& inv) {
         "spec-attention: lambda >= 0 of --correction lambda (default 10, the paper's)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
-        "rank-deficient-k; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
+        "rank-deficient-k, denormal (below the dtype's normal range; bound analysed for "
+        "attention only); linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
         "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
         "large-logits")("shape", po::value(&a.shape),
                         "--generate: N,d or H,N,d or B,H,N,d (spec-attention: N,D,d or "

@@ -325,7 +325,9 @@ def _array(shape_values):
 
 
 def stress_cases():
-    """The names of the stress generators (kernels/stress.hpp), in order."""
+    """The names of the stress suite's generators (kernels/stress.hpp), in order: every one but
+    ``denormal``, which stress_case() also makes (proofs/kernel_tolerance.md, "Denormal-range
+    inputs")."""
     return tuple(_core.kernel_stress_names())
 
 
@@ -336,10 +338,11 @@ def _typed(arrays, dtype):
 
 
 def stress_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
-    """(q, k, v) of stress case ``name`` (stress_cases()), reproducible from (name, seed, shape),
-    values representable in ``dtype``: numpy float16 for fp16, float32 for fp32, bf16 and tf32
-    (numpy has no such types: the values are exact in them), float64 for fp64. The same arrays
-    ``attnspec check-kernel attention --generate NAME --seed S --shape ...`` writes."""
+    """(q, k, v) of stress case ``name`` (stress_cases() or ``denormal``), reproducible from
+    (name, seed, shape), values representable in ``dtype``: numpy float16 for fp16, float32 for
+    fp32, bf16 and tf32 (numpy has no such types: the values are exact in them), float64 for
+    fp64. The same arrays ``attnspec check-kernel attention --generate NAME --seed S --shape ...``
+    writes."""
     _choice(dtype, "dtype", DTYPES)
     shape = tuple(int(s) for s in shape)
     q, k, v = (_array(t) for t in _core.kernel_stress_case(str(name), int(seed), list(shape),
