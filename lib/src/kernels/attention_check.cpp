@@ -12,8 +12,10 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/kernels/attention_baseline.hpp"
+#include "attnspec/kernels/attention_nonfinite.hpp"
 #include "attnspec/kernels/attention_reference.hpp"
 #include "check_compare.hpp"
+#include "nonfinite_check.hpp"
 
 namespace attnspec::kernels {
 namespace {
@@ -143,6 +145,7 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(o, sh.out_shape(), "o");
     if (lse) detail::check_shape(*lse, sh.lse_shape(), "lse");
+    if (has_nonfinite_input(p)) return detail::check_attention_nonfinite(p, o, lse, opt);
     KernelCheckResult r;
     r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
     r.scale = effective_scale(p, sh);

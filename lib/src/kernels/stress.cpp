@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
@@ -15,7 +16,10 @@ constexpr EnumName<StressCase> kStressNames[] = {
     {StressCase::gaussian, "gaussian"},     {StressCase::large_logits, "large-logits"},
     {StressCase::near_ties, "near-ties"},   {StressCase::spike_v, "spike-v"},
     {StressCase::heavy_tail, "heavy-tail"}, {StressCase::rank_deficient_k, "rank-deficient-k"},
-    {StressCase::denormal, "denormal"},
+    {StressCase::denormal, "denormal"},     {StressCase::nan_q, "nan-q"},
+    {StressCase::inf_q, "inf-q"},           {StressCase::nan_k, "nan-k"},
+    {StressCase::inf_k, "inf-k"},           {StressCase::nan_v, "nan-v"},
+    {StressCase::inf_v, "inf-v"},
 };
 
 constexpr double kLargeLogit = 1e4;  // max |s q.k| of large-logits
@@ -100,6 +104,23 @@ void denormal(Array& k, Array& v, Format storage) {
     for (double& x : v.values) x *= tiny / 2;
 }
 
+// One non-finite element per head of the array the case names (nan-q .. inf-v), its row and
+// column (and inf-v's sign) drawn from `rng`.
+void plant_nonfinite(StressCase c, AttentionProblem& p, Rng& rng, const Dims& D) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    Array& a = c == StressCase::nan_q || c == StressCase::inf_q   ? p.q
+               : c == StressCase::nan_k || c == StressCase::inf_k ? p.k
+                                                                  : p.v;
+    const bool is_nan = c == StressCase::nan_q || c == StressCase::nan_k || c == StressCase::nan_v;
+    for (long h = 0; h < D.heads; ++h) {
+        const long row = rng.integer(0, D.N - 1), col = rng.integer(0, D.d - 1);
+        double x = is_nan ? nan : inf;
+        if (c == StressCase::inf_v && rng.integer(0, 1) == 1) x = -inf;
+        a.values[static_cast<size_t>((h * D.N + row) * D.d + col)] = x;
+    }
+}
+
 }  // namespace
 
 const char* stress_name(StressCase c) { return enum_name(c, kStressNames); }
@@ -111,8 +132,19 @@ StressCase parse_stress(const std::string& text, const std::string& parameter) {
 std::vector<StressCase> stress_cases() {
     std::vector<StressCase> all;
     for (const auto& e : kStressNames)
-        if (e.value != StressCase::denormal) all.push_back(e.value);
+        if (e.value != StressCase::denormal && !is_nonfinite_case(e.value)) all.push_back(e.value);
     return all;
+}
+
+std::vector<StressCase> nonfinite_stress_cases() {
+    std::vector<StressCase> all;
+    for (const auto& e : kStressNames)
+        if (is_nonfinite_case(e.value)) all.push_back(e.value);
+    return all;
+}
+
+bool is_nonfinite_case(StressCase c) {
+    return static_cast<int>(c) >= static_cast<int>(StressCase::nan_q);
 }
 
 AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
@@ -150,6 +182,7 @@ AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
     if (c == StressCase::denormal) denormal(p.k, p.v, storage);
     for (Array* a : {&p.q, &p.k, &p.v})
         for (double& x : a->values) x = round_to(x, storage);
+    if (is_nonfinite_case(c)) plant_nonfinite(c, p, rng, D);
     return p;
 }
 

@@ -55,6 +55,11 @@ struct KernelCheckResult {
     long rows = 0, masked_rows = 0;
     long rows_beyond_rule = 0;  // rows whose max error exceeds their allowed error
     long elements_beyond_bound = 0, nonfinite = 0;
+    // Inputs with NaN/Inf (attention only, kernels/attention_nonfinite.hpp): the elements of O and
+    // LSE that must be non-finite, and the elements that break the stated propagation (a finite
+    // value where NaN/Inf is required: also counted beyond the bound; NaN/Inf where a finite value
+    // is required: also in nonfinite or the lse count). Both 0 for finite inputs.
+    long nonfinite_expected = 0, nonfinite_mismatch = 0;
     double tensor_error = 0, tensor_baseline = 0, tensor_allowed = 0, tensor_floor = 0;
     double worst_rule_ratio = 0;      // max over rows of row error / row allowed
     double worst_bound_ratio = 0;     // max over elements of error / bound
@@ -70,8 +75,9 @@ struct KernelCheckResult {
 };
 
 // Checks `o` (shape (.., N_q, d_v)) and, when non-null, `lse` (shape (.., N_q)) against the
-// reference of `p`. DataError (65) on inconsistent shapes; NaN/Inf in q, k, v are refused by the
-// loaders, NaN/Inf in o and lse count as wrong elements.
+// reference of `p`. DataError (65) on inconsistent shapes. NaN/Inf in o and lse count as wrong
+// elements where the reference is finite; with NaN/Inf in q, k or v the expected pattern of
+// kernels/attention_nonfinite.hpp decides which elements must be non-finite (rows one at a time).
 KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, const Array* lse,
                                   const KernelCheckOptions& opt);
 

@@ -18,6 +18,12 @@
 //                     gradual underflow. Not in stress_cases(): the rounding bound is analysed
 //                     in that range for `attention` only (proofs/kernel_tolerance.md,
 //                     "Denormal-range inputs"); generate_stress and parse_stress take it.
+// The non-finite cases (check-kernel attention only; kernels/attention_nonfinite.hpp states the
+// propagation they test): gaussian q, k, v, then per head one element, drawn after v from the same
+// stream (row, then column, uniformly), set to a non-finite value:
+//   nan-q / inf-q     q_ic = NaN / +inf
+//   nan-k / inf-k     k_jc = NaN / +inf (a -inf logit in the rows with q_ic < 0)
+//   nan-v / inf-v     v_jc = NaN / +-inf (the sign drawn next: -inf with probability 1/2)
 // CPU only; kernels/stress.cpp.
 #pragma once
 #include <cstdint>
@@ -36,12 +42,23 @@ enum class StressCase {
     spike_v,
     heavy_tail,
     rank_deficient_k,
-    denormal
+    denormal,
+    nan_q,
+    inf_q,
+    nan_k,
+    inf_k,
+    nan_v,
+    inf_v
 };
 const char* stress_name(StressCase c);
+// Any case's name, the non-finite ones included.
 StressCase parse_stress(const std::string& text, const std::string& parameter);
-// The suite every check runs: every case in the order above but denormal.
+// The suite every check runs: every finite case in the order above (gaussian ..
+// rank-deficient-k), not denormal.
 std::vector<StressCase> stress_cases();
+// The non-finite cases (nan-q .. inf-v), in the order above, and whether `c` is one of them.
+std::vector<StressCase> nonfinite_stress_cases();
+bool is_nonfinite_case(StressCase c);
 
 // Q, K, V of `shape` = (N, d), (H, N, d) or (B, H, N, d) (K and V have Q's shape), mask none,
 // scale `scale` (0: 1/sqrt(d)). DataError when a dimension is < 1 or the element count exceeds
