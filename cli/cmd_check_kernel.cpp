@@ -109,6 +109,8 @@ void json_tensor(JsonWriter& j, const KernelCheckResult& r) {
     j.kv("rows_beyond_rule", static_cast<std::int64_t>(r.rows_beyond_rule));
     j.kv("elements_beyond_bound", static_cast<std::int64_t>(r.elements_beyond_bound));
     j.kv("nonfinite", static_cast<std::int64_t>(r.nonfinite));
+    j.kv("nonfinite_expected", static_cast<std::int64_t>(r.nonfinite_expected));
+    j.kv("nonfinite_mismatch", static_cast<std::int64_t>(r.nonfinite_mismatch));
     j.kv("tensor_error", r.tensor_error).kv("tensor_baseline", r.tensor_baseline);
     j.kv("tensor_floor", r.tensor_floor).kv("tensor_allowed", r.tensor_allowed);
     j.kv("worst_rule_ratio", r.worst_rule_ratio).kv("worst_bound_ratio", r.worst_bound_ratio);
@@ -189,6 +191,11 @@ void print_tensor(const char* name, const KernelCheckResult& r, const Args& a, b
         "baseline error/bound %.3g; reference error <= %.3g\n",
         r.elements_beyond_bound, r.nonfinite, r.worst_bound_ratio, r.baseline_bound_ratio,
         r.max_reference_error);
+    if (r.nonfinite_expected > 0 || r.nonfinite_mismatch > 0)
+        std::printf(
+            "  non-finite inputs: %ld elements must be NaN/Inf, %ld break the stated "
+            "propagation\n",
+            r.nonfinite_expected, r.nonfinite_mismatch);
     if (r.has_lse)
         std::printf(
             "  lse: max error %.3g, baseline %.3g, allowed %.3g, %ld beyond the bound "
@@ -238,6 +245,10 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
         return 0;
     }
     const Format f = parse_format(a.dtype, "dtype");
+    if (op != Op::attention && !is_infsa(op) &&
+        is_nonfinite_case(parse_stress(a.generate, "stress_case")))
+        fail_usage("check-kernel " + a.op + " --generate " + a.generate +
+                   ": the non-finite cases are for check-kernel attention only");
     const AttentionProblem p =
         op == Op::neumann ? generate_neumann(a.generate, a.common.seed, parse_shape(a.shape), f)
         : is_infsa(op) ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
@@ -344,7 +355,8 @@ int run_check_kernel(const Invocation& inv) {
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
         "rank-deficient-k, denormal (below the dtype's normal range; bound analysed for "
-        "attention only); linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
+        "attention only); attention also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf "
+        "per head); linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
         "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
         "large-logits")("shape", po::value(&a.shape),
                         "--generate: N,d or H,N,d or B,H,N,d (spec-attention: N,D,d or "
@@ -389,7 +401,7 @@ int run_check_kernel(const Invocation& inv) {
     p.mask = parse_mask(a.mask, "mask");
     p.scale = a.scale;
     if (op == Op::spec_attention) return check_spec(a, opt, p, inv, start);
-    load_attention_inputs(a.inputs, p);
+    load_attention_inputs(a.inputs, p, op == Op::attention);
     const KernelArrayFile in(a.inputs), out(a.output);
     KernelVerdict verdict = KernelVerdict::pass;
     if (op == Op::attention) {

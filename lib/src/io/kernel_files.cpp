@@ -58,11 +58,12 @@ std::string KernelArrayFile::text(const std::string& name) const {
     return npz_ ? read_npz_text(path_, name) : std::string();
 }
 
-void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p) {
+void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p,
+                           bool keep_nonfinite) {
     const KernelArrayFile f(path);
-    p.q = f.read("q", false);
-    p.k = f.read("k", false);
-    p.v = f.read("v", false);
+    p.q = f.read("q", keep_nonfinite);
+    p.k = f.read("k", keep_nonfinite);
+    p.v = f.read("v", keep_nonfinite);
 }
 
 void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,

@@ -42,6 +42,8 @@ void write_tensor(H5Group& G, const std::string& name, const KernelCheckResult& 
     T.attr("rows_beyond_rule", std::int64_t(r.rows_beyond_rule));
     T.attr("elements_beyond_bound", std::int64_t(r.elements_beyond_bound));
     T.attr("nonfinite", std::int64_t(r.nonfinite));
+    T.attr("nonfinite_expected", std::int64_t(r.nonfinite_expected));
+    T.attr("nonfinite_mismatch", std::int64_t(r.nonfinite_mismatch));
     T.attr("tensor_error", r.tensor_error), T.attr("tensor_baseline", r.tensor_baseline);
     T.attr("tensor_allowed", r.tensor_allowed), T.attr("tensor_floor", r.tensor_floor);
     T.attr("worst_rule_ratio", r.worst_rule_ratio);

@@ -1,8 +1,8 @@
 // The files of check-kernel: arrays by name from a NumPy .npz (float16, float32 or float64
 // members, any rank) or an HDF5 file (numeric datasets of any rank at the root, /q, /k, ...),
 // chosen by content (the HDF5 signature) and read as row-major float64 kernels::Array; and the
-// stress-case writer. Inputs (q, k, v, do, tq, tk, tv) are refused when they hold NaN/Inf;
-// outputs (o, lse, dq, dk, dv, do_t) keep
+// stress-case writer. Inputs (q, k, v, do, tq, tk, tv) are refused when they hold NaN/Inf
+// (except q, k, v of check-kernel attention); outputs (o, lse, dq, dk, dv, do_t) keep
 // them (a kernel's NaN is a finding: kernels/attention_check.hpp). Missing file: NoInput (66);
 // malformed file or missing array: DataError (65) naming the file and the array. CPU only.
 #pragma once
@@ -36,8 +36,10 @@ class KernelArrayFile {
     std::unique_ptr<TensorFile> npz_;
 };
 
-// Q, K, V (arrays "q", "k", "v") of `path` into `p` (mask and scale untouched).
-void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p);
+// Q, K, V (arrays "q", "k", "v") of `path` into `p` (mask and scale untouched); NaN/Inf refused
+// unless `keep_nonfinite` (check-kernel attention: kernels/attention_nonfinite.hpp).
+void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p,
+                           bool keep_nonfinite = false);
 
 // Writes q, k, v of `p` and the `extra` arrays (a derivative case's do or tq, tk, tv) to an .npz
 // at `path` (float32 members, or float64 when `f64`; io/tensor_files.hpp: write_npz), and, when
