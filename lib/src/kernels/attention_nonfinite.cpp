@@ -22,22 +22,35 @@ constexpr EnumName<Expect> kExpectNames[] = {{Expect::finite, "finite"},
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class RowKind { finite, nonfinite, degenerate };
+enum class RowKind {
+    finite,     // some key of finite logit, none NaN or +inf: lse finite
+    masked_in,  // the same, but a masked key's logit is NaN or +inf: every element `either`
+    nonfinite,  // some visible logit NaN or +inf
+    degenerate  // every visible logit -inf
+};
 
-// Query row `in` (n >= 1): its kind, the keys of finite logit (`kept`, ascending) and the
-// expectation of each of its d_v output columns (`cols`), as the header states.
-RowKind classify_row(const RowInput& in, std::vector<long>& kept, std::vector<char>& is_kept,
-                     Expect* cols) {
+// Logit of key j for row `in`, in float64.
+double logit(const RowInput& in, long j) {
+    const double* k = in.K + j * in.d;
+    double dot = 0;
+    for (long c = 0; c < in.d; ++c) dot += in.q[c] * k[c];
+    return in.scale * dot;
+}
+
+// Query row `in` (n >= 1 visible keys of `all`): its kind, the keys of finite logit (`kept`,
+// ascending) and the expectation of each of its d_v output columns (`cols`), as the header
+// states. The masked keys n .. all-1 count as keys of weight 0 (a kernel may read them with a
+// -inf logit, or add -inf to theirs: NaN + -inf and +inf + -inf are NaN, or skip them).
+RowKind classify_row(const RowInput& in, long all, std::vector<long>& kept,
+                     std::vector<char>& is_kept, Expect* cols) {
     kept.clear();
-    is_kept.assign(static_cast<size_t>(in.n), 0);
-    bool poisoned = false;
-    for (long j = 0; j < in.n; ++j) {
-        const double* k = in.K + j * in.d;
-        double dot = 0;
-        for (long c = 0; c < in.d; ++c) dot += in.q[c] * k[c];
-        const double x = in.scale * dot;
-        if (std::isnan(x) || x == kInf) poisoned = true;
-        if (std::isfinite(x)) kept.push_back(j), is_kept[static_cast<size_t>(j)] = 1;
+    is_kept.assign(static_cast<size_t>(all), 0);
+    bool poisoned = false, masked_poison = false;
+    for (long j = 0; j < all; ++j) {
+        const double x = logit(in, j);
+        const bool bad = std::isnan(x) || x == kInf;
+        (j < in.n ? poisoned : masked_poison) |= bad;
+        if (j < in.n && std::isfinite(x)) kept.push_back(j), is_kept[static_cast<size_t>(j)] = 1;
     }
     if (poisoned) {
         std::fill(cols, cols + in.dv, Expect::nonfinite);
@@ -47,8 +60,8 @@ RowKind classify_row(const RowInput& in, std::vector<long>& kept, std::vector<ch
         std::fill(cols, cols + in.dv, Expect::zero_or_nonfinite);
         return RowKind::degenerate;
     }
-    std::fill(cols, cols + in.dv, Expect::finite);
-    for (long j = 0; j < in.n; ++j)
+    std::fill(cols, cols + in.dv, masked_poison ? Expect::either : Expect::finite);
+    for (long j = 0; j < all; ++j)
         for (long c = 0; c < in.dv; ++c) {
             if (std::isfinite(in.V[j * in.dv + c])) continue;
             if (is_kept[static_cast<size_t>(j)])
@@ -56,7 +69,7 @@ RowKind classify_row(const RowInput& in, std::vector<long>& kept, std::vector<ch
             else if (cols[c] == Expect::finite)
                 cols[c] = Expect::either;
         }
-    return RowKind::finite;
+    return masked_poison ? RowKind::masked_in : RowKind::finite;
 }
 
 // The check's state over rows (one thread: the rows go one at a time, keys of -inf logit left out).
@@ -82,7 +95,7 @@ struct NonfiniteChecker {
     void row(long b, long h, long i, const double* o, const double* lse);
     void hidden(double value, std::vector<std::int64_t> index, bool is_lse);
     void finite_row(const RowInput& in, const RowInput& ein, const double* o, const double* lse,
-                    const std::vector<std::int64_t>& ix);
+                    const std::vector<std::int64_t>& ix, bool lse_either);
 };
 
 // A finite value where a non-finite one is required: beyond any bound (reference NaN).
@@ -112,10 +125,10 @@ void NonfiniteChecker::row(long b, long h, long i, const double* o, const double
         return;
     }
     cols.resize(static_cast<size_t>(sh.dv));
-    const RowKind kind = classify_row(in, kept, is_kept, cols.data());
-    if (kind == RowKind::finite) {
+    const RowKind kind = classify_row(in, sh.Nk, kept, is_kept, cols.data());
+    if (kind == RowKind::finite || kind == RowKind::masked_in) {
         const RowInput ein = detail::row_input(sh, rounded, p.mask, r.scale, b, h, i);
-        return finite_row(in, ein, o, lse, ix);
+        return finite_row(in, ein, o, lse, ix, kind == RowKind::masked_in);
     }
     for (long c = 0; c < sh.dv; ++c) {
         if (kind == RowKind::nonfinite) ++r.nonfinite_expected;
@@ -134,7 +147,8 @@ void NonfiniteChecker::row(long b, long h, long i, const double* o, const double
 // non-finite v_jc read as 0: its column is not compared), compared on the columns expected
 // finite and on the `either` columns the kernel left finite.
 void NonfiniteChecker::finite_row(const RowInput& in, const RowInput& ein, const double* o,
-                                  const double* lse, const std::vector<std::int64_t>& ix) {
+                                  const double* lse, const std::vector<std::int64_t>& ix,
+                                  bool lse_either) {
     const long n = static_cast<long>(kept.size()), d = sh.d, dv = sh.dv;
     K.resize(static_cast<size_t>(n * d)), Kr.resize(K.size());
     V.resize(static_cast<size_t>(n * dv)), Vr.resize(V.size());
@@ -176,7 +190,7 @@ void NonfiniteChecker::finite_row(const RowInput& in, const RowInput& ein, const
     v.first_row = (2 * model.u_a * ref.max_abs_logit + 4 * model.u_a + model.u_p) * ref.max_abs_pv;
     v.index = ix;
     detail::compare_row(v, model.u_out, opt, r);
-    if (!lse) return;
+    if (!lse || (lse_either && !std::isfinite(*lse))) return;
     // lse over the keys of finite logit: as attention_check.cpp's lse_element
     ElementReport e;
     e.index = ix, e.index.pop_back();
@@ -227,8 +241,10 @@ NonfiniteExpectation expected_nonfinite(const AttentionProblem& p) {
                     x.lse[static_cast<size_t>(row)] = Expect::nonfinite;
                     continue;
                 }
-                if (classify_row(in, kept, is_kept, cols) != RowKind::finite)
+                const RowKind kind = classify_row(in, sh.Nk, kept, is_kept, cols);
+                if (kind == RowKind::nonfinite || kind == RowKind::degenerate)
                     x.lse[static_cast<size_t>(row)] = Expect::nonfinite;
+                if (kind == RowKind::masked_in) x.lse[static_cast<size_t>(row)] = Expect::either;
             }
     return x;
 }

@@ -15,6 +15,11 @@
 //     non-finite v_jc (NaN, or +-inf times a positive weight, or 0 x inf where the weight
 //     underflowed), may be either when only keys of weight 0 do (0 x NaN = NaN in a kernel that
 //     multiplies them, finite in one that skips them), and is finite otherwise.
+// Masked keys (beyond row i's causal prefix) count as keys of weight 0: kernels legitimately
+// differ on them (a -inf logit and P V over every key give 0 x NaN = NaN; an additive -inf mask
+// turns a NaN or +inf logit into NaN; a kernel that skips them sees nothing), so a non-finite
+// v_jc of a masked key makes column c `either`, and a NaN or +inf logit of a masked key makes
+// every element of the row and lse_i `either` (when the visible keys make it finite).
 // Rows without any visible key (a causal mask with N_q > N_k) keep the rule of fully masked rows.
 // Non-finite elements are not told apart (NaN and +-inf both satisfy "non-finite"). CPU only;
 // kernels/attention_nonfinite.cpp.
