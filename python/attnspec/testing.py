@@ -152,6 +152,10 @@ class KernelCheck:
     lse_beyond_bound: int = 0
     lse_bound_ratio: float = 0.0
     worst_lse: tuple = field(default=(), repr=False)
+    #: inputs with NaN/Inf (attention only): the elements of out and lse that must be NaN/Inf,
+    #: and the elements that break the stated propagation (docs/cli/check-kernel.md)
+    nonfinite_expected: int = 0
+    nonfinite_mismatch: int = 0
     #: what was checked: "attention", "attention-jvp", or a tensor of "attention-vjp" ("dq", ...)
     operation: str = "attention"
 
@@ -212,7 +216,8 @@ def _kernel_check(d, dtype, accumulate, operation="attention"):
         worst_by_bound=_elements(d["worst_by_bound"]), worst_by_rule=_elements(d["worst_by_rule"]),
         has_lse=d["has_lse"], lse_beyond_bound=d.get("lse_beyond_bound", 0),
         lse_bound_ratio=d.get("lse_bound_ratio", 0.0), worst_lse=_elements(d.get("worst_lse", ())),
-        operation=operation)
+        nonfinite_expected=d.get("nonfinite_expected", 0),
+        nonfinite_mismatch=d.get("nonfinite_mismatch", 0), operation=operation)
 
 
 def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp32",
@@ -220,9 +225,11 @@ def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp
     """Checks ``out`` = softmax(scale q k^T + mask) v (and ``lse``, the log-sum-exp per row) as a
     kernel storing ``dtype`` and accumulating in ``accumulate`` computed it; returns a
     KernelCheck. ``scale`` None is 1/sqrt(d); ``causal`` is FlashAttention's bottom-right
-    alignment. Cost O(B H N_q N_k (d + d_v)) on one thread, memory O(N d) beyond the inputs."""
+    alignment. Cost O(B H N_q N_k (d + d_v)) on one thread, memory O(N d) beyond the inputs.
+    q, k, v may hold NaN/Inf (nonfinite_stress_cases()): the elements that must then be NaN/Inf
+    follow the propagation stated in docs/cli/check-kernel.md, the others are checked as usual."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    arrays = [_f64(x, n, allow_nonfinite=True) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     o = _f64(out, "out", allow_nonfinite=True)
     l = None if lse is None else _f64(lse, "lse", allow_nonfinite=True)
     d = _core.kernel_check_attention(*arrays, o, l, _mask(causal), _scale(scale), dtype,
@@ -325,10 +332,17 @@ def _array(shape_values):
 
 
 def stress_cases():
-    """The names of the stress suite's generators (kernels/stress.hpp), in order: every one but
-    ``denormal``, which stress_case() also makes (proofs/kernel_tolerance.md, "Denormal-range
-    inputs")."""
+    """The names of the stress suite's generators of finite inputs (kernels/stress.hpp), in
+    order: every one but ``denormal``, which stress_case() also makes (proofs/kernel_tolerance.md,
+    "Denormal-range inputs"), and the non-finite ones (nonfinite_stress_cases())."""
     return tuple(_core.kernel_stress_names())
+
+
+def nonfinite_stress_cases():
+    """The names of the stress generators with one NaN/Inf per head in q, k or v (``nan-q``,
+    ``inf-q``, ``nan-k``, ``inf-k``, ``nan-v``, ``inf-v``): for check_attention_output only (the
+    derivative and InfSA checks refuse non-finite inputs)."""
+    return tuple(_core.kernel_stress_names(nonfinite=True))
 
 
 def _typed(arrays, dtype):
@@ -338,11 +352,11 @@ def _typed(arrays, dtype):
 
 
 def stress_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
-    """(q, k, v) of stress case ``name`` (stress_cases() or ``denormal``), reproducible from
-    (name, seed, shape), values representable in ``dtype``: numpy float16 for fp16, float32 for
-    fp32, bf16 and tf32 (numpy has no such types: the values are exact in them), float64 for
-    fp64. The same arrays ``attnspec check-kernel attention --generate NAME --seed S --shape ...``
-    writes."""
+    """(q, k, v) of stress case ``name`` (stress_cases(), ``denormal`` or
+    nonfinite_stress_cases()), reproducible from (name, seed, shape), values representable in
+    ``dtype``: numpy float16 for fp16, float32 for fp32, bf16 and tf32 (numpy has no such types:
+    the values are exact in them), float64 for fp64. The same arrays ``attnspec check-kernel
+    attention --generate NAME --seed S --shape ...`` writes."""
     _choice(dtype, "dtype", DTYPES)
     shape = tuple(int(s) for s in shape)
     q, k, v = (_array(t) for t in _core.kernel_stress_case(str(name), int(seed), list(shape),

@@ -69,6 +69,8 @@ nb::dict result_dict(const kernels::KernelCheckResult& r) {
     d["rows"] = r.rows, d["masked_rows"] = r.masked_rows;
     d["rows_beyond_rule"] = r.rows_beyond_rule;
     d["elements_beyond_bound"] = r.elements_beyond_bound, d["nonfinite"] = r.nonfinite;
+    d["nonfinite_expected"] = r.nonfinite_expected;
+    d["nonfinite_mismatch"] = r.nonfinite_mismatch;
     d["tensor_error"] = r.tensor_error, d["tensor_baseline"] = r.tensor_baseline;
     d["tensor_allowed"] = r.tensor_allowed, d["tensor_floor"] = r.tensor_floor;
     d["worst_rule_ratio"] = r.worst_rule_ratio, d["worst_bound_ratio"] = r.worst_bound_ratio;
@@ -359,9 +361,11 @@ nb::tuple spec_attention_case(const std::string& name, std::uint64_t seed,
                           array_tuple(p.w_v), p.lambda);
 }
 
-std::vector<std::string> stress_names() {
+// The finite stress cases, or (`nonfinite`) the NaN/Inf ones (kernels/stress.hpp).
+std::vector<std::string> stress_names(bool nonfinite) {
     std::vector<std::string> out;
-    for (auto c : kernels::stress_cases()) out.emplace_back(kernels::stress_name(c));
+    for (auto c : nonfinite ? kernels::nonfinite_stress_cases() : kernels::stress_cases())
+        out.emplace_back(kernels::stress_name(c));
     return out;
 }
 
@@ -385,7 +389,7 @@ void bind_kernels(nb::module_& m) {
     m.def("kernel_stress_directions", &stress_directions, "name"_a, "seed"_a, "shapes"_a,
           "storage"_a);
     m.def("kernel_stress_case", &stress_case, "name"_a, "seed"_a, "shape"_a, "storage"_a);
-    m.def("kernel_stress_names", &stress_names);
+    m.def("kernel_stress_names", &stress_names, "nonfinite"_a = false);
     m.def("kernel_check_infsa", &check_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "o"_a, "gamma"_a,
           "eps"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
     m.def("kernel_baseline_infsa", &baseline_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "gamma"_a, "eps"_a,
