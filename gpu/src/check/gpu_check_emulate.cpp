@@ -11,12 +11,12 @@ namespace attnspec::gpu {
 
 const std::vector<EmulatedCheck>& emulated_twin_checks() {
     static const std::vector<EmulatedCheck> table = {
-        {"linear_infsa", check_linear_infsa_emulated, true},
-        {"spec_attention", check_spec_attention_emulated, true},
-        {"jacobian_spectrum", check_jacobian_spectrum_emulated, false},
-        {"svd", check_svd_emulated, false},
-        {"neumann", check_neumann_emulated, false},
-        {"perron_tiled", check_perron_tiled_emulated, true}};
+        {"linear_infsa", check_linear_infsa_emulated},
+        {"spec_attention", check_spec_attention_emulated},
+        {"jacobian_spectrum", check_jacobian_spectrum_emulated},
+        {"svd", check_svd_emulated},
+        {"neumann", check_neumann_emulated},
+        {"perron_tiled", check_perron_tiled_emulated}};
     return table;
 }
 
@@ -44,19 +44,6 @@ GpuCheckRun run_gpu_check_emulated(const GpuCheckOptions& opt, MathMode mode, Pl
                     "--emulate: no selected twin is emulated (emulated: " + known + ")");
     for (const std::string& n : names)
         if (!emulated(n)) run.not_emulated.push_back(n);
-    if (runner_only(fault)) {  // planted only where the kernels have them: say so, never "agrees"
-        std::string with, without;
-        for (const EmulatedCheck& e : table) {
-            const bool selected = std::find(names.begin(), names.end(), e.name) != names.end();
-            if (e.runner_faults) with += (with.empty() ? "" : ", ") + std::string(e.name);
-            if (selected && !e.runner_faults)
-                without += (without.empty() ? "" : ", ") + std::string(e.name);
-        }
-        if (!without.empty())
-            throw Error(ExitCode::Usage, "--plant-fault " + std::string(to_string(fault)) +
-                                             " is planted only in the kernels of " + with +
-                                             "; not in " + without + ": select twins with --twin");
-    }
     run_selected(run, table, names, [&run](const EmulatedCheck& e) { return e.run(run.options); });
     return run;
 }

@@ -12,7 +12,8 @@ constexpr int kFaultDroppedTerm = 2;   // one term of a reduction is left out
 // (attnspec/gpu/base/cpu_grid.hpp), and by `gpu-check --emulate --plant-fault index-math` /
 // `no-barrier` (planted_fault_code(); gpu-check refuses them without --emulate). The
 // Linear-InfSA body (linear_infsa_kernels.hpp) and the Perron tile body (relu_kernel_kernels.hpp)
-// implement both; spec_attention has its own (attention_kernels.hpp).
+// implement both; the other twins have their own (attention_kernels.hpp,
+// jacobian_spectrum_kernels.hpp, svd_kernels.hpp, neumann_kernels.hpp).
 constexpr int kFaultTokenStride = 3;  // index math: Linear-InfSA's rows walked one load (vector)
                                       // short of d; Perron's tiles staged row-major
 constexpr int kFaultNoBarrier = 4;    // a block barrier left out

@@ -73,7 +73,8 @@ TwinCase lu_case(const NeumannTwin& twin, const GpuCheckOptions& opt, long n, lo
     compare_into(c, cpu_all.data(), gpu_all.data(), cpu_all.size(), forward_tolerance(n), false,
                  forward_reason(n));
     double be = 0;
-    for (const auto& s : stats) be = std::max(be, s.backward_error);
+    for (const auto& s : stats)  // a NaN backward error is kept (std::max would drop it)
+        be = std::isnan(s.backward_error) || std::isnan(be) ? NAN : std::max(be, s.backward_error);
     c.note =
         twin.note + "; max backward error " + sci(be) + " (bound " + sci(backward_bound(n)) + ")";
     c.agrees =

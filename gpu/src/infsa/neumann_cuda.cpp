@@ -27,8 +27,8 @@ struct DeviceOps {
     void form_m(const double* A, double* M, double gamma, long n, long dropped) {
         neumann_dev::form_m(A, M, gamma, n, dropped, ctx.stream());
     }
-    void residual(const double* B, const double* X, const double* GAX, double* R, long len) {
-        neumann_dev::residual(B, X, GAX, R, len, ctx.stream());
+    void residual(const double* B, const double* X, const double* GAX, double* partial, long len) {
+        neumann_dev::residual(B, X, GAX, partial, len, ctx.stream());
     }
     void gemm(bool ta, bool tb, long m, long n, long k, double alpha, const double* A, long lda,
               const double* B, long ldb, double beta, double* C, long ldc) {

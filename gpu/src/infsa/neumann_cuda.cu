@@ -14,10 +14,10 @@ void form_m(const double* A, double* M, double gamma, long n, long dropped_diag,
     neumann_logic::launch_form_m(grid, A, M, gamma, n, dropped_diag);
 }
 
-void residual(const double* B, const double* X, const double* GAX, double* R, long len,
+void residual(const double* B, const double* X, const double* GAX, double* partial, long len,
               CUstream_st* stream) {
     DeviceGrid grid{stream};
-    neumann_logic::launch_residual(grid, B, X, GAX, R, len);
+    neumann_logic::launch_residual(grid, B, X, GAX, partial, len);
 }
 
 }  // namespace attnspec::gpu::neumann_dev

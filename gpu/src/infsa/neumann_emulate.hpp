@@ -2,28 +2,41 @@
 // the kernel bodies of neumann_kernels.hpp on the CPU grid runner, buffers and cuSOLVER / cuBLAS
 // calls on emu::CpuSolver (LAPACK and the CPU BLAS on the device calls' arguments, each operand
 // checked against its buffer). Host-only. The CPU suite plants layout faults by deriving from
-// CpuOps and hiding one call (the sequence is a template on the derived type).
+// CpuOps and hiding one call (the sequence is a template on the derived type). The runner-only
+// planted faults (index-math, no-barrier) reach the kernel bodies here, never on the device.
 #pragma once
 #include <cstdint>
 #include <cstring>
 
 #include "../base/cpu_solver.hpp"
 #include "attnspec/gpu/base/cpu_grid.hpp"
+#include "attnspec/gpu/check/gpu_check.hpp"
 #include "neumann_kernels.hpp"
 
 namespace attnspec::gpu::neumann_seq {
+
+// The planted fault as the kernel bodies receive it (neumann_kernels.hpp kFault*).
+inline int runner_fault() {
+    return planted_fault() == PlantedFault::index_math   ? neumann_logic::kFaultTransposedA
+           : planted_fault() == PlantedFault::no_barrier ? neumann_logic::kFaultNoBarrier
+                                                         : neumann_logic::kFaultNone;
+}
 
 struct CpuOps : emu::CpuOpsBase {
     void form_m(const double* A, double* M, double gamma, long n, long dropped) {
         solver.require(A, static_cast<std::size_t>(n * n) * 8, "form_m", "A");
         solver.require(M, static_cast<std::size_t>(n * n) * 8, "form_m", "M");
-        neumann_logic::launch_form_m(grid, A, M, gamma, n, dropped);
+        neumann_logic::launch_form_m(grid, A, M, gamma, n, dropped, runner_fault());
     }
-    void residual(const double* B, const double* X, const double* GAX, double* R, long len) {
+    void residual(const double* B, const double* X, const double* GAX, double* partial, long len) {
         const auto bytes = static_cast<std::size_t>(len) * 8;
         solver.require(B, bytes, "residual", "B"), solver.require(X, bytes, "residual", "X");
-        solver.require(GAX, bytes, "residual", "GAX"), solver.require(R, bytes, "residual", "R");
-        neumann_logic::launch_residual(grid, B, X, GAX, R, len);
+        solver.require(GAX, bytes, "residual", "GAX");
+        if (len > 0)
+            solver.require(partial,
+                           static_cast<std::size_t>(neumann_logic::residual_blocks(len)) * 8,
+                           "residual", "partial");
+        neumann_logic::launch_residual(grid, B, X, GAX, partial, len, runner_fault());
     }
     void gemm(bool ta, bool tb, long m, long n, long k, double alpha, const double* A, long lda,
               const double* B, long ldb, double beta, double* C, long ldc) {

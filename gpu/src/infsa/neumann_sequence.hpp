@@ -9,6 +9,7 @@
 // one diagonal element of I - gamma Â; off-by-one-tile solves one head fewer (its result stays 0).
 #pragma once
 #include <Eigen/Dense>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "attnspec/gpu/check/gpu_check.hpp"
 #include "attnspec/gpu/infsa/neumann_cuda.hpp"
 #include "attnspec/infsa/neumann.hpp"
+#include "neumann_kernels.hpp"
 #include "neumann_logic.hpp"
 
 namespace attnspec::gpu::neumann_seq {
@@ -84,16 +86,22 @@ class HeadSolver {
     }
     // The backward error of X for M X = B with M formed exactly from Â (not the factors).
     double backward_error(const Mat& X, const Mat& B, double norm_m) {
+        // ||B - M X||_F from the residual kernel's per-block sums of squares, added here in block
+        // order (the residual itself is never stored)
         Mat GAX = ops_.template matrix<double>(n_, X.cols());
-        Mat R = ops_.template matrix<double>(n_, X.cols());
+        const long len = X.size(), blocks = neumann_logic::residual_blocks(len);
+        Mat partial = ops_.template matrix<double>(blocks, 1);
         ops_.gemm(false, false, n_, X.cols(), n_, gamma_, A_.data(), n_, X.data(), n_, 0.0,
                   GAX.data(), n_);
-        ops_.residual(B.data(), X.data(), GAX.data(), R.data(), R.size());
-        const double nr = ops_.nrm2(R.size(), R.data());
+        ops_.residual(B.data(), X.data(), GAX.data(), partial.data(), len);
         const double nx = ops_.nrm2(X.size(), X.data());
         const double nb = ops_.nrm2(B.size(), B.data());
+        std::vector<double> sums(static_cast<std::size_t>(blocks));
+        ops_.download(partial, sums.data());
         ops_.synchronize();
-        return neumann_logic::backward_error(nr, norm_m, nx, nb);
+        double rr = 0;
+        for (double s : sums) rr += s;
+        return neumann_logic::backward_error(std::sqrt(rr), norm_m, nx, nb);
     }
     // B = gamma Â V (V n x d).
     Mat gamma_a_times(const Mat& V) {

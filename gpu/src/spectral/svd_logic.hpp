@@ -15,6 +15,10 @@ ATTNSPEC_HD void extract_r(const double* qr, double* R, long m, long n, long t) 
     R[t] = i <= j ? qr[b * m * n + j * m + i] : 0.0;
 }
 
+// Entry (i, j) of R given qr's entry (i, j): the upper triangle, zeros below (the tiled kernel's
+// store, svd_kernels.hpp).
+ATTNSPEC_HD double r_entry(long i, long j, double qr_ij) { return i <= j ? qr_ij : 0.0; }
+
 // How many of `batch` matrices a launch decomposes: all, or one fewer under the planted
 // off-by-one-tile fault (the last matrix is left undecomposed: its singular values stay 0).
 ATTNSPEC_HD long batch_processed(long batch, bool off_by_one) {

@@ -84,6 +84,36 @@ TEST_CASE("jacobian_spectrum emulated: the quick check agrees clean and each fau
     }
 }
 
+TEST_CASE("jacobian_spectrum emulated: the runner-only faults are caught",
+          "[gpu-check][emulate][jacobian_spectrum]") {
+    gpu::GpuCheckOptions opt;
+    opt.quick = true;
+    opt.timings = false;
+    const auto check = [&opt] {
+        return gpu::run_twin_guarded("jacobian_spectrum",
+                                     [&opt] { return gpu::check_jacobian_spectrum_emulated(opt); });
+    };
+    {  // index-math: P's rows split as i d + c, every case's sigma moves
+        const gpu::ScopedPlantedFault planted(gpu::PlantedFault::index_math);
+        const auto cs = check();
+        REQUIRE(cs.size() == 4);
+        for (const auto& c : cs) {
+            INFO(c.case_name << " err " << c.max_abs_err << " tol " << c.tolerance);
+            CHECK(!c.agrees);
+            CHECK(c.max_abs_err > c.tolerance);
+        }
+    }
+    {  // no-barrier: the combine reads factor tiles before they are staged (NaN on the runner),
+       // G is not finite and the twin fails: one case, disagreeing, with the error
+        const gpu::ScopedPlantedFault planted(gpu::PlantedFault::no_barrier);
+        const auto cs = check();
+        REQUIRE(!cs.empty());
+        CHECK(n_disagree(cs) == static_cast<long>(cs.size()));
+        INFO(cs[0].note);
+        CHECK(cs[0].note.find("error: ") == 0);
+    }
+}
+
 TEST_CASE("jacobian_spectrum emulated: planted layout faults in the library calls are caught",
           "[gpu-check][emulate][jacobian_spectrum]") {
     const Head h = head(32, 32, 4);  // N = D: the X X^T and SX SX^T products are square

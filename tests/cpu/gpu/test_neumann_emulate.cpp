@@ -99,6 +99,35 @@ TEST_CASE("neumann emulated: the quick check agrees clean and each planted fault
     }
 }
 
+TEST_CASE("neumann emulated: the runner-only faults are caught", "[gpu-check][emulate][neumann]") {
+    gpu::GpuCheckOptions opt;
+    opt.quick = true;
+    opt.timings = false;
+    {  // index-math: M formed from Â transposed, every solve is wrong
+        const gpu::ScopedPlantedFault planted(gpu::PlantedFault::index_math);
+        const auto cs = gpu::check_neumann_emulated(opt);
+        REQUIRE(cs.size() == 7);
+        for (const auto& c : cs) {
+            INFO(c.case_name << " err " << c.max_rel_err << " tol " << c.tolerance);
+            CHECK(c.max_rel_err > c.tolerance);
+        }
+        CHECK(n_disagree(cs) == 7);
+    }
+    {  // no-barrier: the residual's block sums read partials before they are stored (NaN on the
+       // runner), the backward error is NaN: the six cases that check it (closures and IRS)
+       // disagree, the kernel case (no backward error) agrees
+        const gpu::ScopedPlantedFault planted(gpu::PlantedFault::no_barrier);
+        const auto cs = gpu::check_neumann_emulated(opt);
+        REQUIRE(cs.size() == 7);
+        for (const auto& c : cs) {
+            INFO(c.case_name << " " << c.note);
+            const bool kernel_case = c.case_name.rfind("N N=", 0) == 0;
+            CHECK(c.agrees == kernel_case);
+            if (!kernel_case) CHECK(c.note.find("nan (bound") != std::string::npos);  // nan or -nan
+        }
+    }
+}
+
 TEST_CASE("neumann emulated: planted layout faults in the library calls are caught",
           "[gpu-check][emulate][neumann]") {
     const Inputs in = inputs(33, 5);

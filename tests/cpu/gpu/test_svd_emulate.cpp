@@ -94,6 +94,38 @@ TEST_CASE("svd emulated: the quick check agrees clean and each planted fault is 
     }
 }
 
+TEST_CASE("svd emulated: the runner-only faults are caught", "[gpu-check][emulate][svd]") {
+    gpu::GpuCheckOptions opt;
+    opt.quick = true;
+    opt.timings = false;
+    const auto check = [&opt] {
+        return gpu::run_twin_guarded("svd", [&opt] { return gpu::check_svd_emulated(opt); });
+    };
+    {  // index-math: extract_r reads each tile transposed; only the three QR-path batches
+       // (geqrfBatched + gesvdjBatched) launch it, and their sigma move
+        const gpu::ScopedPlantedFault planted(gpu::PlantedFault::index_math);
+        const auto cs = check();
+        REQUIRE(cs.size() == 12);
+        long qr_path = 0;
+        for (const auto& c : cs) {
+            INFO(c.case_name << " err " << c.max_rel_err << " tol " << c.tolerance);
+            const bool qr = c.case_name.find("geqrfBatched") != std::string::npos;
+            qr_path += qr ? 1 : 0;
+            CHECK(c.agrees == !qr);
+        }
+        CHECK(qr_path == 3);
+    }
+    {  // no-barrier: R read from the shared tile before it is staged (NaN on the runner):
+       // gesvdjBatched fails on it, the twin's one case disagrees with the error
+        const gpu::ScopedPlantedFault planted(gpu::PlantedFault::no_barrier);
+        const auto cs = check();
+        REQUIRE(!cs.empty());
+        CHECK(n_disagree(cs) == static_cast<long>(cs.size()));
+        INFO(cs[0].note);
+        CHECK(cs[0].note.find("error: ") == 0);
+    }
+}
+
 TEST_CASE("svd emulated: planted layout faults in the library calls are caught",
           "[gpu-check][emulate][svd]") {
     SvdOptions o;

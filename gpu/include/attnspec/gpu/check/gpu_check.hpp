@@ -26,7 +26,8 @@ enum class PlantedFault {
                       // of a reduction)
     // Runner-only (`gpu-check --emulate`, the CPU suite): faults in a kernel body that the CPU grid
     // runner shows deterministically; on a device a missing barrier is a race that may pass.
-    // Implemented by the bodies on the runner: linear_infsa, spec_attention, perron_tiled.
+    // Implemented by a kernel body of every twin (the emulated runs plant them; the device
+    // launches pass none).
     index_math,  // wrong index arithmetic (a row stride or layout off)
     no_barrier,  // a block barrier left out
 };
@@ -124,11 +125,7 @@ GpuCheckRun run_gpu_check_emulated(const GpuCheckOptions& opt, MathMode mode, Pl
 using EmulatedCheckFn = std::vector<TwinCase> (*)(const GpuCheckOptions&);
 struct EmulatedCheck {
     const char* name;
-    EmulatedCheckFn run;
-    // The runner-only faults (index-math, no-barrier) are planted in this twin's kernel bodies:
-    // linear_infsa, spec_attention, perron_tiled. jacobian_spectrum, svd and neumann have
-    // element-wise kernels without barriers and no runner-only fault yet.
-    bool runner_faults = false;
+    EmulatedCheckFn run;  // every emulated twin plants every fault, the runner-only ones too
 };
 const std::vector<EmulatedCheck>& emulated_twin_checks();
 std::vector<TwinCase> check_linear_infsa_emulated(const GpuCheckOptions& opt);
