@@ -44,15 +44,18 @@ full_twins=(linear_infsa spec_attention svd neumann perron_tiled)  # jacobian_sp
 vit_twin=jacobian_spectrum
 nbench=5  # bench slots in the table; the bundle's bench_* run in name order
 # compute-sanitizer filters (Catch2 test specs, comma = or): kernels at quick sizes. racecheck
-# only where kernels share memory (linear_infsa_cuda.cu, attention_cuda.cu, relu_kernel_cuda.cu:
-# the tiled Perron product, on partial tiles). With -w NoTests a
+# only where kernels share memory: every twin (Linear-InfSA, the SpecA softmax, the Gram combine
+# of jacobian_spectrum, svd's extract_r tiles, neumann's residual reduction, the tiled Perron
+# product on partial tiles). With -w NoTests a
 # filter that matches no test exits 2 (a failure), never a silent pass; tests/cli/
 # test_gpu_check_script.cpp checks that each pattern opens a TEST_CASE name in tests/gpu/.
 memcheck_filter="Linear-InfSA twin: bitwise reproducible*,spec_attention reruns*"
 memcheck_filter+=",gpu svd_batched: the three paths*,gpu check_neumann: the quick cases*"
 memcheck_filter+=",perron_tiled twin: partial tiles*"
 racecheck_filter="Linear-InfSA twin: bitwise reproducible*,spec_attention reruns*"
-racecheck_filter+=",perron_tiled twin: partial tiles*"
+racecheck_filter+=",perron_tiled twin: partial tiles*,gpu svd_batched: the three paths*"
+racecheck_filter+=",gpu check_neumann: the quick cases*"
+racecheck_filter+=",jacobian_spectrum twin agrees with the CPU enclosures on the quick cases*"
 
 # The caps, in run order: step, seconds, what it runs. Estimates made without a device (context
 # and library start-up ~2 s per process, the CPU references on 16 cores); their sum stays a few
@@ -62,8 +65,8 @@ cap_of() {
   case $1 in
     nvidia-smi) echo 5 ;; info) echo 5 ;; host) echo 5 ;;
     check-quick-*) echo 8 ;;
-    gpu-tests) echo 60 ;; memcheck) echo 30 ;; racecheck) echo 35 ;;
-    check-full-svd) echo 30 ;; check-full-perron_tiled) echo 25 ;;
+    gpu-tests) echo 60 ;; memcheck) echo 30 ;; racecheck) echo 40 ;;
+    check-full-svd) echo 25 ;; check-full-perron_tiled) echo 25 ;;
     check-full-"$vit_twin") echo 60 ;;
     check-full-*) echo 15 ;;
     bench-slot) echo 25 ;; pack) echo 3 ;;
