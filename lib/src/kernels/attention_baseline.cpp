@@ -16,10 +16,11 @@ void baseline_weights(const RowInput& in, Format storage, Format accumulate, std
     const double s = ra(in.scale);
     m = -std::numeric_limits<double>::infinity();
     for (long j = 0; j < n; ++j) {
-        const double* k = in.K + j * d;
+        const double* k = in.K + in.key(j) * d;
         double dot = 0;
         for (long c = 0; c < d; ++c) dot = ra(dot + ra(in.q[c] * k[c]));
         p[j] = ra(s * dot);
+        if (in.bias) p[j] = ra(p[j] + in.bias[in.key(j)]);  // the mask, as stored, added in A
         m = std::max(m, p[j]);
     }
     l = 0;
@@ -33,7 +34,7 @@ void baseline_pv(const RowInput& in, const std::vector<double>& p, Format storag
     auto ra = [A](double x) { return round_to(x, A); };
     o.assign(static_cast<size_t>(in.dv), 0.0);
     for (long j = 0; j < in.n; ++j) {
-        const double* v = in.V + j * in.dv;
+        const double* v = in.V + in.key(j) * in.dv;
         for (long c = 0; c < in.dv; ++c) o[c] = ra(o[c] + ra(p[j] * v[c]));
     }
     for (long c = 0; c < in.dv; ++c) o[c] = round_to(o[c], output_format(storage));

@@ -57,14 +57,14 @@ struct Checker {
         return detail::row_input(sh, src, p.mask, r.scale, b, h, i);
     }
     void head(long b, long h, int threads, bool reference = true);
+    void head_masked(long b, long h, int threads, bool reference);
     void row(long b, long h, long i, const double* got, const double* got_lse);
     void lse_element(long b, long h, long i, double got);
 };
 
 void Checker::row(long b, long h, long i, const double* got, const double* got_lse) {
-    const RowInput in = row_input(b, h, i, p);
     ++r.rows;
-    if (in.n == 0) {
+    if (refs[static_cast<size_t>(i)].masked) {
         detail::masked_row(got, sh.dv, index(b, h, i, 0), opt, r);
         if (got_lse && std::isfinite(*got_lse)) ++r.lse_beyond_bound;  // +-inf or NaN expected
         return;
@@ -89,6 +89,7 @@ void Checker::head(long b, long h, int threads, bool reference) {
     const long N = sh.Nq;
     refs.resize(static_cast<size_t>(N)), base.resize(static_cast<size_t>(N * sh.dv));
     base_lse.resize(static_cast<size_t>(N));
+    if (general_mask(p.mask)) return head_masked(b, h, threads, reference);
     const long kv = b * sh.H_kv + sh.kv_head(h);
     if (kv != kv_done) {
         const RowInput r0 = row_input(b, h, 0, p), e0 = row_input(b, h, 0, *entered);
@@ -116,6 +117,27 @@ void Checker::head(long b, long h, int threads, bool reference) {
         if (reference) detail::analyze_block(in.data(), count, kv_ref, model, s, refs.data() + i0);
         detail::baseline_block(ein.data(), count, kv_base, s, base.data() + i0 * sh.dv,
                                base_lse.data() + i0);
+    });
+}
+
+// head() under a boolean or additive mask: the visible keys differ from row to row (no shared
+// prefix for BLAS), so every row goes through analyze_row and baseline_row over its own keys;
+// blocks of kBlock rows, `threads` at a time. O(N_q N_k (d + d_v)) per head, O(N_k) scratch.
+void Checker::head_masked(long b, long h, int threads, bool reference) {
+    const long N = sh.Nq, blocks = (N + kBlock - 1) / kBlock;
+    parallel_for_ordered(static_cast<size_t>(blocks), threads, [&](size_t k) {
+        const long i0 = static_cast<long>(k) * kBlock, i1 = std::min(N, i0 + kBlock);
+        thread_local std::vector<long> keys, ekeys;
+        thread_local RowScratch s;
+        thread_local std::vector<double> o, t;
+        for (long i = i0; i < i1; ++i) {
+            if (reference)
+                analyze_row(detail::row_input_masked(sh, p, r.scale, b, h, i, keys), model, s,
+                            refs[static_cast<size_t>(i)]);
+            const RowInput e = detail::row_input_masked(sh, *entered, r.scale, b, h, i, ekeys);
+            baseline_row(e, opt.storage, opt.accumulate, o, base_lse[static_cast<size_t>(i)], t);
+            std::copy(o.begin(), o.end(), base.begin() + i * sh.dv);
+        }
     });
 }
 
@@ -149,13 +171,13 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
     KernelCheckResult r;
     r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
     r.scale = effective_scale(p, sh);
-    r.inputs_exact = detail::all_exact({&p.q, &p.k, &p.v}, opt.storage);
+    r.inputs_exact = detail::all_exact({&p.q, &p.k, &p.v, &p.mask_array}, opt.storage);
     r.has_lse = lse != nullptr;
     Checker ck(p, sh, opt, kernel_model(opt.storage, opt.accumulate, r.inputs_exact), r);
     AttentionProblem rounded;
     if (!r.inputs_exact) {
         rounded = p;
-        detail::round_all({&rounded.q, &rounded.k, &rounded.v}, opt.storage);
+        detail::round_all({&rounded.q, &rounded.k, &rounded.v, &rounded.mask_array}, opt.storage);
         ck.entered = &rounded;
     }
     const BlasThreadsScope one_blas_thread(1);
@@ -177,7 +199,7 @@ void baseline_attention(const AttentionProblem& p, Format storage, Format accumu
                         Array& lse) {
     const ProblemShape sh = problem_shape(p);
     AttentionProblem scaled = p;
-    detail::round_all({&scaled.q, &scaled.k, &scaled.v}, storage);
+    detail::round_all({&scaled.q, &scaled.k, &scaled.v, &scaled.mask_array}, storage);
     scaled.scale = effective_scale(p, sh);
     o.shape = sh.out_shape(), lse.shape = sh.lse_shape();
     o.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);

@@ -10,7 +10,9 @@
 namespace attnspec::kernels {
 namespace {
 constexpr EnumName<MaskKind> kMaskNames[] = {{MaskKind::none, "none"},
-                                             {MaskKind::causal, "causal"}};
+                                             {MaskKind::causal, "causal"},
+                                             {MaskKind::boolean, "boolean"},
+                                             {MaskKind::additive, "additive"}};
 
 void check_rank(const Array& a, const char* name) {
     if (a.shape.size() < 2 || a.shape.size() > 4)
@@ -33,6 +35,42 @@ std::vector<long> dims4(const Array& a) {
     for (std::size_t i = 0; i < a.shape.size(); ++i) d[off + i] = static_cast<long>(a.shape[i]);
     return d;
 }
+
+// The mask array of a boolean or additive mask against the problem's shape (mask_B, mask_H).
+void check_mask(const AttentionProblem& p, ProblemShape& s) {
+    const Array& m = p.mask_array;
+    if (!general_mask(p.mask)) {
+        if (!m.shape.empty() || !m.values.empty())
+            fail_data(std::string("an array mask goes with a boolean or additive mask, not ") +
+                          mask_name(p.mask),
+                      "mask");
+        return;
+    }
+    const std::string nn = std::to_string(s.Nq) + ", " + std::to_string(s.Nk);
+    const std::string want = "(" + nn + "), (H', " + nn + ") or (B', H', " + nn +
+                             ") with H' = 1 or " + std::to_string(s.H) + ", B' = 1 or " +
+                             std::to_string(s.B);
+    const std::size_t rank = m.shape.size();
+    std::vector<long> d(4, 1);
+    for (std::size_t i = 0; i < rank && rank <= 4; ++i) d[4 - rank + i] = long(m.shape[i]);
+    std::int64_t n = 1;
+    for (std::int64_t e : m.shape) n *= e;
+    if (rank < 2 || rank > 4 || d[2] != s.Nq || d[3] != s.Nk || (d[0] != 1 && d[0] != s.B) ||
+        (d[1] != 1 && d[1] != s.H) || static_cast<std::size_t>(n) != m.values.size())
+        fail_data(std::string(mask_name(p.mask)) + " mask has shape " + shape_text(m.shape) +
+                      ", expected " + want,
+                  "mask");
+    s.mask_B = d[0], s.mask_H = d[1];
+    for (double x : m.values) {
+        if (p.mask == MaskKind::boolean && x != 0 && x != 1)
+            fail_data("boolean mask holds " + value_text(x) + " (expected 0/1 or true/false)",
+                      "mask");
+        if (p.mask == MaskKind::additive && (std::isnan(x) || x == HUGE_VAL))
+            fail_data("additive mask holds " + value_text(x) + " (NaN and +inf are refused)",
+                      "mask");
+    }
+}
+
 }  // namespace
 
 const char* mask_name(MaskKind m) { return enum_name(m, kMaskNames); }
@@ -42,7 +80,7 @@ MaskKind parse_mask(const std::string& text, const std::string& parameter) {
 }
 
 long ProblemShape::visible(long i, MaskKind m) const {
-    if (m == MaskKind::none) return Nk;
+    if (m != MaskKind::causal) return Nk;
     return std::clamp(i + (Nk - Nq) + 1, 0L, Nk);
 }
 
@@ -82,7 +120,15 @@ ProblemShape problem_shape(const AttentionProblem& p) {
                   "): " + shapes);
     if (p.scale != 0 && !(std::isfinite(p.scale) && p.scale > 0))
         fail_data("scale = " + value_text(p.scale) + " must be finite and > 0", "scale");
+    check_mask(p, s);
     return s;
+}
+
+void refuse_general_mask(MaskKind m, const char* op) {
+    if (general_mask(m))
+        fail_data(std::string(op) + " takes --mask none or causal, not " + mask_name(m) +
+                      " (boolean and additive masks: attention only)",
+                  "mask");
 }
 
 double effective_scale(const AttentionProblem& p, const ProblemShape& s) {

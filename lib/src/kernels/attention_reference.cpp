@@ -27,13 +27,18 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
     // Perturbed operands (SpecA's projections, RowLogits::Ap, dx): the dot products are charged on
     // A'_j and each logit carries the extra error dx_j ((Q1)).
     const double* A = in.Ap ? in.Ap : in.A;
+    // (B1'): an additive mask M_j, read rounded to the operand format (u_in), is added to the
+    // scaled product in the accumulation format: one more rounding of s q.k + M_j.
     const auto logit_error = [&](long j) {
-        return f_logit * A[j] + tau_logit + (in.dx ? in.dx[j] : 0.0);
+        const double e = f_logit * A[j] + tau_logit + (in.dx ? in.dx[j] : 0.0);
+        if (!in.absM) return e;
+        return (1 + M.u_a) * (e + M.u_in * in.absM[j]) + M.u_a * std::fabs(in.x[j]);
     };
     r.E = f_logit * in.A_max + tau_logit;
-    if (in.dx)
+    if (in.dx || in.absM)
         for (long j = 0; j < n; ++j) r.E = std::max(r.E, logit_error(j));
-    const double shift = M.u_a * in.A_max;  // the shift m rounded once, relative to |m| (A3)
+    // The shift m rounded once, relative to |m| <= A_max + M_max (A3).
+    const double shift = M.u_a * (in.A_max + in.M_max);
     const double rescales = M.online ? static_cast<double>(n - 1) : 0.0;
     const double g_w = gamma_n(M.c_exp + (M.c_exp + 1) * rescales, M.u_a);
     const double g_sum = gamma_n(static_cast<double>(n - 1), M.u_a);
@@ -91,18 +96,20 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
     m = -kInf;
     out.max_abs_logit = 0;
     if (in.dq) s.Ap.resize(static_cast<size_t>(n)), s.dx.resize(static_cast<size_t>(n));
+    if (in.bias) s.absM.resize(static_cast<size_t>(n));
     for (long j = 0; j < n; ++j) {
-        const double* k = in.K + j * d;
+        const double* k = in.K + in.key(j) * d;
         double dot = 0, abs_dot = 0;
         for (long c = 0; c < d; ++c) dot += in.q[c] * k[c], abs_dot += std::fabs(in.q[c] * k[c]);
         s.x[j] = in.scale * dot;
+        if (in.bias) s.x[j] += in.bias[in.key(j)], s.absM[j] = std::fabs(in.bias[in.key(j)]);
         s.A[j] = in.scale * abs_dot;
         m = std::max(m, s.x[j]);
         out.max_abs_logit = std::max(out.max_abs_logit, std::fabs(s.x[j]));
         if (!in.dq) continue;
         // (Q1): |q'.k' - q.k| <= sum_c dq_c |k_c| + |q_c| dk_c + dq_c dk_c, and the kernel's dot
         // product of q', k' is charged on sum_c (|q_c| + dq_c)(|k_c| + dk_c).
-        const double* dk = in.dK + j * d;
+        const double* dk = in.dK + in.key(j) * d;
         double ap = 0, dx = 0;
         for (long c = 0; c < d; ++c) {
             const double aq = std::fabs(in.q[c]), ak = std::fabs(k[c]);
@@ -116,7 +123,7 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
     out.o.assign(static_cast<size_t>(dv), 0.0);
     for (long j = 0; j < n; ++j) {
         const double p = s.t[j] / l;
-        const double* v = in.V + j * dv;
+        const double* v = in.V + in.key(j) * dv;
         for (long c = 0; c < dv; ++c) out.o[c] += p * v[c];
     }
     out.lse = m + std::log(l);
@@ -203,6 +210,10 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
     lg.x = s.x.data(), lg.A = s.A.data(), lg.t = s.t.data(), lg.n = n, lg.d = in.d;
     lg.m = m, lg.l = l;
     for (long j = 0; j < n; ++j) lg.A_max = std::max(lg.A_max, s.A[j]);
+    if (in.bias) {
+        lg.absM = s.absM.data();
+        for (long j = 0; j < n; ++j) lg.M_max = std::max(lg.M_max, s.absM[j]);
+    }
     s.kappa.resize(static_cast<size_t>(n)), s.kappa_ref.resize(static_cast<size_t>(n));
     const ModelRow Rr = detail::model_row(reference_model(), lg, 0.0, s.kappa_ref.data());
     // phi: relative error of the reference's p_j, which stand in for the exact ones (B6).
@@ -217,10 +228,11 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
     std::vector<double> BK(static_cast<size_t>(dv), 0.0), BR(BK), sum_abs(BK), v_max(BK), pv(BK);
     for (long j = 0; j < n; ++j) {
         const double p = s.t[j] / l;
-        const double* v = in.V + j * dv;
+        const long key = in.key(j);
+        const double* v = in.V + key * dv;
         const double kk = K.finite ? s.kappa[j] : 0.0, kr = Rr.finite ? s.kappa_ref[j] : 0.0;
         for (long c = 0; c < dv; ++c) {
-            const double av = std::fabs(v[c]), dvc = in.dV ? in.dV[j * dv + c] : 0.0;
+            const double av = std::fabs(v[c]), dvc = in.dV ? in.dV[key * dv + c] : 0.0;
             // (Q2): the term p_j v'_jc with |v'_jc - v_jc| <= dV_jc has relative error kappa_j
             // about v'_jc: p_j (kappa_j |v_jc| + (1 + kappa_j) dV_jc) from p_j v_jc.
             BK[c] += p * (av * kk + dvc * (1 + kk)), BR[c] += p * av * kr, pv[c] += p * av;

@@ -30,6 +30,19 @@ RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind
     return in;
 }
 
+RowInput row_input_masked(const ProblemShape& sh, const AttentionProblem& src, double scale, long b,
+                          long h, long i, std::vector<long>& keys) {
+    RowInput in = row_input(sh, src, MaskKind::none, scale, b, h, i);
+    const double* m = src.mask_array.values.data() + sh.mask_row(b, h, i);
+    keys.clear();
+    const bool additive = src.mask == MaskKind::additive;
+    for (long j = 0; j < sh.Nk; ++j)
+        if (additive ? m[j] != -kInf : m[j] != 0) keys.push_back(j);
+    in.keys = keys.data(), in.n = static_cast<long>(keys.size());
+    if (additive) in.bias = m;
+    return in;
+}
+
 std::vector<std::int64_t> element_index(const ProblemShape& sh, long b, long h, long i, long c) {
     std::vector<std::int64_t> ix;
     if (sh.rank == 4) ix.push_back(b);

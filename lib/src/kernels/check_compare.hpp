@@ -16,6 +16,11 @@ namespace attnspec::kernels::detail {
 // q_i, the K and V of its key/value head, the visible keys under `mask`. O(1).
 RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind mask, double scale,
                    long b, long h, long i);
+// The same row under a boolean or additive mask (src.mask_array): `keys` receives the visible keys
+// (N_k entries at most), in.keys points at them and, for an additive mask, in.bias at the row of
+// src.mask_array. O(N_k).
+RowInput row_input_masked(const ProblemShape& sh, const AttentionProblem& src, double scale, long b,
+                          long h, long i, std::vector<long>& keys);
 // The index of element c of that row as the file holds it ((.., i, c); no c when c < 0).
 std::vector<std::int64_t> element_index(const ProblemShape& sh, long b, long h, long i, long c);
 

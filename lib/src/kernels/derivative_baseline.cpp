@@ -212,6 +212,7 @@ void vjp_blocks(const AttentionProblem& p, const Array& dout, Format storage, Fo
 
 void baseline_vjp(const AttentionProblem& p, const Array& dout, Format storage, Format accumulate,
                   Array& dq, Array& dk, Array& dv) {
+    refuse_general_mask(p.mask, "attention-vjp");
     const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
     if (A == Format::fp32 && storage == Format::fp64)
         return baseline_vjp_rows(p, dout, storage, accumulate, dq, dk, dv);
@@ -221,6 +222,7 @@ void baseline_vjp(const AttentionProblem& p, const Array& dout, Format storage, 
 
 void baseline_jvp(const AttentionProblem& p, const Array& tq, const Array& tk, const Array& tv,
                   Format storage, Format accumulate, Array& dout) {
+    refuse_general_mask(p.mask, "attention-jvp");
     const ProblemShape sh = problem_shape(p);
     const Rounder ra = rounder(storage, accumulate);
     const double s = ra(effective_scale(p, sh));

@@ -84,6 +84,7 @@ void describe(KernelCheckResult& r, const AttentionProblem& p, const Setup& s) {
 VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout, const Array& dq,
                                    const Array& dk, const Array& dv,
                                    const KernelCheckOptions& opt) {
+    refuse_general_mask(p.mask, "attention-vjp");
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&dout}, opt, entered, extra);
@@ -117,6 +118,7 @@ VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout,
 KernelCheckResult check_attention_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
                                       const Array& tv, const Array& dout,
                                       const KernelCheckOptions& opt) {
+    refuse_general_mask(p.mask, "attention-jvp");
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&tq, &tk, &tv}, opt, entered, extra);

@@ -90,6 +90,7 @@ void for_each_row(const AttentionProblem& p, const ProblemShape& sh, double s,
 
 ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
                               const Array& tv, const RoundingModel& kernel) {
+    refuse_general_mask(p.mask, "attention-jvp");
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(tq, p.q.shape, "tq");
     detail::check_shape(tk, p.k.shape, "tk");

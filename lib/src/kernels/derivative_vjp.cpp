@@ -247,6 +247,7 @@ void head(const Setup& S, long b, long h, VjpScratch& w, VjpReference& out, Head
 
 VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
                            const RoundingModel& kernel) {
+    refuse_general_mask(p.mask, "attention-vjp");
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(dout, sh.out_shape(), "do");
     Setup S{p, sh, dout, kernel, effective_scale(p, sh), units(kernel), units(reference_model()),

@@ -71,6 +71,7 @@ SpecCorrection parse_spec_correction(const std::string& text, const std::string&
 
 KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Array& o,
                                        const KernelCheckOptions& opt) {
+    refuse_general_mask(p.mask, "spec-attention");
     detail::check_factor(opt);
     KernelCheckResult r;
     r.inputs_exact = detail::all_exact({&p.x, &p.w_q, &p.w_k, &p.w_v}, opt.storage);
@@ -142,6 +143,7 @@ Array reference_spec_attention(const SpecAttentionProblem& p) {
 }
 
 Array baseline_spec_attention(const SpecAttentionProblem& p, Format storage, Format accumulate) {
+    refuse_general_mask(p.mask, "spec-attention");
     detail::spec_dims(p);
     Array x = p.x;
     detail::round_all({&x}, storage);

@@ -29,6 +29,7 @@ constexpr double kHeavyClip = 1e3;   // heavy-tail: |x| clipped (fp16's range is
 constexpr int kDenormalShift = 4;    // denormal: k = 2^(emin - 4) g, |g| clipped to 8
 constexpr double kDenormalClip = 8;  // so |k| <= 2^(emin - 1)
 constexpr std::uint64_t kDirectionStream = 0xD1B54A32D192ED03ULL;  // dO and tangents: seed ^ this
+constexpr std::uint64_t kMaskStream = 0x9E3779B97F4A7C15ULL;       // masks: seed ^ this
 
 struct Dims {
     long heads = 1, N = 0, d = 0;  // heads: B H flattened
@@ -197,6 +198,39 @@ std::vector<Array> generate_directions(StressCase c, std::uint64_t seed,
         for (double& x : out.back().values) x = round_to(x, storage);
     }
     return out;
+}
+
+Array generate_mask(MaskKind mask, std::uint64_t seed, const std::vector<std::int64_t>& q_shape,
+                    Format storage) {
+    if (!general_mask(mask))
+        fail_data(std::string("a generated mask is boolean or additive, not ") + mask_name(mask),
+                  "mask");
+    const std::size_t rank = q_shape.size();
+    const long N = static_cast<long>(q_shape[rank - 2]);
+    const long B = rank == 4 ? static_cast<long>(q_shape[0]) : 1;
+    const long H = rank >= 3 ? static_cast<long>(q_shape[rank - 3]) : 1;
+    Array m;
+    m.shape.assign(q_shape.begin(), q_shape.end() - 1);
+    m.shape.push_back(N);
+    m.values.assign(static_cast<size_t>(B * H * N * N), 0.0);
+    Rng rng(seed ^ kMaskStream);
+    const long full = 7 % std::min(N, 16L);
+    const double hidden = mask == MaskKind::boolean ? 0.0 : -HUGE_VAL;
+    for (long b = 0; b < B; ++b) {
+        const long pad = static_cast<long>(std::floor(rng.uniform(0, double(N / 4 + 1))));
+        for (long h = 0; h < H; ++h)
+            for (long i = 0; i < N; ++i)
+                for (long j = 0; j < N; ++j) {
+                    const bool hole = rng.uniform() < 0.125;
+                    const double value = rng.uniform(-4, 0);
+                    const bool hide = hole || j >= N - std::min(pad, N / 4) || i % 16 == full;
+                    m.values[static_cast<size_t>(((b * H + h) * N + i) * N + j)] =
+                        hide                        ? hidden
+                        : mask == MaskKind::boolean ? 1.0
+                                                    : round_to(value, storage);
+                }
+    }
+    return m;
 }
 
 }  // namespace attnspec::kernels

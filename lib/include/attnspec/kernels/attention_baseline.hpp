@@ -5,7 +5,9 @@
 //   q, k, v rounded to the storage format (by the caller, once: `in` must hold those values;
 //   check_attention and baseline_attention do it);
 //   x_j = fl_a(fl_a(s) * dot_a(q, k_j)), dot_a summing left to right, each product and sum
-//   rounded to the accumulation format; m = max_j x_j; t_j = fl_a(exp(fl_a(x_j - m)));
+//   rounded to the accumulation format (an additive mask: x_j = fl_a(that + M_ij), M rounded to
+//   the storage format with q, k, v; a boolean or additive mask's hidden keys are skipped, as
+//   exp(-inf) = 0 skips them); m = max_j x_j; t_j = fl_a(exp(fl_a(x_j - m)));
 //   l = sum_a t_j; p_j = fl_s(fl_a(t_j / l)) (P stored in the storage format);
 //   o_c = sum_a fl_a(p_j v_jc); output fl_out(o_c); lse = fl_a(m + fl_a(log l)).
 // exp and log are float64 results rounded once (within 1 ulp of the format). O(n (d + d_v)) per

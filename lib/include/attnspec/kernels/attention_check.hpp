@@ -7,11 +7,14 @@
 //     over the whole tensor, as FlashAttention's tests do.
 // Verdict: pass (the tensor and every row within the rule), fail (beyond the rule, every element
 // within the rounding bound), wrong (some element beyond the rounding bound, or NaN/Inf where the
-// reference is finite). Fully masked rows (causal with N_q > N_k) expect all zeros
+// reference is finite). Fully masked rows (causal with N_q > N_k; a boolean or additive mask
+// hiding every key of the row) expect all zeros
 // (FlashAttention) or all NaN (PyTorch's math path); anything else there is wrong. Memory O(N d)
 // beyond the inputs (a block of 64 query rows x N_k keys per thread); cost O(B H N_q N_k (d +
 // d_v)) through BLAS, blocks of one head on every core (available_threads(), one BLAS thread
-// each); the results do not depend on the thread count. CPU only; kernels/attention_check.cpp.
+// each); the results do not depend on the thread count. Boolean and additive masks: row by row
+// over each row's visible keys (no BLAS), O(N_k) scratch per row. CPU only;
+// kernels/attention_check.cpp.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -39,6 +39,13 @@ struct RowInput {
     const double* V = nullptr;
     long n = 0, d = 0, dv = 0;
     double scale = 0;
+    // Optional (boolean and additive masks): the visible keys are keys[0 .. n-1] (indices into K
+    // and V) instead of 0 .. n-1, and bias[key] is added to each scaled logit, s q.k + bias
+    // (proofs/kernel_tolerance.md, "Additive masks": the kernel adds it in its accumulation
+    // format to the bias rounded to the operand format).
+    const long* keys = nullptr;
+    const double* bias = nullptr;
+    long key(long j) const { return keys ? keys[j] : j; }
     // Optional absolute bounds on how far the kernel's operands may lie from q, K, V (nullptr:
     // none; all three or none): |dq_c|, |dK_jc|, |dV_jc| (layouts of q, K, V). The kernel model
     // then covers a kernel whose operands are any such perturbation, rounded to the model
@@ -64,6 +71,7 @@ struct RowAnalysis {
 struct RowScratch {
     std::vector<double> x, A, t, kappa, kappa_ref;
     std::vector<double> Ap, dx;  // with a perturbation: A_j of |q| + dq, |k| + dk; logit error
+    std::vector<double> absM;    // with a bias: |bias| of each visible key
 };
 
 // The reference row and both bounds. A bound is +inf where the analysis gives none (the softmax

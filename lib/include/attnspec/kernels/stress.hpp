@@ -75,4 +75,17 @@ std::vector<Array> generate_directions(StressCase c, std::uint64_t seed,
                                        const std::vector<std::vector<std::int64_t>>& shapes,
                                        Format storage);
 
+// The mask of a boolean or additive case for q of shape `q_shape` ((N, d), (H, N, d) or
+// (B, H, N, d); N_k = N_q = N): an array of shape (.., N, N) with q's leading dimensions, drawn
+// from a third std::mt19937_64 stream seeded with seed ^ 0x9E3779B97F4A7C15, in this order:
+//   per batch b, key padding: the last p_b keys hidden from every row, p_b uniform in
+//   {0, .., floor(N / 4)};
+//   per (b, h, i, j) row-major, two draws: U(0, 1) < 1/8 hides the key (holes: the visible keys
+//   are no prefix), U(-4, 0) is an additive mask's value for a visible key;
+//   fully masked rows: in every head the rows i = r (mod 16), r = 7 mod min(N, 16), hide every key.
+// boolean: 1 visible, 0 hidden; additive: the value, -inf hidden, rounded to `storage`. DataError
+// for a mask other than boolean or additive. O(B H N^2).
+Array generate_mask(MaskKind mask, std::uint64_t seed, const std::vector<std::int64_t>& q_shape,
+                    Format storage);
+
 }  // namespace attnspec::kernels
