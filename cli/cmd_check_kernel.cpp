@@ -33,10 +33,11 @@ using namespace attnspec::kernels;
 
 const char* kSynopsis =
     "OP --inputs IN --output OUT [--dtype fp16|bf16|tf32|fp32|fp64] "
-    "[--accumulate fp32|fp64] [--mask none|causal] [--scale S] [--gamma G] [--eps E] "
+    "[--accumulate fp32|fp64] [--mask none|causal|boolean|additive] [--scale S] [--gamma G] [--eps "
+    "E] "
     "[--correction lambda|svd] [--lambda L] [--factor F] [--json] [--junit F.xml] [--out R.h5]\n"
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
-    "--inputs IN [--dtype D]\n"
+    "--inputs IN [--dtype D] [--mask boolean|additive]\n"
     "  OP: attention (IN q, k, v; OUT o, lse optional), attention-vjp (IN q, k, v, do; OUT dq, "
     "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa, pure-infsa and "
     "neumann (IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale; neumann: N_q = N_k), "
@@ -230,8 +231,11 @@ std::vector<std::string> direction_names(Op op) {
 }
 
 int generate(Op op, const Args& a, const po::variables_map& vm) {
-    reject_given(vm, "check-kernel", {"output", "accumulate", "mask", "factor", "junit", "out"},
+    reject_given(vm, "check-kernel", {"output", "accumulate", "factor", "junit", "out"},
                  "with --generate (it only writes the inputs)");
+    const MaskKind mask = parse_mask(a.mask, "mask");
+    if (given(vm, "mask") && !general_mask(mask))
+        fail_usage("check-kernel --generate: --mask is boolean or additive (it writes IN's mask)");
     if (a.inputs.empty() || a.shape.empty())
         fail_usage("check-kernel " + a.op + " --generate needs --inputs IN and --shape N,d");
     if (op == Op::spec_attention) {
@@ -264,6 +268,11 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
     const std::vector<std::string> names = direction_names(op);
     std::vector<NamedArray> extra;
     for (std::size_t i = 0; i < dirs.size(); ++i) extra.emplace_back(names[i], &dirs[i]);
+    Array mask_array;
+    if (general_mask(mask)) {
+        mask_array = generate_mask(mask, a.common.seed, p.q.shape, f);
+        extra.emplace_back("mask", &mask_array);
+    }
     check_output_target(a.inputs);
     write_attention_inputs(a.inputs, p, f == Format::fp64, extra,
                            stress_case_json(a.op, a.generate, a.common.seed, p.q.shape, a.dtype));
@@ -279,6 +288,7 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
     } else {
         std::string arrays = "q, k, v";
         for (const std::string& n : names) arrays += ", " + n;
+        if (general_mask(mask)) arrays += ", mask (" + a.mask + ")";
         std::printf("wrote %s: %s %s, case %s, seed %llu, values in %s\n", a.inputs.c_str(),
                     arrays.c_str(), shape_text(p.q.shape).c_str(), a.generate.c_str(),
                     static_cast<unsigned long long>(a.common.seed), a.dtype.c_str());
@@ -337,7 +347,9 @@ int run_check_kernel(const Invocation& inv) {
         "dtype", po::value(&a.dtype),
         "storage format: fp16, bf16, tf32, fp32, fp64 (default fp32)")(
         "accumulate", po::value(&a.accumulate), "accumulation format: fp32 or fp64 (default fp32)")(
-        "mask", po::value(&a.mask), "none or causal (default none)")(
+        "mask", po::value(&a.mask),
+        "none, causal, boolean (IN's mask, true = attend) or additive (IN's mask added to the "
+        "scaled logits); boolean and additive: attention only (default none)")(
         "scale", real_value(&a.scale, "--scale", 0, 1e300, true),
         "logit scale s (default 1/sqrt(d))")(
         "factor", real_value(&a.factor, "--factor", 1, 1e300),
@@ -381,6 +393,9 @@ int run_check_kernel(const Invocation& inv) {
         reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"},
                      "(linear-infsa, pure-infsa and neumann only)");
     if (op == Op::neumann) check_neumann_options(a.infsa);
+    if (op != Op::attention && general_mask(parse_mask(a.mask, "mask")))
+        fail_usage("check-kernel " + a.op + ": --mask " + a.mask +
+                   " is for attention only (this operation takes none or causal)");
     if (op != Op::spec_attention)
         reject_given(vm, "check-kernel " + a.op, {"correction", "lambda"}, "(spec-attention only)");
     else if (given(vm, "lambda") && a.correction != "lambda")
@@ -410,6 +425,7 @@ int run_check_kernel(const Invocation& inv) {
         if (out.has("lse")) lse = out.read("lse", true);
         const KernelCheckResult r = check_attention(p, o, out.has("lse") ? &lse : nullptr, opt);
         std::vector<NamedArray> arrays = {{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"o", &o}};
+        if (general_mask(p.mask)) arrays.emplace_back("mask", &p.mask_array);
         if (out.has("lse")) arrays.emplace_back("lse", &lse);
         verdict = emit(r.verdict, r.summary, {{"o", &r}}, a, arrays, inv, start);
     } else if (op == Op::vjp) {

@@ -61,9 +61,18 @@ std::string KernelArrayFile::text(const std::string& name) const {
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p,
                            bool keep_nonfinite) {
     const KernelArrayFile f(path);
-    p.q = f.read("q", keep_nonfinite);
-    p.k = f.read("k", keep_nonfinite);
-    p.v = f.read("v", keep_nonfinite);
+    const bool general = kernels::general_mask(p.mask);
+    p.q = f.read("q", keep_nonfinite && !general);
+    p.k = f.read("k", keep_nonfinite && !general);
+    p.v = f.read("v", keep_nonfinite && !general);
+    if (general && !f.has("mask"))
+        throw Error(ExitCode::NoInput, "'" + path + "' has no array 'mask' (--mask " +
+                                           kernels::mask_name(p.mask) + " reads it)");
+    if (!general && f.has("mask"))
+        fail_usage("'" + path + "' holds an array 'mask': give --mask boolean or additive (got " +
+                       kernels::mask_name(p.mask) + ")",
+                   "mask");
+    if (general) p.mask_array = f.read("mask", true);  // -inf: a hidden key (additive)
 }
 
 void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,

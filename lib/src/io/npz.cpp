@@ -118,6 +118,7 @@ detail::FloatKind npy_kind(const std::string& descr, const std::string& what) {
     if (descr == "<f8") return detail::FloatKind::f64;
     if (descr == "<f4") return detail::FloatKind::f32;
     if (descr == "<f2") return detail::FloatKind::f16;
+    if (descr == "|b1" || descr == "|u1") return detail::FloatKind::u8;  // masks
     if (descr.size() > 1 && descr[1] == 'O')
         fail_data(what + ": object arrays (dtype '" + descr +
                   "') are refused; store float32 or "
@@ -126,7 +127,8 @@ detail::FloatKind npy_kind(const std::string& descr, const std::string& what) {
         fail_data(what + ": big-endian dtype '" + descr + "' is not supported; save it as '<" +
                   descr.substr(1) + "' (little-endian)");
     fail_data(what + ": dtype '" + descr +
-              "' is not supported (float16 '<f2', float32 '<f4' or float64 '<f8')");
+              "' is not supported (float16 '<f2', float32 '<f4', float64 '<f8'; bool '|b1' or "
+              "uint8 '|u1' for masks)");
 }
 
 // ---- zip

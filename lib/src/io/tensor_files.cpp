@@ -75,7 +75,9 @@ std::uint64_t le_uint(const char* p, int bytes) {
     return v;
 }
 
-int float_bytes(FloatKind k) { return k == FloatKind::f64 ? 8 : k == FloatKind::f32 ? 4 : 2; }
+int float_bytes(FloatKind k) {
+    return k == FloatKind::f64 ? 8 : k == FloatKind::f32 ? 4 : k == FloatKind::u8 ? 1 : 2;
+}
 
 std::vector<double> decode_floats(const char* p, std::uint64_t count, FloatKind k,
                                   const std::string& what, bool keep_nonfinite) {
@@ -84,7 +86,9 @@ std::vector<double> decode_floats(const char* p, std::uint64_t count, FloatKind 
     for (std::uint64_t i = 0; i < count; ++i) {
         const std::uint64_t bits = le_uint(p + i * w, w);
         double x = 0;
-        if (k == FloatKind::f16) {
+        if (k == FloatKind::u8) {
+            x = static_cast<double>(bits);
+        } else if (k == FloatKind::f16) {
             x = half_to_double(static_cast<std::uint16_t>(bits));
         } else if (k == FloatKind::bf16) {
             x = bfloat16_to_double(static_cast<std::uint16_t>(bits));

@@ -28,7 +28,7 @@ class ByteFile {
 std::uint64_t le_uint(const char* p, int bytes);
 
 // Stored float kinds a tensor may hold.
-enum class FloatKind { f16, bf16, f32, f64 };
+enum class FloatKind { f16, bf16, f32, f64, u8 };  // u8: bool or uint8 (.npz masks)
 int float_bytes(FloatKind k);
 // Decodes `count` little-endian values at `p`; DataError naming `what` on NaN or infinity unless
 // `keep_nonfinite`.

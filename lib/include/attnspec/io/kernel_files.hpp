@@ -36,8 +36,11 @@ class KernelArrayFile {
     std::unique_ptr<TensorFile> npz_;
 };
 
-// Q, K, V (arrays "q", "k", "v") of `path` into `p` (mask and scale untouched); NaN/Inf refused
-// unless `keep_nonfinite` (check-kernel attention: kernels/attention_nonfinite.hpp).
+// Q, K, V (arrays "q", "k", "v") of `path` into `p` (p.mask and scale untouched); under a boolean
+// or additive p.mask also p.mask_array from the array "mask" (NoInput, 66, when absent; -inf
+// kept); an array "mask" under none or causal is a usage error (64). NaN/Inf in q, k, v refused
+// unless `keep_nonfinite` (check-kernel attention: kernels/attention_nonfinite.hpp) and the mask
+// is none or causal (the stated propagation is derived for those).
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p,
                            bool keep_nonfinite = false);
 
