@@ -18,7 +18,10 @@ these precisions produces it), with the worst elements.
 Arrays: ``q``, ``k``, ``v`` of shape (N, d), (H, N, d) or (B, H, N, d) (K and V may have fewer
 heads than Q, d_v may differ from d), ``out`` of shape (..., N, d_v) and ``lse`` (..., N). numpy
 arrays or torch tensors of any float dtype; they are upcast to float64 (exact) and copied once
-(tensors on a GPU are copied to the host: the reference is computed on the CPU).
+(tensors on a GPU are copied to the host: the reference is computed on the CPU). ``mask=`` (the
+forward only): a bool array (True = the key takes part, as PyTorch SDPA's attn_mask) or a float
+array added to the scaled logits (-inf hides a key), of shape (N_q, N_k), (H, N_q, N_k) or
+(B, H, N_q, N_k) -- ``check-kernel --mask boolean|additive``.
 ``dtype=None`` takes the storage dtype from ``out`` (float16 -> fp16, bfloat16 -> bf16, float32 ->
 fp32, float64 -> fp64; tf32 must be named). Units: errors are absolute, in the output's units.
 
@@ -184,6 +187,20 @@ def _mask(causal):
     return "causal" if causal else "none"
 
 
+def _mask_array(mask, causal):
+    """(mask name, float64 array or None) of a ``mask=`` argument: None (then ``causal``), a
+    bool array (boolean: True = the key takes part, PyTorch SDPA's convention) or any float array
+    (additive: added to the scaled logits, -inf hides a key; NaN and +inf are refused)."""
+    if mask is None:
+        return _mask(causal), None
+    if causal:
+        raise make(UsageError, "give mask= or causal=True, not both", "mask")
+    a = _to_numpy(mask, "mask", to_host=True)
+    if a.dtype == np.bool_:
+        return "boolean", np.ascontiguousarray(a, dtype=np.float64)
+    return "additive", _f64(a, "mask", allow_nonfinite=True)
+
+
 def _scale(scale):
     if scale is None:
         return 0.0
@@ -221,19 +238,25 @@ def _kernel_check(d, dtype, accumulate, operation="attention"):
 
 
 def check_attention_output(out, q, k, v, *, lse=None, dtype=None, accumulate="fp32",
-                           causal=False, scale=None, factor=2.0, floor_units=2.0, worst=5):
+                           causal=False, mask=None, scale=None, factor=2.0, floor_units=2.0,
+                           worst=5):
     """Checks ``out`` = softmax(scale q k^T + mask) v (and ``lse``, the log-sum-exp per row) as a
     kernel storing ``dtype`` and accumulating in ``accumulate`` computed it; returns a
     KernelCheck. ``scale`` None is 1/sqrt(d); ``causal`` is FlashAttention's bottom-right
-    alignment. Cost O(B H N_q N_k (d + d_v)) on one thread, memory O(N d) beyond the inputs.
-    q, k, v may hold NaN/Inf (nonfinite_stress_cases()): the elements that must then be NaN/Inf
-    follow the propagation stated in docs/cli/check-kernel.md, the others are checked as usual."""
+    alignment. ``mask``: an array of shape (N_q, N_k), (H, N_q, N_k) or (B, H, N_q, N_k) (B, H
+    may be 1), numpy or CPU torch: bool (True = the key takes part, as PyTorch SDPA's attn_mask;
+    ``check-kernel --mask boolean``) or float (added to the scaled logits, -inf hides a key;
+    ``--mask additive``); not with ``causal=True``. A row with no visible key expects zeros or
+    NaN. Cost O(B H N_q N_k (d + d_v)), memory O(N d) beyond the inputs. Without ``mask``, q, k,
+    v may hold NaN/Inf (nonfinite_stress_cases()): the elements that must then be NaN/Inf follow
+    the propagation stated in docs/cli/check-kernel.md, the others are checked as usual."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
     arrays = [_f64(x, n, allow_nonfinite=True) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     o = _f64(out, "out", allow_nonfinite=True)
     l = None if lse is None else _f64(lse, "lse", allow_nonfinite=True)
-    d = _core.kernel_check_attention(*arrays, o, l, _mask(causal), _scale(scale), dtype,
-                                     accumulate, float(factor), float(floor_units), int(worst))
+    kind, m = _mask_array(mask, causal)
+    d = _core.kernel_check_attention(*arrays, o, l, kind, _scale(scale), dtype,
+                                     accumulate, float(factor), float(floor_units), int(worst), m)
     return _kernel_check(d, dtype, accumulate)
 
 
@@ -409,15 +432,16 @@ def baseline_jvp(q, k, v, tq, tk, tv, *, dtype="fp32", accumulate="fp32", causal
     return do_t
 
 
-def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False, scale=None):
+def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False, mask=None,
+                       scale=None):
     """attnspec's plain kernel with every operation rounded to ``dtype`` / ``accumulate``: the
     baseline the rule is measured against. Returns (out, lse) as float64 numpy arrays holding
-    the rounded values."""
+    the rounded values. ``mask`` as in check_attention_output."""
     _choice(dtype, "dtype", DTYPES)
     _choice(accumulate, "accumulate", ("fp32", "fp64"))
     arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    o, l = _core.kernel_baseline_attention(*arrays, _mask(causal), _scale(scale), dtype,
-                                           accumulate)
+    kind, m = _mask_array(mask, causal)
+    o, l = _core.kernel_baseline_attention(*arrays, kind, _scale(scale), dtype, accumulate, m)
     return _array(o), _array(l)
 
 

@@ -111,8 +111,9 @@ kernels::KernelCheckOptions options(const std::string& storage, const std::strin
 nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std::optional<In> lse,
                          const std::string& mask, double scale, const std::string& storage,
                          const std::string& accumulate, double factor, double floor_units,
-                         int worst) {
-    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+                         int worst, std::optional<In> mask_array) {
+    kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    if (mask_array) p.mask_array = array_of(*mask_array);
     const kernels::KernelCheckOptions opt =
         options(storage, accumulate, factor, floor_units, worst);
     const Array out = array_of(o);
@@ -214,8 +215,9 @@ nb::list stress_directions(const std::string& name, std::uint64_t seed,
 // attnspec's plain kernel at (storage, accumulate): (O, LSE) as (shape, values) tuples.
 nb::tuple baseline_attention(const In& q, const In& k, const In& v, const std::string& mask,
                              double scale, const std::string& storage,
-                             const std::string& accumulate) {
-    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+                             const std::string& accumulate, std::optional<In> mask_array) {
+    kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+    if (mask_array) p.mask_array = array_of(*mask_array);
     const auto st = kernels::parse_format(storage, "dtype");
     const auto ac = kernels::parse_format(accumulate, "accumulate");
     Array o, lse;
@@ -377,9 +379,10 @@ double round_array_unit(const std::string& format) {
 
 void bind_kernels(nb::module_& m) {
     m.def("kernel_check_attention", &check_attention, "q"_a, "k"_a, "v"_a, "o"_a, "lse"_a.none(),
-          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
+          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a,
+          "mask_array"_a.none() = nb::none());
     m.def("kernel_baseline_attention", &baseline_attention, "q"_a, "k"_a, "v"_a, "mask"_a,
-          "scale"_a, "storage"_a, "accumulate"_a);
+          "scale"_a, "storage"_a, "accumulate"_a, "mask_array"_a.none() = nb::none());
     m.def("kernel_check_vjp", &check_vjp, "q"_a, "k"_a, "v"_a, "do"_a, "dq"_a, "dk"_a, "dv"_a,
           "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
     m.def("kernel_check_jvp", &check_jvp, "q"_a, "k"_a, "v"_a, "tq"_a, "tk"_a, "tv"_a, "do_t"_a,
