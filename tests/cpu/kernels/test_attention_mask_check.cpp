@@ -4,9 +4,12 @@
 // generated masks with fully masked rows; planted wrong ones -- a kernel that ignores the boolean
 // mask, one reading the mask transposed (M_ji), one scaling the additive mask by s, one flipping
 // its sign -- must not pass. Shape and value errors of the mask are refused.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
+#include <string>
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/kernels/attention_check.hpp"
@@ -195,4 +198,34 @@ TEST_CASE("check-kernel masks: bad mask arrays and operations without masks", "[
     Array dq, dk, dv;
     CHECK(code_of([&] { check_attention_vjp(p, o, p.q, p.k, p.v, KernelCheckOptions{}); }) == data);
     CHECK(code_of([&] { check_attention_jvp(p, p.q, p.k, p.v, o, KernelCheckOptions{}); }) == data);
+}
+
+// Tightness under masks (proofs/kernel_tolerance.md, "Boolean and additive masks"): the worst
+// error / bound of the float kernel and the baseline over every stress case with generated
+// boolean and additive masks (seed 5) at (H, N, d) = (2, 128, 64), printed; all must pass.
+TEST_CASE("check-kernel masks: tightness of the rounding bound", "[kernels][tightness]") {
+    for (Format f : {Format::fp32, Format::fp16, Format::bf16})
+        for (MaskKind mk : {MaskKind::boolean, MaskKind::additive}) {
+            double worst = 0, base = 0, rule = 0;
+            std::string worst_case;
+            for (StressCase c : stress_cases()) {
+                const AttentionProblem p = masked(c, f, mk, {2, 128, 64});
+                const KernelCheckResult r = check(p, float_kernel(p, f), f);
+                INFO(format_name(f)
+                     << " " << mask_name(mk) << " " << stress_name(c) << ": " << r.summary);
+                CHECK(r.verdict == KernelVerdict::pass);
+                if (r.worst_bound_ratio > worst)
+                    worst = r.worst_bound_ratio, worst_case = stress_name(c);
+                rule = std::max(rule, r.worst_rule_ratio);
+                Array bo, bl;
+                baseline_attention(p, f, Format::fp32, bo, bl);
+                base = std::max(base, check(p, bo, f).baseline_bound_ratio);
+            }
+            std::printf(
+                "tightness %s %s (2, 128, 64): worst error/bound float kernel %.3g (%s), "
+                "baseline %.3g; worst error/allowed %.3g\n",
+                format_name(f), mask_name(mk), worst, worst_case.c_str(), base, rule);
+            CHECK(worst <= 1.0);
+            CHECK(base <= 1.0);
+        }
 }
