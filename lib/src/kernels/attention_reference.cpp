@@ -35,10 +35,35 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
         return (1 + M.u_a) * (e + M.u_in * in.absM[j]) + M.u_a * std::fabs(in.x[j]);
     };
     r.E = f_logit * in.A_max + tau_logit;
-    if (in.dx || in.absM)
+    if (in.dx)
         for (long j = 0; j < n; ++j) r.E = std::max(r.E, logit_error(j));
-    // The shift m rounded once, relative to |m| <= A_max + M_max (A3).
-    const double shift = M.u_a * (in.A_max + in.M_max);
+    if (in.absM) {
+        // (B1'): the kernel's max key j* has x_j* + e'_j* >= x_max - e'_jmax (jmax: x_jmax =
+        // x_max), so E runs over those keys only (a far-masked key's large e'_j is not E).
+        double low = -std::numeric_limits<double>::infinity();
+        for (long j = 0; j < n; ++j)
+            if (in.x[j] == in.m) low = std::max(low, in.m - logit_error(j));
+        r.E = 0;
+        for (long j = 0; j < n; ++j)
+            if (in.x[j] + logit_error(j) >= low) r.E = std::max(r.E, logit_error(j));
+    }
+    // The shift m rounded once, relative to |m| (A3): |m| <= A_max; with an additive mask the
+    // shift of key j's block lies between x^_j and m^, |m^| <= |x_max| + 3E ((B1')).
+    const auto shift = [&](long j, double e_j) {
+        if (!in.absM) return M.u_a * in.A_max;
+        return M.u_a * (std::max(std::fabs(in.m), std::fabs(in.x[j])) + 3 * r.E + e_j);
+    };
+    const auto arg = [&](long j) {
+        const double e_j = logit_error(j);
+        return e_j + r.E + shift(j, e_j) + M.u_a * (in.m - in.x[j] + e_j + r.E);
+    };
+    // With an additive mask, a key whose kernel weight is provably below tau_a (exp(x_j - m + 2E
+    // + a_j + 1) < tau_a, and so is its exact weight) is an underflowing weight: its error is the
+    // absolute tau_a already counted per key ((B3), (B5)), kappa_j = 0.
+    const double log_tau = std::log(M.tau_a);
+    const auto negligible = [&](long j, double a_j) {
+        return in.absM && in.x[j] - in.m + 2 * r.E + a_j + 1 < log_tau;
+    };
     const double rescales = M.online ? static_cast<double>(n - 1) : 0.0;
     const double g_w = gamma_n(M.c_exp + (M.c_exp + 1) * rescales, M.u_a);
     const double g_sum = gamma_n(static_cast<double>(n - 1), M.u_a);
@@ -47,16 +72,18 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
     // r_j of (B2): exp(a_j)(1 + g_w) - 1 <= expm1_upper(a_j)(1 + g_w) + g_w.
     double eps = 0, a_max = 0;
     for (long j = 0; j < n; ++j) {
-        const double e_j = logit_error(j);
-        const double a_j = e_j + r.E + shift + M.u_a * (in.m - in.x[j] + e_j + r.E);
+        const double a_j = arg(j);
+        if (negligible(j, a_j)) {
+            kappa[j] = 0;
+            continue;
+        }
         a_max = std::max(a_max, a_j);
         kappa[j] = (a_j + a_j * a_j) * (1 + g_w) + g_w;
     }
     if (a_max > 0.5)
         for (long j = 0; j < n; ++j) {
-            const double e_j = logit_error(j);
-            const double a_j = e_j + r.E + shift + M.u_a * (in.m - in.x[j] + e_j + r.E);
-            kappa[j] = expm1_upper(a_j) * (1 + g_w) + g_w;
+            const double a_j = arg(j);
+            kappa[j] = negligible(j, a_j) ? 0.0 : expm1_upper(a_j) * (1 + g_w) + g_w;
         }
     double part[4] = {0, 0, 0, 0};  // four partial sums (non-negative terms: any order)
     for (long j = 0; j < n; ++j) part[j & 3] += in.t[j] / in.l * (c1 * kappa[j] + c0);  // (B3)
@@ -210,10 +237,7 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
     lg.x = s.x.data(), lg.A = s.A.data(), lg.t = s.t.data(), lg.n = n, lg.d = in.d;
     lg.m = m, lg.l = l;
     for (long j = 0; j < n; ++j) lg.A_max = std::max(lg.A_max, s.A[j]);
-    if (in.bias) {
-        lg.absM = s.absM.data();
-        for (long j = 0; j < n; ++j) lg.M_max = std::max(lg.M_max, s.absM[j]);
-    }
+    if (in.bias) lg.absM = s.absM.data();
     s.kappa.resize(static_cast<size_t>(n)), s.kappa_ref.resize(static_cast<size_t>(n));
     const ModelRow Rr = detail::model_row(reference_model(), lg, 0.0, s.kappa_ref.data());
     // phi: relative error of the reference's p_j, which stand in for the exact ones (B6).

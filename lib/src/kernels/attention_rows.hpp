@@ -33,10 +33,9 @@ struct RowLogits {
     // Ap_j instead of A_j, and each logit's extra error dx_j ((Q1)).
     const double* Ap = nullptr;
     const double* dx = nullptr;
-    // Optional (additive masks): |M_j| of each key's bias (n values) and M_max = max_j |M_j|;
-    // x_j then includes M_j and its error gains the rounding of the sum ((B1'), "Additive masks").
+    // Optional (additive masks): |M_j| of each key's bias (n values); x_j then includes M_j and
+    // its error gains the rounding of the sum ((B1'), "Boolean and additive masks").
     const double* absM = nullptr;
-    double M_max = 0;
 };
 
 // kappa_j of (B4) for every key into `kappa` (n values; when the result is not finite they hold

@@ -229,3 +229,36 @@ TEST_CASE("check-kernel masks: tightness of the rounding bound", "[kernels][tigh
             CHECK(base <= 1.0);
         }
 }
+
+// Additive masks that hide keys with a large finite value instead of -inf (-1e9, or the dtype's
+// lowest value as Hugging Face does) in every row that keeps a key: those keys' weights
+// underflow, the bound stays finite on every row, and mask faults are still wrong. (A row whose
+// every key had the large value would not be fully masked, and its logits s q.k + M would lose
+// q.k to the rounding of M in fp32: no finite bound there, rightly; the fully masked rows keep
+// -inf here.)
+TEST_CASE("check-kernel masks: large finite negative additive values", "[kernels]") {
+    for (Format f : {Format::fp32, Format::fp16})
+        for (double big :
+             {-1e9, f == Format::fp16 ? -65504.0 : double(std::numeric_limits<float>::lowest())}) {
+            if (f == Format::fp16 && big == -1e9) continue;  // not an fp16 value
+            INFO(format_name(f) << " " << big);
+            AttentionProblem p = masked(StressCase::heavy_tail, f, MaskKind::additive);
+            const long N = 48;
+            for (long row = 0; row < 2 * N; ++row) {
+                double* m = p.mask_array.values.data() + row * N;
+                if (std::all_of(m, m + N, [](double x) { return x == -HUGE_VAL; })) continue;
+                std::replace(m, m + N, -HUGE_VAL, big);
+            }
+            KernelCheckResult r = check(p, float_kernel(p, f), f);
+            INFO(r.summary);
+            CHECK(r.verdict == KernelVerdict::pass);
+            CHECK(r.masked_rows == 6);
+            CHECK(r.worst_bound_ratio <= 1.0);
+            CHECK(r.worst_bound_ratio > 1e-4);  // finite bounds, not +inf everywhere
+            CHECK(std::isfinite(r.max_reference_error));
+            CHECK(check(p, float_kernel(p, f, Fault::transposed), f).verdict ==
+                  KernelVerdict::wrong);
+            CHECK(check(p, float_kernel(p, f, Fault::scaled_by_s), f).verdict ==
+                  KernelVerdict::wrong);
+        }
+}
