@@ -86,3 +86,12 @@ def test_the_verdicts_and_counts_equal_the_cli(cli, tmp_path):
                     "elements_beyond_bound"):
             assert int(c[key]) == getattr(r, key), key
     assert [c["verdict"], r.verdict] == ["wrong", "wrong"]
+
+
+def test_nonfinite_inputs_under_a_mask_array_are_refused():
+    q, k, v = at.stress_case("nan-k", 1, SHAPE, "fp32")
+    out, _ = plain(q, k, v)
+    keep = np.ones(SHAPE[1:2] * 2, bool)
+    with pytest.raises(attnspec.DataError, match="non-finite inputs are checked under mask none"):
+        at.check_attention_output(out, q, k, v, mask=keep)
+    assert at.check_attention_output(out, q, k, v).verdict == "pass"

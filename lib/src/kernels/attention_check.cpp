@@ -167,7 +167,14 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(o, sh.out_shape(), "o");
     if (lse) detail::check_shape(*lse, sh.lse_shape(), "lse");
-    if (has_nonfinite_input(p)) return detail::check_attention_nonfinite(p, o, lse, opt);
+    if (has_nonfinite_input(p)) {
+        // The stated propagation (attention_nonfinite.hpp) is derived for prefix visibility.
+        if (general_mask(p.mask))
+            fail_data(std::string("NaN/Inf in q, k or v under a ") + mask_name(p.mask) +
+                          " mask: non-finite inputs are checked under mask none or causal only",
+                      "mask");
+        return detail::check_attention_nonfinite(p, o, lse, opt);
+    }
     KernelCheckResult r;
     r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
     r.scale = effective_scale(p, sh);

@@ -194,6 +194,13 @@ TEST_CASE("check-kernel masks: bad mask arrays and operations without masks", "[
     bad = p;
     bad.mask = MaskKind::causal;  // an array with a mask that reads none
     CHECK(code_of([&] { check(bad, o, Format::fp32); }) == data);
+    // NaN/Inf inputs: their stated propagation is for masks none and causal only.
+    for (const MaskKind m : {MaskKind::boolean, MaskKind::additive}) {
+        AttentionProblem nf = masked(StressCase::nan_k, Format::fp32, m);
+        CHECK(code_of([&] { check(nf, o, Format::fp32); }) == data);
+        nf.mask = MaskKind::none, nf.mask_array = Array{};
+        CHECK(code_of([&] { check(nf, o, Format::fp32); }) == 0);  // accepted without the mask
+    }
     // attention-vjp and attention-jvp refuse boolean and additive masks (attention only).
     Array dq, dk, dv;
     CHECK(code_of([&] { check_attention_vjp(p, o, p.q, p.k, p.v, KernelCheckOptions{}); }) == data);
