@@ -87,10 +87,12 @@ constexpr double kDominant = 30;  // dominant-key: |k| = 30 sqrt(d) along q_bar
 // kernel for transparent huge pages on it (Linux, THP in "madvise" mode); a no-op elsewhere.
 void advise_huge_pages(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
-    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
-    const std::uintptr_t lo = (a + kHuge - 1) & ~(kHuge - 1), hi = (a + bytes) & ~(kHuge - 1);
-    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice only
+    constexpr std::size_t kHuge = std::size_t(2) << 20;
+    const std::size_t skip = (kHuge - reinterpret_cast<std::uintptr_t>(p) % kHuge) % kHuge;
+    if (bytes <= skip) return;
+    const std::size_t len =
+        (bytes - skip) / kHuge * kHuge;  // whole huge pages inside [p, p + bytes)
+    if (len > 0) madvise(static_cast<char*>(p) + skip, len, MADV_HUGEPAGE);  // advice only
 #else
     (void)p, (void)bytes;
 #endif

@@ -216,8 +216,9 @@ Array generate_mask(MaskKind mask, std::uint64_t seed, const std::vector<std::in
     Rng rng(seed ^ kMaskStream);
     const long full = 7 % std::min(N, 16L);
     const double hidden = mask == MaskKind::boolean ? 0.0 : -HUGE_VAL;
+    const long pad_max = N / 4;  // the key padding hides 0 .. floor(N / 4) keys
     for (long b = 0; b < B; ++b) {
-        const long pad = static_cast<long>(std::floor(rng.uniform(0, double(N / 4 + 1))));
+        const long pad = static_cast<long>(std::floor(rng.uniform(0, double(pad_max + 1))));
         for (long h = 0; h < H; ++h)
             for (long i = 0; i < N; ++i)
                 for (long j = 0; j < N; ++j) {
