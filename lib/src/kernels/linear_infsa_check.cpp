@@ -80,11 +80,9 @@ namespace {
 constexpr const char* kExtraCases[] = {"relu-zero", "dominant-key"};
 constexpr double kDominant = 30;  // dominant-key: |k| = 30 sqrt(d) along q_bar
 
-// Runs `fn(b, h, head)` for every head, then broadcasts `row` (d_v values it filled) to the
-// head's N_q rows of `out`.
-// The output is as large as an input and freshly allocated: with 4 KiB pages, faulting it in
-// costs more than the reference's arithmetic (measured: bench_check_kernel_infsa). Asks the
-// kernel for transparent huge pages on it (Linux, THP in "madvise" mode); a no-op elsewhere.
+// Asks the kernel for transparent huge pages on [p, p + bytes) (Linux, THP in "madvise" mode;
+// a no-op elsewhere): a broadcast output is as large as an input and freshly allocated, and with
+// 4 KiB pages faulting it in costs more than the reference's arithmetic (bench_check_kernel_infsa).
 void advise_huge_pages(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     constexpr std::size_t kHuge = std::size_t(2) << 20;
@@ -98,21 +96,26 @@ void advise_huge_pages(void* p, std::size_t bytes) {
 #endif
 }
 
+// Runs `fn(head, row)` for every head, then appends `row` (the d_v values it filled) to `out`:
+// N_q times (the head's rows of the output, shape (.., N_q, d_v)) when `broadcast`, else once
+// (shape (.., d_v)).
 template <class F>
-Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, F&& fn) {
+Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, bool broadcast, F&& fn) {
     detail::check_infsa_params(p, par);
     const ProblemShape sh = problem_shape(p);
+    const long copies = broadcast ? sh.Nq : 1;
     Array out;
     out.shape = sh.out_shape();
+    if (!broadcast) out.shape.erase(out.shape.end() - 2);  // no N_q
     // Appended in memory order without a zero fill first: the output is as large as an input,
     // and writing it twice would cost as much as reading one more input.
-    out.values.reserve(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv));
-    advise_huge_pages(out.values.data(), out.values.capacity() * sizeof(double));
+    out.values.reserve(static_cast<size_t>(sh.B * sh.H * copies * sh.dv));
+    if (broadcast) advise_huge_pages(out.values.data(), out.values.capacity() * sizeof(double));
     std::vector<double> row;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h) {
             fn(detail::head_input(sh, p, par, b, h), row);
-            for (long i = 0; i < sh.Nq; ++i)
+            for (long i = 0; i < copies; ++i)
                 out.values.insert(out.values.end(), row.begin(), row.end());
         }
     return out;
@@ -137,32 +140,22 @@ KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfs
 }
 
 Array reference_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par) {
-    return per_head(p, par, [&](const detail::HeadInput& in, std::vector<double>& row) {
+    return per_head(p, par, true, [&](const detail::HeadInput& in, std::vector<double>& row) {
         detail::reference_head(in, row);
     });
 }
 
 Array reference_linear_infsa_pooled(const AttentionProblem& p, const LinearInfsaParams& par) {
-    detail::check_infsa_params(p, par);
-    const ProblemShape sh = problem_shape(p);
-    Array out;
-    out.shape = sh.out_shape();
-    out.shape.erase(out.shape.end() - 2);  // no N_q
-    out.values.reserve(static_cast<size_t>(sh.B * sh.H * sh.dv));
-    std::vector<double> row;
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h) {
-            detail::reference_head(detail::head_input(sh, p, par, b, h), row);
-            out.values.insert(out.values.end(), row.begin(), row.end());
-        }
-    return out;
+    return per_head(p, par, false, [&](const detail::HeadInput& in, std::vector<double>& row) {
+        detail::reference_head(in, row);
+    });
 }
 
 Array baseline_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par, Format storage,
                             Format accumulate) {
     AttentionProblem rounded = p;
     detail::round_all({&rounded.q, &rounded.k, &rounded.v}, storage);
-    return per_head(rounded, par, [&](const detail::HeadInput& in, std::vector<double>& row) {
+    return per_head(rounded, par, true, [&](const detail::HeadInput& in, std::vector<double>& row) {
         detail::baseline_head(in, storage, accumulate, row);
     });
 }
