@@ -182,7 +182,7 @@ Head base_head(const SweepShape& sh, const std::string& tokens, std::uint64_t se
     spec.seed = seed;
     spec.token_dist = tokens == "layernorm" ? "layernorm" : "gaussian";
     Head h = random_head(spec);
-    if (tokens == "unit-norm") h.X.rowwise().normalize();
+    if (tokens == "unit-norm") h.X = h.X.rowwise().normalized();
     return h;
 }
 }  // namespace

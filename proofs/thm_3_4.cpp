@@ -310,9 +310,10 @@ CheckResult climb(Head h, CheckResult start, std::uint64_t seed, const Thm34Opti
     double best_obj = objective(best), step = 0.3;
     for (long t = 0; t < steps && !cap.reached(); ++t) {
         Head c = h;
-        auto jiggle = [&](Eigen::MatrixXd& M) {
+        auto jiggle = [&](SharedMatrix& M) {
             if (M.size() == 0) return;
-            M += step * M.norm() / std::sqrt(double(M.size())) * rng.gaussian(M.rows(), M.cols());
+            const double scale = step * M.norm() / std::sqrt(double(M.size()));
+            M = Eigen::MatrixXd(M + scale * rng.gaussian(M.rows(), M.cols()));
         };
         jiggle(c.X);
         jiggle(c.W_Q);

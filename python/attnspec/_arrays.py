@@ -11,9 +11,10 @@ Rules (docs/python.md, "Arrays"):
 * NaN and Inf are refused (``DataError``, naming the argument and the first index).
 
 Copies: a float64 array (or CPU tensor) passes through these checks without a copy (torch tensors
-share their memory through ``Tensor.numpy()``); an upcast makes one. ``spectrum(matrix)`` then
-hands the library the caller's buffer itself when it is C- or F-contiguous (strided views are
-copied once); ``Head`` still copies its matrices into the library's own storage.
+share their memory through ``Tensor.numpy()``); an upcast makes one. ``spectrum(matrix)`` and
+``Head`` (X, W_Q, W_K, W_V) then hand the library the caller's buffer itself when it is C- or
+F-contiguous (``as_library_matrix``); a strided view is copied once (to F order). A ``Head``
+copies only its biases (d values).
 """
 
 import numpy as np
@@ -74,3 +75,13 @@ def as_matrix(x, name):
 def as_vector(x, name):
     """A 1-D float64 array (see the module's rules)."""
     return as_array(x, name, 1)
+
+
+def as_library_matrix(x, name):
+    """``as_matrix``, then C- or F-contiguous as the library reads it without a copy: a strided
+    view (a slice with steps, a transpose of a strided view, a broadcast) is copied to F order,
+    the one case copied besides an upcast."""
+    a = as_matrix(x, name)
+    if not (a.flags.f_contiguous or a.flags.c_contiguous):
+        a = np.asfortranarray(a)
+    return a

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from . import _core, _interrupt
-from ._arrays import as_matrix, as_vector
+from ._arrays import as_library_matrix, as_vector
 from ._errors import DataError, UsageError, make
 
 #: ``jacobian(..., form="auto")`` returns a dense array up to this many bytes (and within the
@@ -32,15 +32,20 @@ class Head:
     paper's default; BERT-style heads use 1/sqrt(d)). Arrays follow the rules of
     ``attnspec._arrays`` (float64 used as is, float32/float16 upcast; integer, complex, object
     arrays and GPU tensors refused). A shape that does not fit raises ``DataError`` (a
-    ``ValueError``) naming the argument, its shape and the expected one; NaN/Inf too. The head
-    keeps its own float64 copy of the arrays.
+    ``ValueError``) naming the argument, its shape and the expected one; NaN/Inf too.
+
+    No copy: a float64 array (or CPU tensor) that is C- or F-contiguous is the head's storage
+    itself (``layout`` gives the addresses the library reads); the head keeps it alive. Change
+    it afterwards and the head changes with it (every computation validates its input again,
+    so a NaN written later is refused then). A strided view or an upcast is copied once; the
+    biases (d values) are always copied.
     """
 
     __slots__ = ("_h",)
 
     def __init__(self, X, W_Q, W_K, W_V, b_Q=None, b_K=None, b_V=None, s=None):
-        X = as_matrix(X, "X")
-        W = [as_matrix(w, n) for w, n in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"))]
+        X = as_library_matrix(X, "X")
+        W = [as_library_matrix(w, n) for w, n in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"))]
         N, D = X.shape
         d = W[0].shape[1]
         for w, n in zip(W, ("W_Q", "W_K", "W_V")):
@@ -70,6 +75,9 @@ class Head:
         obj._h = core_head
         return obj
 
+    layout = property(lambda self: self._h.layout,
+                      doc="{'X'|'W_Q'|'W_K'|'W_V': (data address, row stride, column stride)}: "
+                          "where the library reads each matrix (strides in elements)")
     X = property(lambda self: self._h.X, doc="X (N x D), a copy")
     W_Q = property(lambda self: self._h.W_Q, doc="W_Q (D x d), a copy")
     W_K = property(lambda self: self._h.W_K, doc="W_K (D x d), a copy")

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from . import _core, _interrupt
-from ._arrays import as_matrix
+from ._arrays import as_library_matrix
 from ._errors import UsageError, make
 from ._head import Head, check_wrt
 from .checks import _count
@@ -163,9 +163,7 @@ def _matrix_spectrum(M, svd, certify, rtol, threads):
     if certify not in ("auto", "never"):
         raise make(UsageError, "certify = %r: a matrix's dense SVD enclosures need no "
                    "certificate; use 'auto' or 'never'" % (certify,), "certify")
-    M = as_matrix(M, "matrix")
-    if not (M.flags.f_contiguous or M.flags.c_contiguous):
-        M = np.asfortranarray(M)  # a strided view: the one case copied (docs/python.md, "Arrays")
+    M = as_library_matrix(M, "matrix")  # no copy unless a strided view (docs/python.md, "Arrays")
     r = _interrupt.call(_core.matrix_spectrum, M, "auto" if svd == "full" else svd,
                         -1.0 if rtol is None else float(rtol), threads)
     n = len(r["sigma"])

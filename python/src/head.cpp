@@ -4,10 +4,12 @@
 // without the GIL.
 #include <nanobind/eigen/dense.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,17 +33,43 @@ JacobianWrt wrt_from_string(const std::string& wrt) {
     fail_usage("wrt must be 'weights' or 'input', got '" + wrt + "'", "wrt");
 }
 
-Head make_head(Eigen::MatrixXd X, Eigen::MatrixXd W_Q, Eigen::MatrixXd W_K, Eigen::MatrixXd W_V,
+using InMatrix = nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>;
+
+// The caller's float64 array as a SharedMatrix view, no copy: C- or F-contiguous (any strides
+// would do for the library; the Python layer copies other strided views first, its documented
+// rule). The view keeps a reference to the array (nanobind drops it with the GIL held, from any
+// thread).
+SharedMatrix view_of(const InMatrix& a, const char* name) {
+    const auto r = static_cast<Eigen::Index>(a.shape(0)), c = static_cast<Eigen::Index>(a.shape(1));
+    const auto s0 = static_cast<Eigen::Index>(a.stride(0)),
+               s1 = static_cast<Eigen::Index>(a.stride(1));
+    const bool f_order = s0 == 1 && (c == 1 || s1 == r), c_order = s1 == 1 && (r == 1 || s0 == c);
+    if (r > 0 && c > 0 && !f_order && !c_order)
+        fail_data(std::string(name) + ": neither C- nor F-contiguous (strides " +
+                      std::to_string(s0) + ", " + std::to_string(s1) + " elements)",
+                  name);
+    auto keep = std::make_shared<InMatrix>(a);
+    return SharedMatrix::view(a.data(), r, c, s0, s1, std::shared_ptr<const void>(std::move(keep)));
+}
+
+Head make_head(const InMatrix& X, const InMatrix& W_Q, const InMatrix& W_K, const InMatrix& W_V,
                const std::optional<Eigen::VectorXd>& b_Q, const std::optional<Eigen::VectorXd>& b_K,
                const std::optional<Eigen::VectorXd>& b_V, double s) {
     Head h;
-    h.X = std::move(X), h.W_Q = std::move(W_Q), h.W_K = std::move(W_K), h.W_V = std::move(W_V);
+    h.X = view_of(X, "X"), h.W_Q = view_of(W_Q, "W_Q"), h.W_K = view_of(W_K, "W_K");
+    h.W_V = view_of(W_V, "W_V");
     if (b_Q) h.b_Q = *b_Q;
     if (b_K) h.b_K = *b_K;
     if (b_V) h.b_V = *b_V;
     h.s = s;
     h.validate("Head");
     return h;
+}
+
+// Where a matrix's values live and how they are laid out (the no-copy test reads it).
+nb::tuple layout(const SharedMatrix& m) {
+    return nb::make_tuple(reinterpret_cast<std::uintptr_t>(m.data()), m.innerStride(),
+                          m.outerStride());
 }
 
 std::optional<Eigen::VectorXd> bias(const Eigen::VectorXd& b) {
@@ -96,25 +124,34 @@ void bind_head_class(nb::module_& m) {
                      "K = X W_K + 1 b_K^T, V = X W_V + 1 b_V^T (docs/MATH.md §2).")
         .def(
             "__init__",
-            [](Head* self, Eigen::MatrixXd X, Eigen::MatrixXd W_Q, Eigen::MatrixXd W_K,
-               Eigen::MatrixXd W_V, const std::optional<Eigen::VectorXd>& b_Q,
+            [](Head* self, const InMatrix& X, const InMatrix& W_Q, const InMatrix& W_K,
+               const InMatrix& W_V, const std::optional<Eigen::VectorXd>& b_Q,
                const std::optional<Eigen::VectorXd>& b_K, const std::optional<Eigen::VectorXd>& b_V,
-               double s) {
-                Head h = make_head(std::move(X), std::move(W_Q), std::move(W_K), std::move(W_V),
-                                   b_Q, b_K, b_V, s);
-                new (self) Head(std::move(h));
+               double s) { new (self) Head(make_head(X, W_Q, W_K, W_V, b_Q, b_K, b_V, s)); },
+            "X"_a.noconvert(), "W_Q"_a.noconvert(), "W_K"_a.noconvert(), "W_V"_a.noconvert(),
+            "b_Q"_a.none() = nb::none(), "b_K"_a.none() = nb::none(), "b_V"_a.none() = nb::none(),
+            "s"_a = 1.0,
+            "Views the float64 arrays X, W_Q, W_K, W_V (C- or F-contiguous) without a copy and "
+            "keeps them alive; copies the biases; validates shapes, NaN/Inf and s > 0 "
+            "(DataError).")
+        .def_prop_ro(
+            "X", [](const Head& h) { return h.X.matrix(); }, "X (N x D), a copy")
+        .def_prop_ro(
+            "W_Q", [](const Head& h) { return h.W_Q.matrix(); }, "W_Q (D x d), a copy")
+        .def_prop_ro(
+            "W_K", [](const Head& h) { return h.W_K.matrix(); }, "W_K (D x d), a copy")
+        .def_prop_ro(
+            "W_V", [](const Head& h) { return h.W_V.matrix(); }, "W_V (D x d), a copy")
+        .def_prop_ro(
+            "layout",
+            [](const Head& h) {
+                nb::dict d;
+                d["X"] = layout(h.X), d["W_Q"] = layout(h.W_Q), d["W_K"] = layout(h.W_K);
+                d["W_V"] = layout(h.W_V);
+                return d;
             },
-            "X"_a, "W_Q"_a, "W_K"_a, "W_V"_a, "b_Q"_a.none() = nb::none(),
-            "b_K"_a.none() = nb::none(), "b_V"_a.none() = nb::none(), "s"_a = 1.0,
-            "Copies the arrays (float64); validates shapes, NaN/Inf and s > 0 (DataError).")
-        .def_prop_ro(
-            "X", [](const Head& h) { return h.X; }, "X (N x D), a copy")
-        .def_prop_ro(
-            "W_Q", [](const Head& h) { return h.W_Q; }, "W_Q (D x d), a copy")
-        .def_prop_ro(
-            "W_K", [](const Head& h) { return h.W_K; }, "W_K (D x d), a copy")
-        .def_prop_ro(
-            "W_V", [](const Head& h) { return h.W_V; }, "W_V (D x d), a copy")
+            "{name: (data address, row stride, column stride)} of X and the weights as the "
+            "library reads them (strides in elements)")
         .def_prop_ro(
             "b_Q", [](const Head& h) { return bias(h.b_Q); }, "b_Q (d,) or None")
         .def_prop_ro(

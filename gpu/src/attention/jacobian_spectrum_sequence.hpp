@@ -84,7 +84,8 @@ OperatorSpectrum spectrum(Ops& ops, const Head& h, const LargeSvdOptions& opt) {
     ops.upload(dA, f.A.data());
     ops.upload(dK, f.K.data());
     ops.upload(dQ, f.Q.data());
-    ops.upload(dX, h.X.data());
+    const MatrixXd X = h.X;  // column-major and contiguous (h.X may view a strided buffer)
+    ops.upload(dX, X.data());
     ops.upload(dFx, Fx.data());
     auto dG = ops.template matrix<double>(n, n);
     {

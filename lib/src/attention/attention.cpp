@@ -15,22 +15,21 @@ namespace attnspec {
 
 namespace {
 
-std::string shape(const Eigen::MatrixXd& M) {
-    return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
-}
+// Any matrix (owned or a strided view), read without a copy.
+using MatRef = Eigen::Ref<const Eigen::MatrixXd, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
 
-void require_shape(const Eigen::MatrixXd& M, Eigen::Index r, Eigen::Index c,
-                   const std::string& name, const std::string& what) {
+std::string shape(MatRef M) { return std::to_string(M.rows()) + "x" + std::to_string(M.cols()); }
+
+void require_shape(MatRef M, Eigen::Index r, Eigen::Index c, const std::string& name,
+                   const std::string& what) {
     if (M.rows() != r || M.cols() != c)
         fail_data(what + ": " + name + " is " + shape(M) + ", expected " + std::to_string(r) + "x" +
                   std::to_string(c));
     if (!M.allFinite()) fail_data(what + ": " + name + " contains NaN or Inf");
 }
 
-void validate_weights(const Eigen::MatrixXd& W_Q, const Eigen::MatrixXd& W_K,
-                      const Eigen::MatrixXd& W_V, const Eigen::MatrixXd& C_Q,
-                      const Eigen::MatrixXd& C_K, const Eigen::MatrixXd& C_V, Eigen::Index D,
-                      const std::string& what) {
+void validate_weights(MatRef W_Q, MatRef W_K, MatRef W_V, MatRef C_Q, MatRef C_K, MatRef C_V,
+                      Eigen::Index D, const std::string& what) {
     const Eigen::Index d = W_Q.cols();
     if (d == 0) fail_data(what + ": W_Q has no columns (d = 0)");
     require_shape(W_Q, D, d, "W_Q", what);
@@ -55,15 +54,16 @@ void validate_biases(const Eigen::VectorXd& b_Q, const Eigen::VectorXd& b_K,
     }
 }
 
-void validate_x_s(const Eigen::MatrixXd& X, double s, const std::string& what) {
+void validate_x_s(MatRef X, double s, const std::string& what) {
     if (X.rows() == 0 || X.cols() == 0) fail_data(what + ": X is empty (" + shape(X) + ")");
     if (!X.allFinite()) fail_data(what + ": X contains NaN or Inf");
     if (!(std::isfinite(s) && s > 0))
         fail_data(what + ": logit scale s must be finite and > 0, got " + std::to_string(s));
 }
 
-Eigen::MatrixXd plus(const Eigen::MatrixXd& W, const Eigen::MatrixXd& C) {
-    return C.size() ? Eigen::MatrixXd(W + C) : W;
+// W + C, or W itself (shared, not copied) when there is no correction.
+SharedMatrix plus(const SharedMatrix& W, const Eigen::MatrixXd& C) {
+    return C.size() ? SharedMatrix(Eigen::MatrixXd(W + C)) : W;
 }
 
 // Every kind; "lambda" parses only with its value ("lambda:10"), "given" never (supplied matrices).
@@ -205,15 +205,16 @@ MultiHead random_multihead(const RandomSpec& spec) {
     Rng rng(spec.seed);
     MultiHead m;
     m.s = logit_scale(spec.scale, spec.d);
-    m.X = rng.gaussian(spec.N, spec.D);
+    Eigen::MatrixXd X = rng.gaussian(spec.N, spec.D);
     if (spec.token_dist == "layernorm") {
         for (Eigen::Index i = 0; i < spec.N; ++i) {
-            auto r = m.X.row(i);
+            auto r = X.row(i);
             r.array() -= r.mean();
             const double sd = std::sqrt(r.squaredNorm() / static_cast<double>(spec.D));
             if (sd > 0) r /= sd;  // D = 1 leaves a zero row: LayerNorm of one feature is 0
         }
     }
+    m.X = std::move(X);
     const double ws = spec.weight_scale / std::sqrt(static_cast<double>(spec.D));
     for (Eigen::Index h = 0; h < spec.H; ++h) {
         HeadWeights w;

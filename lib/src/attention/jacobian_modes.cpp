@@ -207,12 +207,13 @@ MatrixXd central_fd(const Head& h, bool input, double rel_step, double max_bytes
     const Index N = e.N(), D = e.D(), d = e.d();
     const Index ncol = input ? N * D : 3 * D * d;
     refuse_dense(N * d, ncol, max_bytes, input ? "dense J_X" : "dense J");
-    const MatrixXd* src[4] = {&e.X, &e.W_Q, &e.W_K, &e.W_V};
+    const SharedMatrix* src[4] = {&e.X, &e.W_Q, &e.W_K, &e.W_V};
     MatrixXd J(N * d, ncol);
     for (Index col = 0; col < ncol; ++col) {
         const int which = input ? 0 : 1 + static_cast<int>(col / (D * d));
         const Index j = input ? col : col % (D * d);
-        const double x = src[which]->data()[j];
+        const SharedMatrix& m = *src[which];
+        const double x = m(j % m.rows(), j / m.rows());  // column-major index j, any strides
         // Divide by the step as represented, (x + h) - x, not by the requested h.
         const double hs = ((x + rel_step * std::max(1.0, std::fabs(x))) - x);
         const MatrixXd Ap = perturbed_A<double>(e, which, j, hs);

@@ -155,9 +155,14 @@ Head read_attention_head(const H5Reader& r, const std::string& group, Eigen::Mat
                       (path == d_from ? "" : ", d = " + std::to_string(d) + " from " + d_from) +
                       ")" +
                       (M.cols() == D && (path == d_from || M.rows() == d) ? kTransposeHint : ""));
-        Eigen::MatrixXd* slot[] = {&h.W_Q, &h.W_K, &h.W_V, &h.C_Q, &h.C_K, &h.C_V};
-        const int k = (correction ? 3 : 0) + (name[2] == 'Q' ? 0 : name[2] == 'K' ? 1 : 2);
-        *slot[k] = std::move(M);
+        const int k = name[2] == 'Q' ? 0 : name[2] == 'K' ? 1 : 2;
+        if (correction) {
+            Eigen::MatrixXd* slot[] = {&h.C_Q, &h.C_K, &h.C_V};
+            *slot[k] = std::move(M);
+        } else {
+            SharedMatrix* slot[] = {&h.W_Q, &h.W_K, &h.W_V};
+            *slot[k] = std::move(M);
+        }
     }
     read_biases(r, group, d, d_from, h);
     h.validate(file + ":" + (group.empty() ? "/" : group));

@@ -161,7 +161,7 @@ std::vector<SelectedHead> load_selected_heads(const DatasetInfo& entry, const Da
     std::vector<SelectedHead> out;
     out.reserve(count);
     for (int l : s.layers) {
-        std::vector<Eigen::MatrixXd> X;
+        std::vector<SharedMatrix> X;  // one per sentence, shared by the heads (not copied)
         if (need_inputs)
             for (int t : s.sentences) X.push_back(read_inputs(r, s.info, l, t));
         for (int h : s.heads) {

@@ -165,13 +165,15 @@ TEST_CASE("biases: J is the bias-free J of the augmented head [X 1], W stacked o
         const Head e = h.effective();
         Head a;
         a.s = h.s;
-        a.X.resize(N, D + 1);
-        a.X << e.X, MatrixXd::Ones(N, 1);
+        MatrixXd X(N, D + 1);
+        X << e.X, MatrixXd::Ones(N, 1);
+        a.X = std::move(X);
         for (auto [W, Wb, b] : {std::tuple{&a.W_Q, &e.W_Q, &e.b_Q},
                                 {&a.W_K, &e.W_K, &e.b_K},
                                 {&a.W_V, &e.W_V, &e.b_V}}) {
-            W->resize(D + 1, d);
-            *W << *Wb, b->transpose();
+            MatrixXd Wa(D + 1, d);
+            Wa << *Wb, b->transpose();
+            *W = std::move(Wa);
         }
         REQUIRE_FALSE(a.biased());
         const MatrixXd Ja = jacobian_weights(a), Ma = jacobian_weights_magnitude(a);

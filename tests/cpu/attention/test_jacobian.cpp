@@ -53,8 +53,7 @@ TEST_CASE("vec convention: J on a hand-computed 2x2 head", "[jacobian]") {
     // G[c][b] = sum_k S_ik (V_kc - A_ic) K_kb = (1/4)(V_1-V_2)_c (K_1-K_2)_b = [1 3; 2 6] and
     // J_Q[(i,c),(a,b)] = X_ia G[c][b]; rows i + 2c, columns a + 2b (column-major vec).
     Head h;
-    h.X.resize(2, 2);
-    h.X << 1, 2, 3, 4;
+    h.X = (MatrixXd(2, 2) << 1, 2, 3, 4).finished();
     h.W_Q = MatrixXd::Zero(2, 2);
     h.W_K = Eigen::Vector2d(1, 3).asDiagonal();
     h.W_V = Eigen::Vector2d(1, 2).asDiagonal();
@@ -266,10 +265,10 @@ TEST_CASE("softmax Jacobian: blocks, action and singular values", "[jacobian]") 
 TEST_CASE("bad input is refused with DataError before allocating", "[jacobian]") {
     Head h = random_test_head(3, 4, 2, 1);
     Head bad = h;
-    bad.W_K.resize(3, 2);
+    bad.W_K = MatrixXd::Zero(3, 2);
     CHECK_THROWS_AS(jacobian_weights(bad), Error);
     bad = h;
-    bad.X(1, 1) = std::nan("");
+    bad.X.modify([](MatrixXd& X) { X(1, 1) = std::nan(""); });
     try {
         jacobian_weights(bad);
         FAIL("NaN accepted");
@@ -292,7 +291,7 @@ TEST_CASE("bad input is refused with DataError before allocating", "[jacobian]")
     }
     // Logits beyond the double range are refused, not turned into NaN.
     bad = h;
-    bad.X *= 1e160;
+    bad.X = bad.X * 1e160;
     CHECK_THROWS_WITH(jacobian_weights(bad), Catch::Contains("overflow"));
     // The matrix-free state refuses N x N workspaces above the limit before allocating them.
     Head big;

@@ -254,7 +254,7 @@ TEST_CASE("jacobian_gram_dd: refusals", "[jacobian][certify][dd]") {
     CHECK(test::error_of([&] { jacobian_gram_dd(h, 1, 100.0); }).code() ==
           ExitCode::DataError);  // above max_bytes
     Head nan = h;
-    nan.X(0, 0) = std::nan("");
+    nan.X.modify([](Eigen::MatrixXd& X) { X(0, 0) = std::nan(""); });
     CHECK(test::error_of([&] { jacobian_gram_dd(nan, 1); }).code() == ExitCode::DataError);
     DdGram g = jacobian_gram_dd(h, 1);
     g.lo.pop_back();

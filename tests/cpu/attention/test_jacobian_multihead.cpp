@@ -23,16 +23,19 @@ MatrixXd fd_layer(const MultiHead& m, bool input) {
     MatrixXd J(N * d * H, ncol);
     for (Index col = 0; col < ncol; ++col) {
         MultiHead p = m, q = m;
-        auto entry = [&](MultiHead& x) -> double& {
-            if (input) return x.X.data()[col];
+        MatrixXd Xp = m.X, Xq = m.X;  // X is read-only (SharedMatrix): perturb a copy
+        auto entry = [&](MultiHead& x, MatrixXd& X) -> double& {
+            if (input) return X.data()[col];
             const Index h = col / (3 * D * d), r = col % (3 * D * d), b = r / (D * d);
             HeadWeights& w = x.heads[static_cast<size_t>(h)];
             MatrixXd& W = b == 0 ? w.W_Q : b == 1 ? w.W_K : w.W_V;
             return W.data()[r % (D * d)];
         };
-        const double x0 = entry(p), step = (x0 + rel * std::max(1.0, std::fabs(x0))) - x0;
-        entry(p) = x0 + step;
-        entry(q) = x0 - step;
+        const double x0 = entry(p, Xp), step = (x0 + rel * std::max(1.0, std::fabs(x0))) - x0;
+        entry(p, Xp) = x0 + step;
+        entry(q, Xq) = x0 - step;
+        p.X = std::move(Xp);
+        q.X = std::move(Xq);
         const MatrixXd Ap = multihead_forward(p), Aq = multihead_forward(q);
         J.col(col) = (Eigen::Map<const Eigen::VectorXd>(Ap.data(), Ap.size()) -
                       Eigen::Map<const Eigen::VectorXd>(Aq.data(), Aq.size())) /

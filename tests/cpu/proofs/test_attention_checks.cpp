@@ -37,7 +37,9 @@ TEST_CASE("thm3.3 holds on small heads and flags a planted closed-form error", "
 
 TEST_CASE("thm3.4: rank-deficient J is not_applicable, never violated", "[thm3.4]") {
     Head h = random_test_head(4, 3, 2, 2);
-    for (Eigen::Index i = 1; i < h.N(); ++i) h.X.row(i) = h.X.row(0);  // identical tokens
+    h.X.modify([](Eigen::MatrixXd& X) {
+        for (Eigen::Index i = 1; i < X.rows(); ++i) X.row(i) = X.row(0);  // identical tokens
+    });
     auto r = check_thm_3_4(h);
     CHECK(r.verdict == Verdict::not_applicable);
     CHECK(r.value("rank(J)") < std::min(h.N() * h.d(), 3 * h.D() * h.d()));

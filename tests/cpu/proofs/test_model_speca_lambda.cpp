@@ -97,7 +97,7 @@ TEST_CASE("model-speca-lambda: kappa(J) with biases equals a complex-step Jacobi
 TEST_CASE("model-speca-lambda: large tokens saturate the softmax at lambda = 10",
           "[model][model-speca-lambda][planted]") {
     Head h = biased_head();
-    h.X *= 30;  // logits ~ lambda^2 |x|^2: saturated
+    h.X = h.X * 30;  // logits ~ lambda^2 |x|^2: saturated
     const Eigen::MatrixXd c = model_speca_curve(h).instance.back().second;
     const Eigen::Index last = c.rows() - 1;
     REQUIRE(c(last, kScLambda) == 10);

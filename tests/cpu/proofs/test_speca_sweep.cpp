@@ -31,12 +31,12 @@ TEST_CASE("specA-sweep: raw tokens scaled by 30 saturate the softmax at lambda =
     // logits grow like lambda^2 ||x||^2 with Q, K and V corrected: J_Q, J_K vanish and kappa(J)
     // cannot be lowered; with unit-norm rows (||x|| = 1) and s = 1/sqrt(d) it is not saturated.
     Head big = random_test_head(6, 5, 3, 4);
-    big.X *= 30;
+    big.X = big.X * 30;
     auto s = sweep_speca(big, false);
     CHECK(s.value("saturated_at_10") == 1.0);
     CHECK(s.value("lowered_at_10") == 0.0);
     Head unit = random_test_head(6, 5, 3, 4);
-    unit.X.rowwise().normalize();
+    unit.X = unit.X.rowwise().normalized();
     unit.s = 1 / std::sqrt(3.0);
     CHECK(sweep_speca(unit, true).value("saturated_at_10") == 0.0);
 }

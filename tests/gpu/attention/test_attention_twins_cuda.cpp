@@ -101,7 +101,7 @@ TEST_CASE("attention twins: bad input is a data error, a refused size is 65", "[
     test::skip_without_device();
     gpu::Context ctx;
     MultiHead m = gpu::spec_attention_instance(8, 6, 4, 2, 1, false);
-    m.X(0, 0) = std::nan("");
+    m.X.modify([](Eigen::MatrixXd& X) { X(0, 0) = std::nan(""); });
     try {
         gpu::multihead_forward(ctx, m);
         FAIL("NaN input accepted");

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "attnspec/base/shared_matrix.hpp"
+
 namespace attnspec {
 
 template <class T>
@@ -34,9 +36,11 @@ struct CorrectionSpec {
 // C_* the frozen corrections (D x d, or empty = zero). s is the logit scale (1 or 1/sqrt(d)).
 // b_* are optional biases (length d, or empty = none, the paper's bias-free form): a real head
 // computes Q = X W_Q + 1 b_Q^T, K = X W_K + 1 b_K^T, V = X W_V + 1 b_V^T (issue 11).
+// X and W_* are SharedMatrix: owned, or views of a caller's buffers (the Python package's arrays,
+// C- or F-ordered, used without a copy); copying a Head shares them.
 struct Head {
-    Eigen::MatrixXd X;              // N x D
-    Eigen::MatrixXd W_Q, W_K, W_V;  // D x d
+    SharedMatrix X;              // N x D
+    SharedMatrix W_Q, W_K, W_V;  // D x d
     Eigen::MatrixXd C_Q, C_K, C_V;  // D x d or empty
     Eigen::VectorXd b_Q, b_K, b_V;  // d or empty (no bias)
     double s = 1.0;
@@ -67,11 +71,11 @@ struct HeadWeights {
     Eigen::VectorXd b_Q, b_K, b_V;  // d or empty (no bias)
 };
 struct MultiHead {
-    Eigen::MatrixXd X;  // N x D, shared by every head
+    SharedMatrix X;  // N x D, shared by every head (and by the heads head() returns)
     std::vector<HeadWeights> heads;
     double s = 1.0;
     Eigen::Index H() const { return static_cast<Eigen::Index>(heads.size()); }
-    Head head(Eigen::Index h) const;  // copies X: O(N D)
+    Head head(Eigen::Index h) const;  // shares X, copies head h's weights: O(D d)
     void validate(const std::string& what = "multi-head input") const;
 };
 
