@@ -77,23 +77,28 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
         const double *x = s.X.data() + r * n_max, *A = s.A.data() + r * n_max;
         RowLogits lg;
         lg.x = x, lg.A = A, lg.t = s.t.data(), lg.n = n, lg.d = d;
-        double m = -kInf, big = 0, A_max = 0;
-        for (long j = 0; j < n; ++j) {
-            m = std::max(m, x[j]), big = std::max(big, std::fabs(x[j]));
-            A_max = std::max(A_max, A[j]);
-        }
+        const double m = lane_max(x, n, -kInf), A_max = lane_max(A, n, 0.0);
+        double* t = s.t.data();
+        for (long j = 0; j < n; ++j) t[j] = std::fabs(x[j]);
+        const double big = lane_max(t, n, 0.0);
         double l = 0;
-        for (long j = 0; j < n; ++j) l += (s.t[j] = std::exp(x[j] - m));
-        lg.m = m, lg.l = l, lg.A_max = A_max;
+        for (long j = 0; j < n; ++j) l += (t[j] = std::exp(x[j] - m));
+        for (long j = 0; j < n; ++j) p[j] = t[j] / l;
+        lg.m = m, lg.l = l, lg.A_max = A_max, lg.p = p;
         out[r].max_abs_logit = big, out[r].masked = false;
         R[r] = model_row(reference_model(), lg, 0.0, s.kR.data() + r * n_max);
         const double phi = R[r].k_max;
         const bool ok = R[r].finite && phi < 0.5;
         K[r] = model_row(kernel, lg, ok ? phi : 0.0, s.kK.data() + r * n_max);
-        for (long j = 0; j < n; ++j) p[j] = s.t[j] / l;
         const double *kK = s.kK.data() + r * n_max, *kR = s.kR.data() + r * n_max;
-        for (long j = 0; j < n; ++j) wk[j] = K[r].finite ? p[j] * kK[j] : 0.0;
-        for (long j = 0; j < n; ++j) wr[j] = R[r].finite ? p[j] * kR[j] : 0.0;
+        if (K[r].finite)
+            for (long j = 0; j < n; ++j) wk[j] = p[j] * kK[j];
+        else
+            std::fill(wk, wk + n, 0.0);
+        if (R[r].finite)
+            for (long j = 0; j < n; ++j) wr[j] = p[j] * kR[j];
+        else
+            std::fill(wr, wr + n, 0.0);
         L[r] = l, M[r] = m;
     }
     s.OPV.resize(static_cast<size_t>(count * 2 * dv)),
@@ -146,12 +151,15 @@ void baseline_block(const RowInput* in, long count, const BaseHead& bh, BlockScr
             const float* x = s.Xf.data() + r * n_max;
             float* p = s.Pf.data() + r * n_max;
             std::fill(p + n, p + n_max, 0.0f);  // keys this row does not see
-            float m = -std::numeric_limits<float>::infinity(), l = 0;
-            for (long j = 0; j < n; ++j) m = std::max(m, x[j]);
+            const float m = lane_max(x, n, -std::numeric_limits<float>::infinity());
+            float l = 0;
             for (long j = 0; j < n; ++j)
                 l += (p[j] = static_cast<float>(std::exp(static_cast<double>(x[j] - m))));
-            for (long j = 0; j < n; ++j)
-                p[j] = static_cast<float>(round_to(static_cast<double>(p[j] / l), bh.storage));
+            if (bh.storage == Format::fp32)  // round_to(p, fp32) = p for a float p
+                for (long j = 0; j < n; ++j) p[j] = p[j] / l;
+            else
+                for (long j = 0; j < n; ++j)
+                    p[j] = static_cast<float>(round_to(static_cast<double>(p[j] / l), bh.storage));
             ml[2 * r] = m, ml[2 * r + 1] = l;
         }
         s.Of.resize(static_cast<size_t>(count * dv));
@@ -165,8 +173,8 @@ void baseline_block(const RowInput* in, long count, const BaseHead& bh, BlockScr
             const double* x = s.X.data() + r * n_max;
             double* p = s.P.data() + r * n_max;
             std::fill(p + n, p + n_max, 0.0);  // keys this row does not see
-            double m = -kInf, l = 0;
-            for (long j = 0; j < n; ++j) m = std::max(m, x[j]);
+            const double m = lane_max(x, n, -kInf);
+            double l = 0;
             for (long j = 0; j < n; ++j) l += (p[j] = std::exp(x[j] - m));
             for (long j = 0; j < n; ++j) p[j] = round_to(p[j] / l, bh.storage);
             ml[2 * r] = m, ml[2 * r + 1] = l;

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <limits>
 
 #include "attention_rows.hpp"
@@ -13,6 +16,60 @@ namespace attnspec::kernels {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// part[j & 3] += p_j (c1 kappa_j + c0) for j = 0 .. n-1 in that order ((B3)), four keys at a time
+// in vector lanes: lane k adds the terms of keys k, k + 4, ... in order, as the scalar loop does.
+void part_sums(const double* p, const double* kappa, long n, double c0, double c1, double* part) {
+    long j = 0;
+#ifdef __SSE2__
+    __m128d lo = _mm_loadu_pd(part), hi = _mm_loadu_pd(part + 2);
+    const __m128d C0 = _mm_set1_pd(c0), C1 = _mm_set1_pd(c1);
+    const auto term = [&](long i) {
+        return _mm_mul_pd(_mm_loadu_pd(p + i),
+                          _mm_add_pd(_mm_mul_pd(C1, _mm_loadu_pd(kappa + i)), C0));
+    };
+    for (; j + 4 <= n; j += 4) lo = _mm_add_pd(lo, term(j)), hi = _mm_add_pd(hi, term(j + 2));
+    _mm_storeu_pd(part, lo), _mm_storeu_pd(part + 2, hi);
+#endif
+    for (; j < n; ++j) part[j & 3] += p[j] * (c1 * kappa[j] + c0);
+}
+
+// kappa_j = (a_j + a_j^2)(1 + g_w) + g_w of model_row without perturbed operands or a mask
+// (a_j = e_j + E + u A_max + u (m - x_j + e_j + E), e_j = f A_j + tau, A: in.A or in.Ap, the same
+// operations in the same order, two keys per step); returns whether some a_j > 1/2.
+bool plain_kappa(const detail::RowLogits& in, const double* A, double f, double tau, double E,
+                 double u, double g_w, double* kappa) {
+    const long n = in.n;
+    const double s0 = u * in.A_max, g1 = 1 + g_w;
+    const auto key = [&](double A_j, double x_j) {
+        const double e_j = f * A_j + tau;
+        return e_j + E + s0 + u * (in.m - x_j + e_j + E);
+    };
+    bool big = false;
+    long j = 0;
+#ifdef __SSE2__
+    const __m128d F = _mm_set1_pd(f), T = _mm_set1_pd(tau), EE = _mm_set1_pd(E);
+    const __m128d S0 = _mm_set1_pd(s0), U = _mm_set1_pd(u), M = _mm_set1_pd(in.m);
+    const __m128d G1 = _mm_set1_pd(g1), G = _mm_set1_pd(g_w), half = _mm_set1_pd(0.5);
+    __m128d any = _mm_setzero_pd();
+    for (; j + 2 <= n; j += 2) {
+        const __m128d e = _mm_add_pd(_mm_mul_pd(F, _mm_loadu_pd(A + j)), T);
+        const __m128d mx = _mm_add_pd(_mm_sub_pd(M, _mm_loadu_pd(in.x + j)), e);
+        const __m128d a =
+            _mm_add_pd(_mm_add_pd(_mm_add_pd(e, EE), S0), _mm_mul_pd(U, _mm_add_pd(mx, EE)));
+        any = _mm_or_pd(any, _mm_cmpgt_pd(a, half));
+        const __m128d k = _mm_add_pd(_mm_mul_pd(_mm_add_pd(a, _mm_mul_pd(a, a)), G1), G);
+        _mm_storeu_pd(kappa + j, k);
+    }
+    big = _mm_movemask_pd(any) != 0;
+#endif
+    for (; j < n; ++j) {
+        const double a_j = key(A[j], in.x[j]);
+        big = big || a_j > 0.5;
+        kappa[j] = (a_j + a_j * a_j) * g1 + g_w;
+    }
+    return big;
+}
 
 }  // namespace
 
@@ -70,23 +127,34 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
     // (1 + kappa)(1 + u_p)(1 + g_sum) - 1 = c1 kappa + c0 (B3), without cancellation.
     const double c0 = M.u_p + g_sum + M.u_p * g_sum, c1 = 1 + c0;
     // r_j of (B2): exp(a_j)(1 + g_w) - 1 <= expm1_upper(a_j)(1 + g_w) + g_w.
+    const auto p = [&](long j) { return in.p ? in.p[j] : in.t[j] / in.l; };
+    double part[4] = {0, 0, 0, 0};  // four partial sums (non-negative terms: any order)
     double eps = 0, a_max = 0;
-    for (long j = 0; j < n; ++j) {
-        const double a_j = arg(j);
-        if (negligible(j, a_j)) {
-            kappa[j] = 0;
-            continue;
+    if (!in.dx && !in.absM) {
+        // Neither perturbed operands nor a mask: the same a_j (e_j + 0 = e_j, e_j > 0) and kappa_j
+        // two keys at a time; of a_max only whether it exceeds 1/2 is kept.
+        a_max = plain_kappa(in, A, f_logit, tau_logit, r.E, M.u_a, g_w, kappa) ? 1.0 : 0.0;
+    } else {
+        for (long j = 0; j < n; ++j) {
+            const double a_j = arg(j);
+            if (negligible(j, a_j)) {
+                kappa[j] = 0;
+                continue;
+            }
+            a_max = std::max(a_max, a_j);
+            kappa[j] = (a_j + a_j * a_j) * (1 + g_w) + g_w;
         }
-        a_max = std::max(a_max, a_j);
-        kappa[j] = (a_j + a_j * a_j) * (1 + g_w) + g_w;
     }
     if (a_max > 0.5)
         for (long j = 0; j < n; ++j) {
             const double a_j = arg(j);
             kappa[j] = negligible(j, a_j) ? 0.0 : expm1_upper(a_j) * (1 + g_w) + g_w;
         }
-    double part[4] = {0, 0, 0, 0};  // four partial sums (non-negative terms: any order)
-    for (long j = 0; j < n; ++j) part[j & 3] += in.t[j] / in.l * (c1 * kappa[j] + c0);  // (B3)
+    if (in.p) {
+        part_sums(in.p, kappa, n, c0, c1, part);
+    } else {
+        for (long j = 0; j < n; ++j) part[j & 3] += p(j) * (c1 * kappa[j] + c0);  // (B3)
+    }
     eps = (part[0] + part[1]) + (part[2] + part[3]);
     r.eps_l = eps / (1 - phi) + 2.0 * static_cast<double>(n) * M.tau_a;
     eps = r.eps_l;
@@ -99,12 +167,8 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
     const double num =
         M.u_p + M.u_in + g_pv + M.u_p * M.u_in + (M.u_p + M.u_in) * g_pv + M.u_p * M.u_in * g_pv;
     const double f = (1 + num) / (1 - eps), fm1 = (num + eps) / (1 - eps);
-    double k_max = 0;
-    for (long j = 0; j < n; ++j) {
-        kappa[j] = kappa[j] * f + fm1;
-        k_max = std::max(k_max, kappa[j]);
-    }
-    r.k_max = k_max;
+    for (long j = 0; j < n; ++j) kappa[j] = kappa[j] * f + fm1;
+    r.k_max = lane_max(kappa, n, 0.0);
     return r;
 }
 
@@ -236,6 +300,9 @@ void analyze_row(const RowInput& in, const RoundingModel& kernel, RowScratch& s,
     detail::RowLogits lg;
     lg.x = s.x.data(), lg.A = s.A.data(), lg.t = s.t.data(), lg.n = n, lg.d = in.d;
     lg.m = m, lg.l = l;
+    s.p.resize(static_cast<size_t>(n));
+    for (long j = 0; j < n; ++j) s.p[j] = s.t[j] / l;
+    lg.p = s.p.data();
     for (long j = 0; j < n; ++j) lg.A_max = std::max(lg.A_max, s.A[j]);
     if (in.bias) lg.absM = s.absM.data();
     s.kappa.resize(static_cast<size_t>(n)), s.kappa_ref.resize(static_cast<size_t>(n));

@@ -3,6 +3,9 @@
 // evaluate the same formulas of proofs/kernel_tolerance.md, (B1)-(B7). Private to lib/src/kernels/.
 #pragma once
 #include <cmath>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "attnspec/kernels/attention_reference.hpp"
 
@@ -12,6 +15,41 @@ namespace attnspec::kernels::detail {
 // a^2/2! + a^3/3! + ... <= (a^2 / 2) e^a <= 0.83 a^2 there), expm1 widened by 2^-50 beyond.
 // Every term is >= 0, so evaluating it rounds by a few u relative only (kBoundSafety covers it).
 inline double expm1_upper(double a) { return a <= 0.5 ? a + a * a : std::expm1(a) * (1 + 0x1p-50); }
+
+// std::max(...std::max(std::max(init, x_0), x_1)..., x_{n-1}) in independent lanes (SSE2 on
+// x86-64): max is exact, so the lanes give the same value (a NaN x_j is skipped either way, as
+// maxpd(x, m) returns m for a NaN x; only the sign of a zero maximum may differ, which no caller
+// reads: they use m through x_j - m, |m| and m + log(l), log(l) >= 0).
+inline double lane_max(const double* x, long n, double init) {
+    double r = init;
+    long j = 0;
+#ifdef __SSE2__
+    __m128d m[4];
+    for (__m128d& v : m) v = _mm_set1_pd(init);
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 4; ++k) m[k] = _mm_max_pd(_mm_loadu_pd(x + j + 2 * k), m[k]);
+    double lanes[8];
+    for (int k = 0; k < 4; ++k) _mm_storeu_pd(lanes + 2 * k, m[k]);
+    for (double v : lanes) r = r < v ? v : r;
+#endif
+    for (; j < n; ++j) r = r < x[j] ? x[j] : r;
+    return r;
+}
+inline float lane_max(const float* x, long n, float init) {
+    float r = init;
+    long j = 0;
+#ifdef __SSE2__
+    __m128 m[4];
+    for (__m128& v : m) v = _mm_set1_ps(init);
+    for (; j + 16 <= n; j += 16)
+        for (int k = 0; k < 4; ++k) m[k] = _mm_max_ps(_mm_loadu_ps(x + j + 4 * k), m[k]);
+    float lanes[16];
+    for (int k = 0; k < 4; ++k) _mm_storeu_ps(lanes + 4 * k, m[k]);
+    for (float v : lanes) r = r < v ? v : r;
+#endif
+    for (; j < n; ++j) r = r < x[j] ? x[j] : r;
+    return r;
+}
 
 // The per-row quantities of one rounding model (B1)-(B4).
 struct ModelRow {
@@ -36,6 +74,9 @@ struct RowLogits {
     // Optional (additive masks): |M_j| of each key's bias (n values); x_j then includes M_j and
     // its error gains the rounding of the sum ((B1'), "Boolean and additive masks").
     const double* absM = nullptr;
+    // Optional: p_j = t_j / l as the caller computed them (the same values model_row computes
+    // without them).
+    const double* p = nullptr;
 };
 
 // kappa_j of (B4) for every key into `kappa` (n values; when the result is not finite they hold

@@ -69,7 +69,7 @@ struct RowAnalysis {
 
 // Scratch reused across rows (no allocation per row after the first).
 struct RowScratch {
-    std::vector<double> x, A, t, kappa, kappa_ref;
+    std::vector<double> x, A, t, p, kappa, kappa_ref;  // p_j = t_j / l
     std::vector<double> Ap, dx;  // with a perturbation: A_j of |q| + dq, |k| + dk; logit error
     std::vector<double> absM;    // with a bias: |bias| of each visible key
 };
