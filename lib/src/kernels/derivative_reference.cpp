@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnspec/base/parallel.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "check_compare.hpp"
 #include "derivative_terms.hpp"
@@ -62,34 +63,19 @@ void weights(const RowInput& in, const RowSoftmax& r, const RoundingModel& M, bo
     }
 }
 
-// The per-row state of both references.
+// The per-row state of both references and the scratch of one row's tangent (one per thread).
 struct RowState {
     RowSoftmax r;
     KeyTerms TK, TR;  // the kernel's (widened) and the reference's terms
+    std::vector<double> ds, ads, f, cols;
 };
 
-// Calls fn(b, h, row, in) for every query row that sees a key, after its softmax and both
-// models' weights are in `st`.
-template <class F>
-void for_each_row(const AttentionProblem& p, const ProblemShape& sh, double s,
-                  const RoundingModel& kernel, RowState& st, F&& fn) {
-    const RoundingModel ref = reference_model();
-    for (long b = 0; b < sh.B; ++b)
-        for (long h = 0; h < sh.H; ++h)
-            for (long i = 0; i < sh.Nq; ++i) {
-                const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
-                if (in.n == 0) continue;
-                row_softmax(in, kernel, st.r);
-                weights(in, st.r, kernel, false, st.TK);
-                weights(in, st.r, ref, true, st.TR);
-                fn(b, h, (b * sh.H + h) * sh.Nq + i, in);
-            }
-}
+constexpr long kRows = 64;  // query rows per work item of reference_jvp
 
 }  // namespace
 
 ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
-                              const Array& tv, const RoundingModel& kernel) {
+                              const Array& tv, const RoundingModel& kernel, int threads) {
     refuse_general_mask(p.mask, "attention-jvp");
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(tq, p.q.shape, "tq");
@@ -97,19 +83,27 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
     detail::check_shape(tv, p.v.shape, "tv");
     const double s = effective_scale(p, sh);
     const Units UK = units(kernel), UR = units(reference_model());
+    const RoundingModel ref = reference_model();
     Array shaped;
     shaped.shape = sh.out_shape();
     shaped.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
     ReferenceTensor out = tensor_like(shaped);
-    RowState st;
-    RowSoftmax& r = st.r;
-    KeyTerms &TK = st.TK, &TR = st.TR;
-    std::vector<double> ds, ads, f, cols;
     const long d = sh.d, dv = sh.dv;
     const double nd = 2.0 * d + 3;  // the roundings of one logit tangent (D8)
     const double gsR = UR.gamma(nd), gsK = (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(nd)) - 1;
-    for_each_row(p, sh, s, kernel, st, [&](long b, long h, long row, const RowInput& in) {
+    // Query row `row` (batch b, head h, index i) into its own elements of `out`: every row is the
+    // same computation on any thread, so the results do not depend on the thread count.
+    const auto one_row = [&](long b, long h, long i, RowState& st) {
+        const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
         const long n = in.n;
+        if (n == 0) return;
+        RowSoftmax& r = st.r;
+        KeyTerms &TK = st.TK, &TR = st.TR;
+        row_softmax(in, kernel, r);
+        weights(in, r, kernel, false, TK);
+        weights(in, r, ref, true, TR);
+        const long row = (b * sh.H + h) * sh.Nq + i;
+        std::vector<double>&ds = st.ds, &ads = st.ads, &f = st.f, &cols = st.cols;
         const long kv = b * sh.H_kv + sh.kv_head(h);
         const double* tqi = tq.values.data() + row * d;
         const double* tK = tk.values.data() + kv * sh.Nk * d;
@@ -175,7 +169,15 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
             if (!r.finite) out.bound[e] = kInf;
             out.first[e] = S[5] + UK.u_a * S[4];
         }
-    });
+    };
+    const long rows = sh.B * sh.H * sh.Nq, items = (rows + kRows - 1) / kRows;
+    parallel_for_ordered(static_cast<size_t>(items), threads > 0 ? threads : available_threads(),
+                         [&](size_t k) {
+                             thread_local RowState st;  // reused by the calling thread
+                             const long r0 = static_cast<long>(k) * kRows;
+                             for (long row = r0; row < std::min(rows, r0 + kRows); ++row)
+                                 one_row(row / (sh.H * sh.Nq), row / sh.Nq % sh.H, row % sh.Nq, st);
+                         });
     return out;
 }
 

@@ -39,8 +39,9 @@ VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
                            const RoundingModel& kernel);
 
 // dO of `p` for the tangents tq, tk, tv (shapes of q, k, v; DataError otherwise). Fully masked
-// rows give 0 (bound 0).
+// rows give 0 (bound 0). Blocks of query rows on `threads` threads (0: available_threads()); each
+// row is computed alone, so the results are the same bits for any thread count.
 ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
-                              const Array& tv, const RoundingModel& kernel);
+                              const Array& tv, const RoundingModel& kernel, int threads = 0);
 
 }  // namespace attnspec::kernels
