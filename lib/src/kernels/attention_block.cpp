@@ -9,6 +9,7 @@
 
 #include "attention_rows.hpp"
 #include "attnspec/kernels/attention_baseline.hpp"
+#include "attnspec/kernels/exp_lanes.hpp"
 
 namespace attnspec::kernels::detail {
 namespace {
@@ -25,6 +26,27 @@ void gemm(long m, long n, long k, float alpha, const float* A, long lda, const f
           bool trans_b, float* C, long ldc) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(m), int(n),
                 int(k), alpha, A, int(lda), B, int(ldb), 0.0f, C, int(ldc));
+}
+
+// p_j = exp(x_j - m) in fp32, correctly rounded as float(std::exp(double(x_j - m))) gives it:
+// exp_lanes' value e (within 4 u of exp) and std::exp's (within 1 ulp, 2 u) lie within 6 u e of
+// each other, so where e (1 - 2^-48) and e (1 + 2^-48) round to the same float (2^-48 = 32 u),
+// so does std::exp's value; elsewhere (about 2^-23 of the keys) std::exp itself.
+void fp32_exp(const float* x, float m, long n, std::vector<double>& t, std::vector<double>& e,
+              float* p) {
+    t.resize(static_cast<size_t>(n)), e.resize(static_cast<size_t>(n));
+    for (long j = 0; j < n; ++j) t[j] = static_cast<double>(x[j] - m);
+    exp_lanes(t.data(), e.data(), n);
+    int unsure = 0;
+    for (long j = 0; j < n; ++j) {
+        const float lo = static_cast<float>(e[j] * (1 - 0x1p-48));
+        const float hi = static_cast<float>(e[j] * (1 + 0x1p-48));
+        p[j] = lo, unsure |= lo != hi;
+    }
+    if (unsure)
+        for (long j = 0; j < n; ++j)
+            if (p[j] != static_cast<float>(e[j] * (1 + 0x1p-48)))
+                p[j] = static_cast<float>(std::exp(t[j]));
 }
 
 long max_visible(const RowInput* in, long count) {
@@ -77,12 +99,18 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
         const double *x = s.X.data() + r * n_max, *A = s.A.data() + r * n_max;
         RowLogits lg;
         lg.x = x, lg.A = A, lg.t = s.t.data(), lg.n = n, lg.d = d;
-        const double m = lane_max(x, n, -kInf), A_max = lane_max(A, n, 0.0);
+        double lo = 0, m = 0;
+        lane_min_max(x, n, lo, m);
+        const double A_max = lane_max(A, n, 0.0);
+        // max |x_j| over the x_j that are not NaN (both skip NaN, as lane_max does)
+        const double big = std::max(std::fabs(lo), std::fabs(m));
         double* t = s.t.data();
-        for (long j = 0; j < n; ++j) t[j] = std::fabs(x[j]);
-        const double big = lane_max(t, n, 0.0);
-        double l = 0;
-        for (long j = 0; j < n; ++j) l += (t[j] = std::exp(x[j] - m));
+        for (long j = 0; j < n; ++j) t[j] = x[j] - m;
+        if (lo - m >= -kExpLanesRange)  // every x_j - m in [lo - m, 0] (rounding is monotone)
+            exp_lanes_in_range(t, t, n);
+        else
+            exp_lanes(t, t, n);
+        const double l = sum_in_order(t, n);
         for (long j = 0; j < n; ++j) p[j] = t[j] / l;
         lg.m = m, lg.l = l, lg.A_max = A_max, lg.p = p;
         out[r].max_abs_logit = big, out[r].masked = false;
@@ -153,8 +181,8 @@ void baseline_block(const RowInput* in, long count, const BaseHead& bh, BlockScr
             std::fill(p + n, p + n_max, 0.0f);  // keys this row does not see
             const float m = lane_max(x, n, -std::numeric_limits<float>::infinity());
             float l = 0;
-            for (long j = 0; j < n; ++j)
-                l += (p[j] = static_cast<float>(std::exp(static_cast<double>(x[j] - m))));
+            fp32_exp(x, m, n, s.t, s.e, p);
+            for (long j = 0; j < n; ++j) l += p[j];
             if (bh.storage == Format::fp32)  // round_to(p, fp32) = p for a float p
                 for (long j = 0; j < n; ++j) p[j] = p[j] / l;
             else

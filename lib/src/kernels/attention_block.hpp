@@ -35,7 +35,7 @@ struct BaseHead {
 struct BlockScratch {
     std::vector<double> Q, X, A, P, W, OPV, B, kK, kR;
     std::vector<float> Qf, Xf, Pf, Of;
-    std::vector<double> t;
+    std::vector<double> t, e;
     RowScratch row;
 };
 

@@ -11,6 +11,7 @@
 
 #include "attention_rows.hpp"
 #include "attnspec/base/rounding.hpp"
+#include "attnspec/kernels/exp_lanes.hpp"
 
 namespace attnspec::kernels {
 namespace {
@@ -209,8 +210,9 @@ void reference_row(const RowInput& in, RowScratch& s, RowAnalysis& out, double& 
         }
         s.Ap[j] = in.scale * ap, s.dx[j] = in.scale * dx;
     }
-    l = 0;
-    for (long j = 0; j < n; ++j) l += (s.t[j] = std::exp(s.x[j] - m));
+    for (long j = 0; j < n; ++j) s.t[j] = s.x[j] - m;
+    exp_lanes(s.t.data(), s.t.data(), n);
+    l = detail::sum_in_order(s.t.data(), n);
     out.o.assign(static_cast<size_t>(dv), 0.0);
     for (long j = 0; j < n; ++j) {
         const double p = s.t[j] / l;
@@ -247,7 +249,7 @@ RoundingModel kernel_model(Format storage, Format accumulate, bool inputs_exact)
 RoundingModel reference_model() {
     RoundingModel M;
     M.u_a = kUnitRoundoff;
-    M.c_exp = 2;
+    M.c_exp = kExpLanesError;  // exp_lanes (and glibc's log, within 1 ulp = 2 u)
     M.online = false;
     M.tau_a = smallest_normal(Format::fp64);
     return M;

@@ -3,6 +3,7 @@
 // evaluate the same formulas of proofs/kernel_tolerance.md, (B1)-(B7). Private to lib/src/kernels/.
 #pragma once
 #include <cmath>
+#include <limits>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -35,6 +36,32 @@ inline double lane_max(const double* x, long n, double init) {
     for (; j < n; ++j) r = r < x[j] ? x[j] : r;
     return r;
 }
+// lo = min(+inf, x_j...) and hi = max(-inf, x_j...) (NaN skipped: min(x, m) = x < m ? x : m),
+// in lanes as lane_max; max_j |x_j| = max(|lo|, |hi|) when n > 0 and no x_j is NaN.
+inline void lane_min_max(const double* x, long n, double& lo, double& hi) {
+    lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    long j = 0;
+#ifdef __SSE2__
+    __m128d a[2] = {_mm_set1_pd(lo), _mm_set1_pd(lo)}, b[2] = {_mm_set1_pd(hi), _mm_set1_pd(hi)};
+    for (; j + 4 <= n; j += 4)
+        for (int k = 0; k < 2; ++k) {
+            const __m128d v = _mm_loadu_pd(x + j + 2 * k);
+            a[k] = _mm_min_pd(v, a[k]), b[k] = _mm_max_pd(v, b[k]);
+        }
+    double la[4], lb[4];
+    for (int k = 0; k < 2; ++k) _mm_storeu_pd(la + 2 * k, a[k]), _mm_storeu_pd(lb + 2 * k, b[k]);
+    for (int k = 0; k < 4; ++k) lo = la[k] < lo ? la[k] : lo, hi = hi < lb[k] ? lb[k] : hi;
+#endif
+    for (; j < n; ++j) lo = x[j] < lo ? x[j] : lo, hi = hi < x[j] ? x[j] : hi;
+}
+
+// t_0 + t_1 + ... + t_{n-1}, added left to right (the order analyze_row uses).
+inline double sum_in_order(const double* t, long n) {
+    double l = 0;
+    for (long j = 0; j < n; ++j) l += t[j];
+    return l;
+}
+
 inline float lane_max(const float* x, long n, float init) {
     float r = init;
     long j = 0;

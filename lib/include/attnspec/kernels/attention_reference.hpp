@@ -29,7 +29,8 @@ struct RoundingModel {
 // `inputs_exact`: every q, k, v value is representable in the operand format.
 RoundingModel kernel_model(Format storage, Format accumulate, bool inputs_exact);
 // The model of the float64 reference itself: u = 2^-53, one pass with the max taken first,
-// glibc exp within 1 ulp (c_exp = 2), no storage rounding.
+// exp_lanes within 4 u and glibc's log within 1 ulp (c_exp = 4, kernels/exp_lanes.hpp), no
+// storage rounding.
 RoundingModel reference_model();
 
 // One query row: pointers to q_i (d values), K (n x d, row stride d), V (n x d_v, stride d_v).
