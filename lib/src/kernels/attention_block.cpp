@@ -102,8 +102,8 @@ void analyze_block(const RowInput* in, long count, const KvHead& kv, const Round
         double lo = 0, m = 0;
         lane_min_max(x, n, lo, m);
         const double A_max = lane_max(A, n, 0.0);
-        // max |x_j| over the x_j that are not NaN (both skip NaN, as lane_max does)
-        const double big = std::max(std::fabs(lo), std::fabs(m));
+        // max(0, |x_j|) over the x_j that are not NaN (both skip NaN, as lane_max does)
+        const double big = lo <= m ? std::max(std::fabs(lo), std::fabs(m)) : 0.0;
         double* t = s.t.data();
         for (long j = 0; j < n; ++j) t[j] = x[j] - m;
         if (lo - m >= -kExpLanesRange)  // every x_j - m in [lo - m, 0] (rounding is monotone)
