@@ -89,8 +89,7 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
     // scaled product in the accumulation format: one more rounding of s q.k + M_j.
     const auto logit_error = [&](long j) {
         const double e = f_logit * A[j] + tau_logit + (in.dx ? in.dx[j] : 0.0);
-        if (!in.absM) return e;
-        return (1 + M.u_a) * (e + M.u_in * in.absM[j]) + M.u_a * std::fabs(in.x[j]);
+        return detail::logit_error(M, e, in.absM, j, in.x[j]);
     };
     r.E = f_logit * in.A_max + tau_logit;
     if (in.dx)
@@ -118,9 +117,8 @@ ModelRow model_row(const RoundingModel& M, const RowLogits& in, double phi, doub
     // With an additive mask, a key whose kernel weight is provably below tau_a (exp(x_j - m + 2E
     // + a_j + 1) < tau_a, and so is its exact weight) is an underflowing weight: its error is the
     // absolute tau_a already counted per key ((B3), (B5)), kappa_j = 0.
-    const double log_tau = std::log(M.tau_a);
     const auto negligible = [&](long j, double a_j) {
-        return in.absM && in.x[j] - in.m + 2 * r.E + a_j + 1 < log_tau;
+        return negligible_weight(M, in.absM, in.x[j] - in.m + 2 * r.E + a_j);
     };
     const double rescales = M.online ? static_cast<double>(n - 1) : 0.0;
     const double g_w = gamma_n(M.c_exp + (M.c_exp + 1) * rescales, M.u_a);

@@ -78,6 +78,21 @@ inline float lane_max(const float* x, long n, float init) {
     return r;
 }
 
+// (B1'): the error of a logit x_j = s q.k_j + M_j (x: the reference's, the bias included) whose
+// product part s q.k_j errs by at most e, under an additive mask: M_j read rounded to the
+// operand format (u_in), added in the accumulation format. `absM` null (no additive mask): e.
+inline double logit_error(const RoundingModel& M, double e, const double* absM, long j, double x) {
+    if (!absM) return e;
+    return (1 + M.u_a) * (e + M.u_in * absM[j]) + M.u_a * std::fabs(x);
+}
+
+// Under an additive mask, whether a weight whose kernel and exact values are at most
+// exp(log_upper) lies below tau_a: an underflowing weight, its error the absolute tau_a that the
+// bounds count per key ((B1'), (D1)), relative error 0.
+inline bool negligible_weight(const RoundingModel& M, const double* absM, double log_upper) {
+    return absM && log_upper + 1 < std::log(M.tau_a);
+}
+
 // The per-row quantities of one rounding model (B1)-(B4).
 struct ModelRow {
     double E = 0;      // max_j e_j: the largest logit error (B1)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attnspec/base/errors.hpp"
+#include "attnspec/kernels/attention_nonfinite.hpp"
 
 namespace attnspec::kernels::detail {
 namespace {
@@ -16,6 +17,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 double key_of(const ElementReport& x, Key key) {
     return ratio(x.error, key == Key::bound ? x.bound : x.allowed);
 }
+
+// Whether mask entry x of a boolean or additive mask `m` lets the query see the key.
+bool key_visible(MaskKind m, double x) { return m == MaskKind::additive ? x != -kInf : x != 0; }
 }  // namespace
 
 RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind mask, double scale,
@@ -35,12 +39,37 @@ RowInput row_input_masked(const ProblemShape& sh, const AttentionProblem& src, d
     RowInput in = row_input(sh, src, MaskKind::none, scale, b, h, i);
     const double* m = src.mask_array.values.data() + sh.mask_row(b, h, i);
     keys.clear();
-    const bool additive = src.mask == MaskKind::additive;
     for (long j = 0; j < sh.Nk; ++j)
-        if (additive ? m[j] != -kInf : m[j] != 0) keys.push_back(j);
+        if (key_visible(src.mask, m[j])) keys.push_back(j);
     in.keys = keys.data(), in.n = static_cast<long>(keys.size());
-    if (additive) in.bias = m;
+    if (src.mask == MaskKind::additive) in.bias = m;
     return in;
+}
+
+RowInput row_input_any(const ProblemShape& sh, const AttentionProblem& src, double scale, long b,
+                       long h, long i, std::vector<long>& keys) {
+    if (general_mask(src.mask)) return row_input_masked(sh, src, scale, b, h, i, keys);
+    return row_input(sh, src, src.mask, scale, b, h, i);
+}
+
+bool row_fully_masked(const ProblemShape& sh, const AttentionProblem& p, long row) {
+    const long i = row % sh.Nq, bh = row / sh.Nq;
+    if (!general_mask(p.mask)) return sh.visible(i, p.mask) == 0;
+    const double* m = p.mask_array.values.data() + sh.mask_row(bh / sh.H, bh % sh.H, i);
+    return std::none_of(m, m + sh.Nk, [&](double x) { return key_visible(p.mask, x); });
+}
+
+void refuse_nonfinite_masked(const AttentionProblem& p, const std::vector<const Array*>& extra,
+                             const char* op) {
+    if (!general_mask(p.mask)) return;
+    bool finite = !has_nonfinite_input(p);
+    for (const Array* a : extra)
+        finite = finite && std::all_of(a->values.begin(), a->values.end(),
+                                       [](double x) { return std::isfinite(x); });
+    if (!finite)
+        fail_data(std::string("NaN/Inf in the inputs of ") + op + " under a " + mask_name(p.mask) +
+                      " mask: non-finite inputs are checked under mask none or causal only",
+                  "mask");
 }
 
 std::vector<std::int64_t> element_index(const ProblemShape& sh, long b, long h, long i, long c) {

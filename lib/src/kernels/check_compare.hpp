@@ -21,6 +21,15 @@ RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind
 // src.mask_array. O(N_k).
 RowInput row_input_masked(const ProblemShape& sh, const AttentionProblem& src, double scale, long b,
                           long h, long i, std::vector<long>& keys);
+// row_input_masked under a boolean or additive src.mask, row_input otherwise (keys unused).
+RowInput row_input_any(const ProblemShape& sh, const AttentionProblem& src, double scale, long b,
+                       long h, long i, std::vector<long>& keys);
+// Whether query row `row` = (b H + h) N_q + i of `p` sees no key (a fully masked row). O(N_k).
+bool row_fully_masked(const ProblemShape& sh, const AttentionProblem& p, long row);
+// DataError (parameter "mask") when `p` has a boolean or additive mask and q, k, v or one of
+// `extra` holds NaN or Inf: `op` checks non-finite inputs under mask none or causal only. O(size).
+void refuse_nonfinite_masked(const AttentionProblem& p, const std::vector<const Array*>& extra,
+                             const char* op);
 // The index of element c of that row as the file holds it ((.., i, c); no c when c < 0).
 std::vector<std::int64_t> element_index(const ProblemShape& sh, long b, long h, long i, long c);
 

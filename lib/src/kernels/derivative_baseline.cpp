@@ -54,11 +54,12 @@ void baseline_vjp_rows(const AttentionProblem& p, const Array& dout, Format stor
     dk = zeros(p.k.shape, p.k.values.size());
     dv = zeros(p.v.shape, p.v.values.size());
     std::vector<double> w, o, dS;
+    std::vector<long> keys;
     const long d = sh.d, nv = sh.dv;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
-                const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
+                const RowInput in = detail::row_input_any(sh, p, s, b, h, i, keys);
                 if (in.n == 0) continue;
                 const long row = (b * sh.H + h) * sh.Nq + i;
                 const long kv0 = (b * sh.H_kv + sh.kv_head(h)) * sh.Nk;
@@ -69,15 +70,16 @@ void baseline_vjp_rows(const AttentionProblem& p, const Array& dout, Format stor
                 const double D = dot(ra, g, o.data(), nv);
                 dS.resize(static_cast<size_t>(in.n));
                 for (long j = 0; j < in.n; ++j)
-                    dS[j] = round_to(ra(w[j] * ra(dot(ra, g, in.V + j * nv, nv) - D)), storage);
+                    dS[j] =
+                        round_to(ra(w[j] * ra(dot(ra, g, in.V + in.key(j) * nv, nv) - D)), storage);
                 for (long c = 0; c < d; ++c) {
                     double x = 0;
-                    for (long j = 0; j < in.n; ++j) x = ra(x + ra(dS[j] * in.K[j * d + c]));
+                    for (long j = 0; j < in.n; ++j) x = ra(x + ra(dS[j] * in.K[in.key(j) * d + c]));
                     dq.values[row * d + c] = ra(s * x);
                 }
                 for (long j = 0; j < in.n; ++j) {
-                    double* k = dk.values.data() + (kv0 + j) * d;
-                    double* v = dv.values.data() + (kv0 + j) * nv;
+                    double* k = dk.values.data() + (kv0 + in.key(j)) * d;
+                    double* v = dv.values.data() + (kv0 + in.key(j)) * nv;
                     for (long c = 0; c < d; ++c) k[c] = ra(k[c] + ra(dS[j] * in.q[c]));
                     for (long c = 0; c < nv; ++c) v[c] = ra(v[c] + ra(w[j] * g[c]));
                 }
@@ -212,9 +214,8 @@ void vjp_blocks(const AttentionProblem& p, const Array& dout, Format storage, Fo
 
 void baseline_vjp(const AttentionProblem& p, const Array& dout, Format storage, Format accumulate,
                   Array& dq, Array& dk, Array& dv) {
-    refuse_general_mask(p.mask, "attention-vjp");
     const Format A = unit_roundoff(accumulate) < unit_roundoff(storage) ? accumulate : storage;
-    if (A == Format::fp32 && storage == Format::fp64)
+    if ((A == Format::fp32 && storage == Format::fp64) || general_mask(p.mask))
         return baseline_vjp_rows(p, dout, storage, accumulate, dq, dk, dv);
     if (A == Format::fp32) return vjp_blocks<float>(p, dout, storage, accumulate, dq, dk, dv);
     vjp_blocks<double>(p, dout, storage, accumulate, dq, dk, dv);
@@ -222,17 +223,17 @@ void baseline_vjp(const AttentionProblem& p, const Array& dout, Format storage, 
 
 void baseline_jvp(const AttentionProblem& p, const Array& tq, const Array& tk, const Array& tv,
                   Format storage, Format accumulate, Array& dout) {
-    refuse_general_mask(p.mask, "attention-jvp");
     const ProblemShape sh = problem_shape(p);
     const Rounder ra = rounder(storage, accumulate);
     const double s = ra(effective_scale(p, sh));
     const long d = sh.d, nv = sh.dv;
     dout = zeros(sh.out_shape(), static_cast<size_t>(sh.B * sh.H * sh.Nq * nv));
     std::vector<double> w, ds;
+    std::vector<long> keys;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
-                const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
+                const RowInput in = detail::row_input_any(sh, p, s, b, h, i, keys);
                 if (in.n == 0) continue;
                 const long row = (b * sh.H + h) * sh.Nq + i, kv = b * sh.H_kv + sh.kv_head(h);
                 const double* tqi = tq.values.data() + row * d;
@@ -243,8 +244,9 @@ void baseline_jvp(const AttentionProblem& p, const Array& tq, const Array& tk, c
                 ds.resize(static_cast<size_t>(in.n));
                 double mean = 0;
                 for (long j = 0; j < in.n; ++j) {
+                    const long kj = in.key(j);
                     const double x =
-                        ra(dot(ra, tqi, in.K + j * d, d) + dot(ra, in.q, tK + j * d, d));
+                        ra(dot(ra, tqi, in.K + kj * d, d) + dot(ra, in.q, tK + kj * d, d));
                     ds[j] = ra(s * x);
                     mean = ra(mean + ra(w[j] * ds[j]));
                 }
@@ -254,8 +256,8 @@ void baseline_jvp(const AttentionProblem& p, const Array& tq, const Array& tk, c
                 for (long c = 0; c < nv; ++c) {
                     double x = 0;
                     for (long j = 0; j < in.n; ++j) {
-                        x = ra(x + ra(ds[j] * in.V[j * nv + c]));
-                        x = ra(x + ra(w[j] * tV[j * nv + c]));
+                        x = ra(x + ra(ds[j] * in.V[in.key(j) * nv + c]));
+                        x = ra(x + ra(w[j] * tV[in.key(j) * nv + c]));
                     }
                     out[c] = x;
                 }

@@ -61,14 +61,14 @@ Setup setup(const AttentionProblem& p, const std::vector<const Array*>& extra,
     Setup s;
     s.sh = problem_shape(p);
     s.scale = effective_scale(p, s.sh);
-    std::vector<const Array*> all = {&p.q, &p.k, &p.v};
+    std::vector<const Array*> all = {&p.q, &p.k, &p.v, &p.mask_array};
     all.insert(all.end(), extra.begin(), extra.end());
     s.exact = detail::all_exact(all, opt.storage);
     s.model = kernel_model(opt.storage, opt.accumulate, s.exact);
     entered = p;
     entered_extra.clear();
     for (const Array* a : extra) entered_extra.push_back(*a);
-    std::vector<Array*> round = {&entered.q, &entered.k, &entered.v};
+    std::vector<Array*> round = {&entered.q, &entered.k, &entered.v, &entered.mask_array};
     for (Array& a : entered_extra) round.push_back(&a);
     if (!s.exact) detail::round_all(round, opt.storage);
     return s;
@@ -84,7 +84,6 @@ void describe(KernelCheckResult& r, const AttentionProblem& p, const Setup& s) {
 VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout, const Array& dq,
                                    const Array& dk, const Array& dv,
                                    const KernelCheckOptions& opt) {
-    refuse_general_mask(p.mask, "attention-vjp");
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&dout}, opt, entered, extra);
@@ -97,7 +96,7 @@ VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout,
     VjpCheckResult out;
     for (KernelCheckResult* r : {&out.dq, &out.dk, &out.dv}) describe(*r, p, s);
     const ProblemShape& sh = s.sh;
-    const auto query_masked = [&](long row) { return sh.visible(row % sh.Nq, p.mask) == 0; };
+    const auto query_masked = [&](long row) { return detail::row_fully_masked(sh, p, row); };
     const auto never = [](long) { return false; };
     compare_tensor(dq, ref.dq, bq, s.model, opt, "dq", query_masked, out.dq);
     compare_tensor(dk, ref.dk, bk, s.model, opt, "dk", never, out.dk);
@@ -118,7 +117,6 @@ VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout,
 KernelCheckResult check_attention_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
                                       const Array& tv, const Array& dout,
                                       const KernelCheckOptions& opt) {
-    refuse_general_mask(p.mask, "attention-jvp");
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&tq, &tk, &tv}, opt, entered, extra);
@@ -131,7 +129,7 @@ KernelCheckResult check_attention_jvp(const AttentionProblem& p, const Array& tq
     const ProblemShape& sh = s.sh;
     compare_tensor(
         dout, ref, base, s.model, opt, "do_t",
-        [&](long row) { return sh.visible(row % sh.Nq, p.mask) == 0; }, r);
+        [&](long row) { return detail::row_fully_masked(sh, p, row); }, r);
     return r;
 }
 

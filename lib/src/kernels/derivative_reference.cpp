@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attention_rows.hpp"
 #include "attnspec/base/parallel.hpp"
 #include "attnspec/base/rounding.hpp"
 #include "check_compare.hpp"
@@ -50,15 +51,18 @@ void weights(const RowInput& in, const RowSoftmax& r, const RoundingModel& M, bo
     T.p.resize(static_cast<size_t>(n)), T.kappa.resize(static_cast<size_t>(n));
     const double f_logit = (1 + M.u_in) * (1 + M.u_in) * (1 + gamma_n(in.d + 3.0, M.u_a)) - 1;
     const double beta = r.fwd.lse_bound, lse = std::fabs(r.fwd.lse);
+    const double* absM = in.bias ? r.s.absM.data() : nullptr;
     for (long j = 0; j < n; ++j) {
         if (reference) {
             T.p[j] = r.p[j], T.kappa[j] = r.s.kappa_ref[j];
             continue;
         }
-        const double e = f_logit * r.s.A[j] + (in.d + 3.0) * M.tau_a;
+        const double e =
+            detail::logit_error(M, f_logit * r.s.A[j] + (in.d + 3.0) * M.tau_a, absM, j, r.s.x[j]);
         const double arg =
             e + beta + M.u_a * (std::fabs(r.s.x[j] - r.fwd.lse) + e + beta) + M.u_a * (lse + beta);
-        const double k_lse = std::exp(arg) * (1 + M.c_exp * M.u_a) * (1 + M.u_p) * (1 + M.u_in) - 1;
+        double k_lse = std::exp(arg) * (1 + M.c_exp * M.u_a) * (1 + M.u_p) * (1 + M.u_in) - 1;
+        if (detail::negligible_weight(M, absM, r.s.x[j] - r.fwd.lse + arg)) k_lse = 0;
         T.p[j] = r.p[j] / (1 - r.phi), T.kappa[j] = std::max(r.s.kappa[j], k_lse);
     }
 }
@@ -68,6 +72,7 @@ struct RowState {
     RowSoftmax r;
     KeyTerms TK, TR;  // the kernel's (widened) and the reference's terms
     std::vector<double> ds, ads, f, cols;
+    std::vector<long> keys;  // the row's visible keys under a boolean/additive mask
 };
 
 constexpr long kRows = 64;  // query rows per work item of reference_jvp
@@ -76,8 +81,8 @@ constexpr long kRows = 64;  // query rows per work item of reference_jvp
 
 ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
                               const Array& tv, const RoundingModel& kernel, int threads) {
-    refuse_general_mask(p.mask, "attention-jvp");
     const ProblemShape sh = problem_shape(p);
+    detail::refuse_nonfinite_masked(p, {&tq, &tk, &tv}, "attention-jvp");
     detail::check_shape(tq, p.q.shape, "tq");
     detail::check_shape(tk, p.k.shape, "tk");
     detail::check_shape(tv, p.v.shape, "tv");
@@ -94,7 +99,7 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
     // Query row `row` (batch b, head h, index i) into its own elements of `out`: every row is the
     // same computation on any thread, so the results do not depend on the thread count.
     const auto one_row = [&](long b, long h, long i, RowState& st) {
-        const RowInput in = detail::row_input(sh, p, p.mask, s, b, h, i);
+        const RowInput in = detail::row_input_any(sh, p, s, b, h, i, st.keys);
         const long n = in.n;
         if (n == 0) return;
         RowSoftmax& r = st.r;
@@ -116,11 +121,12 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
         }
         double mean = 0, spds = 0, sp = 0;
         for (long j = 0; j < n; ++j) {
-            const double* k = in.K + j * d;
+            const double* k = in.K + in.key(j) * d;
+            const double* tk_j = tK + in.key(j) * d;
             double x = 0, ax = 0;
             for (long c = 0; c < d; ++c) {
-                x += tqi[c] * k[c] + in.q[c] * tK[j * d + c];
-                ax += std::fabs(tqi[c] * k[c]) + std::fabs(in.q[c] * tK[j * d + c]);
+                x += tqi[c] * k[c] + in.q[c] * tk_j[c];
+                ax += std::fabs(tqi[c] * k[c]) + std::fabs(in.q[c] * tk_j[c]);
             }
             ds[j] = s * x;
             TR.y[j] = std::fabs(ds[j]), TR.err_y[j] = gsR * s * ax + nd * UR.tau_a;
@@ -144,8 +150,8 @@ ReferenceTensor reference_jvp(const AttentionProblem& p, const Array& tq, const 
         const double go = (1 + UK.u_in) * (1 + UK.gamma(2.0 * n + 1)), gro = UR.gamma(2.0 * n + 1);
         cols.assign(static_cast<size_t>(6 * dv), 0.0);  // row-major walk of V and tV
         for (long j = 0; j < n; ++j) {
-            const double* vr = in.V + j * dv;
-            const double* tr = tV + j * dv;
+            const double* vr = in.V + in.key(j) * dv;
+            const double* tr = tV + in.key(j) * dv;
             const double wj = r.p[j] * (ds[j] - mean);
             // weights of |v| and of |tv| in S1K, S2K, S1R, S2R, F
             const double wv[5] = {TK.eta[j], std::fabs(wj) + 2 * TR.eta[j], TR.eta[j],

@@ -59,7 +59,33 @@ struct VjpScratch {
     std::vector<double> absQ, absG, dP, adP, DS, W5, WK, WV, SQ;
     KeyTerms TK, TR;
     std::vector<double> ds, f;
+    std::vector<std::vector<long>> keys;  // boolean/additive masks: each row's visible keys
+    std::vector<double> Pc, absM;         // and its packed weights and |M_j| (additive)
 };
+
+// analyze_block's results under a boolean or additive mask, where each row sees its own keys:
+// every row through analyze_row, X, A, kK, kR and (w.Pc, w.absM) p_j, |M_j| packed (entry j of
+// row r at r N_k: its j-th visible key), P scattered to the keys' columns (0 elsewhere), so that
+// the products over all N_k keys give a masked key nothing.
+void analyze_masked(VjpScratch& w, long count, long Nk, const RoundingModel& kernel) {
+    detail::BlockScratch& f = w.fwd;
+    const size_t cells = static_cast<size_t>(count * Nk);
+    for (auto* v : {&f.X, &f.A, &f.kK, &f.kR, &w.Pc, &w.absM}) v->resize(cells);
+    f.P.assign(cells, 0.0);
+    for (long r = 0; r < count; ++r) {
+        const RowInput& in = w.in[r];
+        analyze_row(in, kernel, f.row, w.rows[r]);
+        const size_t at = static_cast<size_t>(r * Nk);
+        double l = 0;
+        for (long j = 0; j < in.n; ++j) l += f.row.t[j];
+        for (long j = 0; j < in.n; ++j) {
+            f.X[at + j] = f.row.x[j], f.A[at + j] = f.row.A[j];
+            f.kK[at + j] = f.row.kappa[j], f.kR[at + j] = f.row.kappa_ref[j];
+            w.Pc[at + j] = f.row.t[j] / l, f.P[at + in.key(j)] = w.Pc[at + j];
+            w.absM[at + j] = in.bias ? f.row.absM[j] : 0.0;
+        }
+    }
+}
 
 // Rows i0 .. i0 + count - 1 of head (b, h): dQ into out, dK and dV terms into hs.
 void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, long count,
@@ -68,13 +94,20 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
     const long d = sh.d, dv = sh.dv;
     const Units &UK = S.UK, &UR = S.UR;
     w.in.resize(static_cast<size_t>(count)), w.rows.resize(static_cast<size_t>(count));
+    w.keys.resize(static_cast<size_t>(count));
+    const bool masked = general_mask(S.p.mask);  // rows see their own keys, not a prefix
     long n_max = 0;
     for (long r = 0; r < count; ++r) {
-        w.in[r] = detail::row_input(sh, S.p, S.p.mask, S.s, b, h, i0 + r);
+        w.in[r] = detail::row_input_any(sh, S.p, S.s, b, h, i0 + r, w.keys[r]);
         n_max = std::max(n_max, w.in[r].n);
     }
     if (n_max == 0) return;  // fully masked rows: dQ = 0, nothing to dK and dV
-    detail::analyze_block(w.in.data(), count, kv, S.kernel, w.fwd, w.rows.data());
+    if (masked) {
+        n_max = sh.Nk;  // the products run over every key, a masked one with weight 0
+        analyze_masked(w, count, n_max, S.kernel);
+    } else {
+        detail::analyze_block(w.in.data(), count, kv, S.kernel, w.fwd, w.rows.data());
+    }
     const long row0 = (b * sh.H + h) * sh.Nq + i0;
     const double* G = S.dout.values.data() + row0 * dv;
     const double* Q = w.in[0].q;
@@ -95,18 +128,22 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
                        M.u_p * M.u_in + M.c_exp * M.u_a * M.u_p * M.u_in;
     KeyTerms &TK = w.TK, &TR = w.TR;
     for (long r = 0; r < count; ++r) {
-        const long n = w.in[r].n;
+        const RowInput& in = w.in[r];
+        const long n = in.n;
         const size_t at = static_cast<size_t>(r * n_max);
         for (double* m : {w.DS.data(), w.W5.data(), w.WK.data(), w.WV.data()}) {
             const long parts = m == w.DS.data() ? 1 : m == w.W5.data() ? 5 : 3;
             for (long t = 0; t < parts; ++t)  // zero weights for the keys this row does not see
-                std::fill(m + t * cells + at + n, m + t * cells + at + n_max, 0.0);
+                std::fill(m + t * cells + at + (masked ? 0 : n), m + t * cells + at + n_max, 0.0);
         }
         if (n == 0) continue;
         const RowAnalysis& fw = w.rows[r];
+        // Per-key values packed (entry j: visible key in.key(j)); dP and the products' weights
+        // by key column.
         const double *x = w.fwd.X.data() + at, *A = w.fwd.A.data() + at;
-        const double *p = w.fwd.P.data() + at, *kK = w.fwd.kK.data() + at;
+        const double *p = (masked ? w.Pc : w.fwd.P).data() + at, *kK = w.fwd.kK.data() + at;
         const double* kR = w.fwd.kR.data() + at;
+        const double* absM = in.bias ? w.absM.data() + at : nullptr;
         double phi = 0;
         for (long j = 0; j < n; ++j) phi = std::max(phi, kR[j]);
         const bool fin = std::isfinite(fw.bound[0]) && std::isfinite(fw.ref_error[0]) &&
@@ -121,10 +158,12 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
         const double beta = fw.lse_bound, lse = std::fabs(fw.lse);
         for (long j = 0; j < n; ++j) {
             TR.p[j] = p[j], TR.kappa[j] = kR[j];
-            const double e = f_logit * A[j] + (d + 3.0) * M.tau_a;
+            const double e =
+                detail::logit_error(M, f_logit * A[j] + (d + 3.0) * M.tau_a, absM, j, x[j]);
             const double arg =
                 e + beta + M.u_a * (std::fabs(x[j] - fw.lse) + e + beta) + M.u_a * (lse + beta);
-            const double k_lse = detail::expm1_upper(arg) * (1 + cm1) + cm1;
+            double k_lse = detail::expm1_upper(arg) * (1 + cm1) + cm1;
+            if (detail::negligible_weight(M, absM, x[j] - fw.lse + arg)) k_lse = 0;
             TK.p[j] = p[j] / (1 - phi), TK.kappa[j] = std::max(kK[j], k_lse);
         }
         const double* g = G + r * dv;
@@ -150,10 +189,11 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
         const double gPK =
             (1 + UK.u_in) * (1 + UK.u_in) * (1 + UK.gamma(static_cast<double>(dv))) - 1;
         for (long j = 0; j < n; ++j) {
-            TR.y[j] = std::fabs(dP[j]), TR.err_y[j] = gPR * adP[j] + dv * UR.tau_a;
-            TK.y[j] = std::fabs(dP[j]) + 2 * TR.err_y[j];
-            TK.err_y[j] = gPK * adP[j] + dv * UK.tau_a;
-            TR.a[j] = std::fabs(dP[j] - D);
+            const long kj = in.key(j);
+            TR.y[j] = std::fabs(dP[kj]), TR.err_y[j] = gPR * adP[kj] + dv * UR.tau_a;
+            TK.y[j] = std::fabs(dP[kj]) + 2 * TR.err_y[j];
+            TK.err_y[j] = gPK * adP[kj] + dv * UK.tau_a;
+            TR.a[j] = std::fabs(dP[kj] - D);
         }
         // The first-order error of D: the weights' (sum_j delta p_j dP_j), O's storage and D's
         // own rounding.
@@ -173,18 +213,20 @@ void block(const Setup& S, const detail::KvHead& kv, long b, long h, long i0, lo
         double* WK[3] = {w.WK.data() + at, w.WK.data() + cells + at, w.WK.data() + 2 * cells + at};
         double* WV[3] = {w.WV.data() + at, w.WV.data() + cells + at, w.WV.data() + 2 * cells + at};
         for (long j = 0; j < n; ++j) {
-            const double ds = p[j] * (dP[j] - D), ads = std::fabs(ds);
-            const double fj = p[j] * ((wf + 2 * UK.u_a + UK.u_p) * TR.a[j] + UK.u_a * adP[j] + eD1);
-            DS[j] = ds;
-            W5[0][j] = TK.eta[j], W5[1][j] = ads + 2 * TR.eta[j], W5[2][j] = TR.eta[j];
-            W5[3][j] = ads, W5[4][j] = fj;
-            WK[0][j] = S.gk * TK.eta[j] + (S.gk - 1) * (ads + 2 * TR.eta[j]);
-            WK[1][j] = (1 + S.grk) * TR.eta[j] + S.grk * ads;
-            WK[2][j] = fj + UK.u_a * ads;
-            WV[0][j] = S.gv * (TK.p[j] * TK.kappa[j] + UK.nu) + (S.gv - 1) * TK.p[j];
-            WV[1][j] = (1 + S.grv) * (p[j] * TR.kappa[j] + UR.nu) + S.grv * p[j];
-            WV[2][j] = wf * p[j];
-            if (!fin) hs.infinite[j] = 1;
+            const long kj = in.key(j);
+            const double ds = p[j] * (dP[kj] - D), ads = std::fabs(ds);
+            const double fj =
+                p[j] * ((wf + 2 * UK.u_a + UK.u_p) * TR.a[j] + UK.u_a * adP[kj] + eD1);
+            DS[kj] = ds;
+            W5[0][kj] = TK.eta[j], W5[1][kj] = ads + 2 * TR.eta[j], W5[2][kj] = TR.eta[j];
+            W5[3][kj] = ads, W5[4][kj] = fj;
+            WK[0][kj] = S.gk * TK.eta[j] + (S.gk - 1) * (ads + 2 * TR.eta[j]);
+            WK[1][kj] = (1 + S.grk) * TR.eta[j] + S.grk * ads;
+            WK[2][kj] = fj + UK.u_a * ads;
+            WV[0][kj] = S.gv * (TK.p[j] * TK.kappa[j] + UK.nu) + (S.gv - 1) * TK.p[j];
+            WV[1][kj] = (1 + S.grv) * (p[j] * TR.kappa[j] + UR.nu) + S.grv * p[j];
+            WV[2][kj] = wf * p[j];
+            if (!fin) hs.infinite[kj] = 1;
         }
     }
     // (D5): the rows of dQ.
@@ -247,9 +289,9 @@ void head(const Setup& S, long b, long h, VjpScratch& w, VjpReference& out, Head
 
 VjpReference reference_vjp(const AttentionProblem& p, const Array& dout,
                            const RoundingModel& kernel) {
-    refuse_general_mask(p.mask, "attention-vjp");
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(dout, sh.out_shape(), "do");
+    detail::refuse_nonfinite_masked(p, {&dout}, "attention-vjp");
     Setup S{p, sh, dout, kernel, effective_scale(p, sh), units(kernel), units(reference_model()),
             0, 0,  0,    0};
     VjpReference out{tensor_like(p.q), tensor_like(p.k), tensor_like(p.v)};

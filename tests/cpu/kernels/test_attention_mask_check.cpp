@@ -201,10 +201,13 @@ TEST_CASE("check-kernel masks: bad mask arrays and operations without masks", "[
         nf.mask = MaskKind::none, nf.mask_array = Array{};
         CHECK(code_of([&] { check(nf, o, Format::fp32); }) == 0);  // accepted without the mask
     }
-    // attention-vjp and attention-jvp refuse boolean and additive masks (attention only).
-    Array dq, dk, dv;
-    CHECK(code_of([&] { check_attention_vjp(p, o, p.q, p.k, p.v, KernelCheckOptions{}); }) == data);
-    CHECK(code_of([&] { check_attention_jvp(p, p.q, p.k, p.v, o, KernelCheckOptions{}); }) == data);
+    // attention-vjp and attention-jvp take these masks (test_derivative_mask_check.cpp) and,
+    // as attention, refuse NaN/Inf inputs under them.
+    const AttentionProblem nf = masked(StressCase::nan_k, Format::fp32, MaskKind::additive);
+    const KernelCheckOptions opt;
+    CHECK(code_of([&] { check_attention_vjp(nf, o, nf.q, nf.k, nf.v, opt); }) == data);
+    CHECK(code_of([&] { check_attention_jvp(nf, nf.q, nf.k, nf.v, o, opt); }) == data);
+    CHECK(code_of([&] { check_attention_vjp(p, o, p.q, p.k, p.v, opt); }) == 0);
 }
 
 // Tightness under masks (proofs/kernel_tolerance.md, "Boolean and additive masks"): the worst
