@@ -41,8 +41,8 @@ const char* kSynopsis =
     "       attnspec check-kernel OP --generate CASE --seed S --shape N,d|H,N,d "
     "--inputs IN [--dtype D] [--mask boolean|additive]\n"
     "  OP: attention (IN q, k, v, mask with --mask boolean|additive; OUT o, lse optional), "
-    "attention-vjp (IN q, k, v, do; OUT dq, "
-    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv; OUT do_t), linear-infsa, pure-infsa and "
+    "attention-vjp (IN q, k, v, do, mask as attention's; OUT dq, "
+    "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv, mask; OUT do_t), linear-infsa, pure-infsa and "
     "neumann (IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale; neumann: N_q = N_k), "
     "spec-attention (IN x, w_q, w_k, w_v; OUT o; --correction, --lambda; --shape N,D,d or "
     "B,N,D,d)";
@@ -290,9 +290,9 @@ int run_check_kernel(const Invocation& inv) {
         "accumulate", po::value(&a.accumulate), "accumulation format: fp32 or fp64 (default fp32)")(
         "mask", po::value(&a.mask),
         "none, causal, boolean (IN's mask, true = attend) or additive (IN's mask added to the "
-        "scaled logits); boolean and additive: attention only (default none)")(
-        "scale", real_value(&a.scale, "--scale", 0, 1e300, true),
-        "logit scale s (default 1/sqrt(d))")(
+        "scaled logits); boolean and additive: attention, attention-vjp, attention-jvp (default "
+        "none)")("scale", real_value(&a.scale, "--scale", 0, 1e300, true),
+                 "logit scale s (default 1/sqrt(d))")(
         "factor", real_value(&a.factor, "--factor", 1, 1e300),
         "allowed error = F x baseline error + floor (default 2)")(
         "gamma", real_value(&a.infsa.gamma, "--gamma", -1e300, 1e300),
@@ -334,9 +334,11 @@ int run_check_kernel(const Invocation& inv) {
         reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"},
                      "(linear-infsa, pure-infsa and neumann only)");
     if (op == Op::neumann) check_neumann_options(a.infsa);
-    if (op != Op::attention && general_mask(parse_mask(a.mask, "mask")))
+    if (op != Op::attention && op != Op::vjp && op != Op::jvp &&
+        general_mask(parse_mask(a.mask, "mask")))
         fail_usage("check-kernel " + a.op + ": --mask " + a.mask +
-                   " is for attention only (this operation takes none or causal)");
+                   " is for attention, attention-vjp and attention-jvp only (this operation takes "
+                   "none or causal)");
     if (op != Op::spec_attention)
         reject_given(vm, "check-kernel " + a.op, {"correction", "lambda"}, "(spec-attention only)");
     else if (given(vm, "lambda") && a.correction != "lambda")
@@ -374,15 +376,10 @@ int run_check_kernel(const Invocation& inv) {
         const Array dq = out.read("dq", true), dk = out.read("dk", true), dv = out.read("dv", true);
         const VjpCheckResult r = check_attention_vjp(p, dout, dq, dk, dv, opt);
         const Named tensors = {{"dq", &r.dq}, {"dk", &r.dk}, {"dv", &r.dv}};
-        verdict = emit(r.verdict, r.summary, tensors, a,
-                       {{"q", &p.q},
-                        {"k", &p.k},
-                        {"v", &p.v},
-                        {"do", &dout},
-                        {"dq", &dq},
-                        {"dk", &dk},
-                        {"dv", &dv}},
-                       inv, start);
+        std::vector<NamedArray> arrays = {{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"do", &dout},
+                                          {"dq", &dq}, {"dk", &dk}, {"dv", &dv}};
+        if (general_mask(p.mask)) arrays.emplace_back("mask", &p.mask_array);
+        verdict = emit(r.verdict, r.summary, tensors, a, arrays, inv, start);
     } else if (is_infsa(op)) {
         const Array o = out.read("o", true);
         const KernelCheckResult r = op == Op::linear_infsa ? check_linear_infsa(p, a.infsa, o, opt)
@@ -394,15 +391,10 @@ int run_check_kernel(const Invocation& inv) {
         const Array tq = in.read("tq", false), tk = in.read("tk", false), tv = in.read("tv", false);
         const Array do_t = out.read("do_t", true);
         const KernelCheckResult r = check_attention_jvp(p, tq, tk, tv, do_t, opt);
-        verdict = emit(r.verdict, r.summary, {{"do_t", &r}}, a,
-                       {{"q", &p.q},
-                        {"k", &p.k},
-                        {"v", &p.v},
-                        {"tq", &tq},
-                        {"tk", &tk},
-                        {"tv", &tv},
-                        {"do_t", &do_t}},
-                       inv, start);
+        std::vector<NamedArray> arrays = {{"q", &p.q}, {"k", &p.k}, {"v", &p.v},    {"tq", &tq},
+                                          {"tk", &tk}, {"tv", &tv}, {"do_t", &do_t}};
+        if (general_mask(p.mask)) arrays.emplace_back("mask", &p.mask_array);
+        verdict = emit(r.verdict, r.summary, {{"do_t", &r}}, a, arrays, inv, start);
     }
     return verdict == KernelVerdict::pass ? 0 : static_cast<int>(ExitCode::Violated);
 }
