@@ -13,8 +13,12 @@ The same case checks the other operations on q, k, v: ``c.assert_vjp_close(dq, d
 ``c.do``), ``c.assert_jvp_close(do_t)`` (for ``c.tq``, ``c.tk``, ``c.tv``),
 ``c.assert_linear_infsa_close(out)``, ``c.assert_pure_infsa_close(out)`` and
 ``c.assert_neumann_close(out)`` (the InfSA family: ``--attnspec-gamma``, ``--attnspec-eps``; they
-take no mask, so on a causal case they skip with that reason). ``spec-attention`` has other inputs
-(X and the weights) and no fixture.
+take no mask, so on a masked case they skip with that reason). ``spec-attention`` has other inputs
+(X and the weights) and no fixture. Under ``--attnspec-mask=boolean|additive`` the case carries
+``c.mask``, the array your kernel must apply (attnspec.testing.stress_mask: bool, True = the key
+takes part, or float added to the scaled logits with -inf hiding a key; PyTorch SDPA's
+``attn_mask`` conventions; fully masked rows included), and the ``assert_*`` methods check with
+it; ``c.mask`` is None otherwise (then ``c.causal`` says which).
 
 Options (docs/ci/README.md):
 
@@ -30,7 +34,8 @@ Options (docs/ci/README.md):
     parameters (neumann: G in (0, 1), E > 0);
 ``--attnspec-shape=N,d|H,N,d|B,H,N,d`` (default ``2,128,64``);
 ``--attnspec-seeds=S[,S...]`` (default ``0``);
-``--attnspec-mask=none|causal|both`` (default ``none``);
+``--attnspec-mask=none|causal|both|boolean|additive`` (default ``none``; ``both``: none and
+    causal; ``boolean``, ``additive``: the generated mask of each case, ``c.mask``);
 ``--attnspec-repro=DIR``
     on a failed check, write a reproducer ``DIR/<test node id>.repro.npz`` (characters other than
     letters, digits, ``_ . -`` replaced by ``_``): the case's arrays, the
@@ -62,7 +67,8 @@ _HELP = {
     "factor": "allowed error = F x baseline error + floor (default 2)",
     "shape": "shape of q, k, v: N,d or H,N,d or B,H,N,d (default 2,128,64)",
     "seeds": "seeds of the cases, S[,S...] (default 0)",
-    "mask": "none, causal or both (default none)",
+    "mask": "none, causal, both (none and causal), boolean or additive (a generated mask, "
+            "c.mask) (default none)",
     "repro": "directory for the reproducers (.repro.npz) of failed checks (default: none)",
     "gamma": "gamma of linear-infsa, pure-infsa and neumann (default 0.95)",
     "eps": "eps of linear-infsa, pure-infsa and neumann (default 1e-6)",
@@ -81,7 +87,8 @@ def _option(config, name):
 
 
 def _cases(config):
-    """(name, seed, causal) for every selected case, in order; pytest.UsageError on bad options."""
+    """(name, seed, mask) for every selected case, in order (mask: none, causal, boolean or
+    additive); pytest.UsageError on bad options."""
     from . import testing
 
     groups = {"stress": testing.stress_cases(), "stress-infsa": testing.linear_infsa_cases(),
@@ -99,10 +106,12 @@ def _cases(config):
     except ValueError:
         raise pytest.UsageError("--attnspec-seeds expects integers S[,S...], got %r"
                                 % _option(config, "seeds")) from None
-    masks = {"none": (False,), "causal": (True,), "both": (False, True)}
+    masks = {"none": ("none",), "causal": ("causal",), "both": ("none", "causal"),
+             "boolean": ("boolean",), "additive": ("additive",)}
     mask = _option(config, "mask")
     if mask not in masks:
-        raise pytest.UsageError("--attnspec-mask expects none, causal or both, got %r" % mask)
+        raise pytest.UsageError("--attnspec-mask expects none, causal, both, boolean or "
+                                "additive, got %r" % mask)
     if _option(config, "dtype") not in testing.DTYPES:
         raise pytest.UsageError("--attnspec-dtype expects one of %s, got %r"
                                 % (", ".join(testing.DTYPES), _option(config, "dtype")))
@@ -151,8 +160,8 @@ def pytest_configure(config):
         _cases(config), _shape(config), _factor(config)
 
 
-def _case_id(name, seed, causal):
-    return "%s-s%d%s" % (name, seed, "-causal" if causal else "")
+def _case_id(name, seed, mask):
+    return "%s-s%d%s" % (name, seed, "" if mask == "none" else "-" + mask)
 
 
 def pytest_generate_tests(metafunc):
@@ -166,20 +175,26 @@ class Case:
     """One stress case: ``q``, ``k``, ``v`` (numpy arrays in the dtype's numpy type: float16 for
     fp16, float64 for fp64, float32 otherwise; the values exact in the dtype), the cotangent
     ``do`` and the tangents ``tq``, ``tk``, ``tv`` (made on first use), and its identity:
-    ``name``, ``seed``, ``shape``, ``dtype``, ``causal``, ``id``. ``assert_attention_close``,
+    ``name``, ``seed``, ``shape``, ``dtype``, ``causal``, ``mask`` (None, or the boolean or
+    additive mask array), ``mask_kind``, ``id``. ``assert_attention_close``,
     ``assert_vjp_close`` and ``assert_jvp_close`` check a kernel's output on it with the
     options' dtype, accumulation, factor and mask, and remember the output and the verdict for
     the reproducer."""
 
-    def __init__(self, name, seed, shape, dtype, causal, accumulate, factor, gamma=0.95,
+    def __init__(self, name, seed, shape, dtype, mask, accumulate, factor, gamma=0.95,
                  eps=1e-6):
         from . import testing
 
         self._testing = testing
         self.name, self.seed, self.shape, self.dtype = name, seed, tuple(shape), dtype
-        self.causal, self.accumulate, self.factor = causal, accumulate, factor
+        # mask: "none", "causal", "boolean" or "additive" (True / False: causal or none)
+        kind = ("causal" if mask else "none") if isinstance(mask, bool) else mask
+        self.mask_kind, self.causal = kind, kind == "causal"
+        self.mask = (testing.stress_mask(kind, seed, self.shape, dtype)
+                     if kind in ("boolean", "additive") else None)
+        self.accumulate, self.factor = accumulate, factor
         self.gamma, self.eps = gamma, eps
-        self.id = _case_id(name, seed, causal)
+        self.id = _case_id(name, seed, kind)
         # The generators share their names' arrays (neumann's list holds every name).
         make = (testing.stress_case if name in testing.stress_cases()
                 else testing.stress_neumann_case)
@@ -206,7 +221,7 @@ class Case:
 
     def _kwargs(self):
         return dict(dtype=self.dtype, accumulate=self.accumulate, causal=self.causal,
-                    factor=self.factor)
+                    mask=self.mask, factor=self.factor)
 
     def _finish(self, op, outputs, result):
         self.op, self.outputs, self.result = op, outputs, result
@@ -235,8 +250,8 @@ class Case:
         return self._finish("attention-jvp", {"do_t": do_t}, r)
 
     def _infsa(self, op, check, out):
-        if self.causal:
-            pytest.skip("%s takes no mask: case %s is causal" % (op, self.id))
+        if self.mask_kind != "none":
+            pytest.skip("%s takes no mask: case %s is %s" % (op, self.id, self.mask_kind))
         r = check(out, self.q, self.k, self.v, gamma=self.gamma, eps=self.eps, dtype=self.dtype,
                   accumulate=self.accumulate, factor=self.factor)
         return self._finish(op, {"o": out}, r)
@@ -267,12 +282,14 @@ class Case:
             inputs.update(tq=self.tq, tk=self.tk, tv=self.tv)
         arrays = {n: self._testing._f64(a, n, allow_nonfinite=True)
                   for n, a in list(inputs.items()) + list(self.outputs.items())}
+        if self.mask is not None:  # boolean as 0/1 (the CLI reads either)
+            arrays["mask"] = np.asarray(self.mask, dtype=np.float64)
         r = self.result
         infsa = self.op in ("linear-infsa", "pure-infsa", "neumann")
         tensors = {"attention-vjp": None, "attention-jvp": {"do_t": r}}.get(self.op, {"o": r}) \
             or {"dq": r.dq, "dk": r.dk, "dv": r.dv}
         scale = next(iter(tensors.values())).scale
-        mask = "causal" if self.causal else "none"
+        mask = self.mask_kind
         params = ("--gamma %r --eps %r" % (float(self.gamma), float(self.eps)) if infsa
                   else "--mask %s --scale %r" % (mask, scale))
         replay = ("attnspec check-kernel %s --inputs %s --output %s --dtype %s --accumulate %s "
@@ -302,14 +319,14 @@ def _element(e):
 def attnspec_case(request):
     """The stress case this test instance runs on (Case); parametrised by the --attnspec-*
     options."""
-    name, seed, causal = request.param
+    name, seed, mask = request.param
     config = request.config
     gamma, eps = _infsa_params(config)
-    case = Case(name, seed, _shape(config), _option(config, "dtype"), causal,
+    case = Case(name, seed, _shape(config), _option(config, "dtype"), mask,
                 _option(config, "accumulate"), _factor(config), gamma, eps)
     request.node._attnspec_case = case
     for key, value in (("case", name), ("seed", seed), ("shape", ",".join(map(str, case.shape))),
-                       ("dtype", case.dtype), ("mask", "causal" if causal else "none")):
+                       ("dtype", case.dtype), ("mask", mask)):
         request.node.user_properties.append(("attnspec_" + key, value))
     return case
 

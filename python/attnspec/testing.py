@@ -19,7 +19,7 @@ Arrays: ``q``, ``k``, ``v`` of shape (N, d), (H, N, d) or (B, H, N, d) (K and V 
 heads than Q, d_v may differ from d), ``out`` of shape (..., N, d_v) and ``lse`` (..., N). numpy
 arrays or torch tensors of any float dtype; they are upcast to float64 (exact) and copied once
 (tensors on a GPU are copied to the host: the reference is computed on the CPU). ``mask=`` (the
-forward only): a bool array (True = the key takes part, as PyTorch SDPA's attn_mask) or a float
+forward and the derivatives): a bool array (True = the key takes part, as PyTorch SDPA's attn_mask) or a float
 array added to the scaled logits (-inf hides a key), of shape (N_q, N_k), (H, N_q, N_k) or
 (B, H, N_q, N_k) -- ``check-kernel --mask boolean|additive``.
 ``dtype=None`` takes the storage dtype from ``out`` (float16 -> fp16, bfloat16 -> bf16, float32 ->
@@ -295,31 +295,36 @@ class VjpCheck:
 
 
 def check_vjp_output(dq, dk, dv, q, k, v, do, *, dtype=None, accumulate="fp32", causal=False,
-                     scale=None, factor=2.0, floor_units=2.0, worst=5):
+                     mask=None, scale=None, factor=2.0, floor_units=2.0, worst=5):
     """Checks the backward pass ``dq``, ``dk``, ``dv`` (shapes of q, k, v) of attention on q, k, v
     for the cotangent ``do`` (shape of the output) as a kernel storing ``dtype`` computed it;
     returns a VjpCheck. ``dtype`` None is taken from ``dq``. Under grouped heads dK and dV sum over
-    the query heads sharing a K/V head. Cost O(B H N_q N_k (d + d_v)), memory O(N d)."""
+    the query heads sharing a K/V head. ``mask`` as in check_attention_output (bool or float;
+    not with ``causal=True``): a row with no visible key expects zeros or NaN in dQ and adds
+    nothing to dK, dV. Cost O(B H N_q N_k (d + d_v)), memory O(N d)."""
     dtype = _settings(dtype, dq, "dq", accumulate, factor)
     arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (do, "do"))]
     outs = [_f64(x, n, allow_nonfinite=True) for x, n in ((dq, "dq"), (dk, "dk"), (dv, "dv"))]
-    d = _core.kernel_check_vjp(*arrays, *outs, _mask(causal), _scale(scale), dtype, accumulate,
-                               float(factor), float(floor_units), int(worst))
+    kind, m = _mask_array(mask, causal)
+    d = _core.kernel_check_vjp(*arrays, *outs, kind, _scale(scale), dtype, accumulate,
+                               float(factor), float(floor_units), int(worst), m)
     return VjpCheck(verdict=d["verdict"], summary=d["summary"],
                     **{n: _kernel_check(d[n], dtype, accumulate, n) for n in ("dq", "dk", "dv")})
 
 
 def check_jvp_output(do_t, q, k, v, tq, tk, tv, *, dtype=None, accumulate="fp32", causal=False,
-                     scale=None, factor=2.0, floor_units=2.0, worst=5):
+                     mask=None, scale=None, factor=2.0, floor_units=2.0, worst=5):
     """Checks the forward-mode derivative ``do_t`` (shape of the output) of attention on q, k, v
     along the tangents ``tq``, ``tk``, ``tv`` (shapes of q, k, v); returns a KernelCheck.
-    ``dtype`` None is taken from ``do_t``."""
+    ``dtype`` None is taken from ``do_t``. ``mask`` as in check_vjp_output (the mask itself has
+    no tangent)."""
     dtype = _settings(dtype, do_t, "do_t", accumulate, factor)
     arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (tq, "tq"), (tk, "tk"),
                                       (tv, "tv"))]
     o = _f64(do_t, "do_t", allow_nonfinite=True)
-    d = _core.kernel_check_jvp(*arrays, o, _mask(causal), _scale(scale), dtype, accumulate,
-                               float(factor), float(floor_units), int(worst))
+    kind, m = _mask_array(mask, causal)
+    d = _core.kernel_check_jvp(*arrays, o, kind, _scale(scale), dtype, accumulate,
+                               float(factor), float(floor_units), int(worst), m)
     return _kernel_check(d, dtype, accumulate, "attention-jvp")
 
 
@@ -407,29 +412,45 @@ def stress_jvp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     return (q, k, v) + _directions(name, seed, [q.shape, k.shape, v.shape], dtype)
 
 
-def _baseline_derivative(op, arrays, directions, dtype, accumulate, causal, scale):
+def _baseline_derivative(op, arrays, directions, dtype, accumulate, causal, scale, mask):
     _choice(dtype, "dtype", DTYPES)
     _choice(accumulate, "accumulate", ("fp32", "fp64"))
     ins = [_f64(x, n) for x, n in zip(arrays, ("q", "k", "v"))]
     dirs = [_f64(x, n) for x, n in directions]
-    out = _core.kernel_baseline_derivative(op, *ins, dirs, _mask(causal), _scale(scale), dtype,
-                                           accumulate)
+    kind, m = _mask_array(mask, causal)
+    out = _core.kernel_baseline_derivative(op, *ins, dirs, kind, _scale(scale), dtype,
+                                           accumulate, m)
     return tuple(_array(t) for t in out)
 
 
-def baseline_vjp(q, k, v, do, *, dtype="fp32", accumulate="fp32", causal=False, scale=None):
+def baseline_vjp(q, k, v, do, *, dtype="fp32", accumulate="fp32", causal=False, mask=None,
+                 scale=None):
     """attnspec's plain backward pass with every operation rounded to ``dtype`` / ``accumulate``
-    (the baseline of check_vjp_output): (dq, dk, dv) as float64 arrays of the rounded values."""
-    return _baseline_derivative("vjp", (q, k, v), [(do, "do")], dtype, accumulate, causal, scale)
+    (the baseline of check_vjp_output): (dq, dk, dv) as float64 arrays of the rounded values.
+    ``mask`` as in check_vjp_output."""
+    return _baseline_derivative("vjp", (q, k, v), [(do, "do")], dtype, accumulate, causal, scale,
+                                mask)
 
 
 def baseline_jvp(q, k, v, tq, tk, tv, *, dtype="fp32", accumulate="fp32", causal=False,
-                 scale=None):
+                 mask=None, scale=None):
     """attnspec's plain forward-mode derivative at ``dtype`` / ``accumulate`` (the baseline of
-    check_jvp_output): do_t as a float64 array of the rounded values."""
+    check_jvp_output): do_t as a float64 array of the rounded values. ``mask`` as above."""
     (do_t,) = _baseline_derivative("jvp", (q, k, v), [(tq, "tq"), (tk, "tk"), (tv, "tv")], dtype,
-                                   accumulate, causal, scale)
+                                   accumulate, causal, scale, mask)
     return do_t
+
+
+def stress_mask(kind, seed=0, shape=(2, 128, 64), dtype="fp32"):
+    """The ``kind`` ("boolean" or "additive") mask of the case with q of ``shape`` (N_q = N_k)
+    and ``seed``: the array ``attnspec check-kernel OP --generate NAME --seed S --shape ... --mask
+    KIND`` writes (key padding, holes, fully masked rows; kernels/stress.hpp). boolean: a numpy
+    bool array (True = the key takes part); additive: the values (-inf hides a key) in the
+    dtype's numpy type, as stress_case()."""
+    _choice(kind, "mask", ("boolean", "additive"))
+    _choice(dtype, "dtype", DTYPES)
+    m = _array(_core.kernel_stress_mask(kind, int(seed), [int(s) for s in shape], dtype))
+    return m != 0 if kind == "boolean" else _typed([m], dtype)[0]
 
 
 def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False, mask=None,
@@ -443,6 +464,18 @@ def baseline_attention(q, k, v, *, dtype="fp32", accumulate="fp32", causal=False
     kind, m = _mask_array(mask, causal)
     o, l = _core.kernel_baseline_attention(*arrays, kind, _scale(scale), dtype, accumulate, m)
     return _array(o), _array(l)
+
+
+def _masked_cases(mask, causal, shape, dtype, build):
+    """(causal flags, build) of check_attention / check_vjp / check_jvp: without ``mask``, the
+    ``causal`` flags (None: False and True); with mask="boolean" or "additive", causal False only
+    and each case built as (arrays, stress_mask(mask, seed, shape, dtype))."""
+    if mask is None:
+        return ((False, True) if causal is None else causal), build
+    _choice(mask, "mask", ("boolean", "additive"))
+    if causal not in (None, False) and tuple(np.atleast_1d(causal)) != (False,):
+        raise make(UsageError, "give mask= or causal flags, not both", "mask")
+    return False, lambda n, s: (build(n, s), stress_mask(mask, s, shape, dtype))
 
 
 def _run_cases(cases, seeds, causal, make, call):
@@ -474,43 +507,60 @@ def _run_cases(cases, seeds, causal, make, call):
 
 
 def check_attention(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
-                    seeds=(0,), causal=(False, True), factor=2.0):
+                    seeds=(0,), causal=None, mask=None, factor=2.0):
     """Calls ``fn(q, k, v, causal=c)`` on every generated case (``cases``: "stress" for all of
-    stress_cases(), or a list of names), seed and causal flag, and checks what it returns (``out``,
-    or ``(out, lse)``). Returns one row per call: case, seed, causal, verdict, worst_rule_ratio,
-    worst_bound_ratio, rows_beyond_rule, elements_beyond_bound (a pandas DataFrame when pandas is
-    installed, else a dict of numpy arrays), and the KernelCheck objects as ``.checks`` on the
-    dict form / ``.attrs["checks"]`` on the DataFrame."""
+    stress_cases(), or a list of names), seed and causal flag (``causal``: default False and
+    True), and checks what it returns (``out``, or ``(out, lse)``). ``mask="boolean"`` or
+    ``"additive"``: instead ``fn(q, k, v, mask=m)`` with m = stress_mask(mask, seed, shape, dtype)
+    (a bool array, True = attend, or a float array added to the scaled logits, -inf hiding a
+    key; PyTorch SDPA's attn_mask conventions), causal False only. Returns one row per call:
+    case, seed, causal, verdict, worst_rule_ratio, worst_bound_ratio, rows_beyond_rule,
+    elements_beyond_bound (a pandas DataFrame when pandas is installed, else a dict of numpy
+    arrays), and the KernelCheck objects as ``.checks`` on the dict form / ``.attrs["checks"]``
+    on the DataFrame."""
+    causal, make = _masked_cases(mask, causal, shape, dtype,
+                                 lambda n, s: stress_case(n, s, shape, dtype))
+
     def call(case, c):
-        got = fn(*case, causal=c)
+        arrays, m = case if mask else (case, None)
+        got = fn(*arrays, mask=m) if mask else fn(*arrays, causal=c)
         out, lse = got if isinstance(got, tuple) else (got, None)
-        return check_attention_output(out, *case, lse=lse, dtype=dtype, accumulate=accumulate,
-                                      causal=c, factor=factor)
-    return _run_cases(cases, seeds, causal, lambda n, s: stress_case(n, s, shape, dtype), call)
+        return check_attention_output(out, *arrays, lse=lse, dtype=dtype, accumulate=accumulate,
+                                      causal=c, mask=m, factor=factor)
+    return _run_cases(cases, seeds, causal, make, call)
 
 
 def check_vjp(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
-              seeds=(0,), causal=(False, True), factor=2.0):
-    """check_attention for a backward pass: calls ``fn(q, k, v, do, causal=c)``, which returns
-    ``(dq, dk, dv)``, on every case of stress_vjp_case(); the same table, with VjpCheck objects
-    (rows_beyond_rule and elements_beyond_bound summed over the three tensors)."""
+              seeds=(0,), causal=None, mask=None, factor=2.0):
+    """check_attention for a backward pass: calls ``fn(q, k, v, do, causal=c)`` (with ``mask=``:
+    ``fn(q, k, v, do, mask=m)``, m as in check_attention), which returns ``(dq, dk, dv)``, on
+    every case of stress_vjp_case(); the same table, with VjpCheck objects (rows_beyond_rule and
+    elements_beyond_bound summed over the three tensors)."""
+    causal, make = _masked_cases(mask, causal, shape, dtype,
+                                 lambda n, s: stress_vjp_case(n, s, shape, dtype))
+
     def call(case, c):
-        dq, dk, dv = fn(*case, causal=c)
-        return check_vjp_output(dq, dk, dv, *case, dtype=dtype, accumulate=accumulate,
-                                causal=c, factor=factor)
-    return _run_cases(cases, seeds, causal, lambda n, s: stress_vjp_case(n, s, shape, dtype),
-                      call)
+        arrays, m = case if mask else (case, None)
+        dq, dk, dv = fn(*arrays, mask=m) if mask else fn(*arrays, causal=c)
+        return check_vjp_output(dq, dk, dv, *arrays, dtype=dtype, accumulate=accumulate,
+                                causal=c, mask=m, factor=factor)
+    return _run_cases(cases, seeds, causal, make, call)
 
 
 def check_jvp(fn, *, dtype="fp32", accumulate="fp32", cases="stress", shape=(2, 128, 64),
-              seeds=(0,), causal=(False, True), factor=2.0):
+              seeds=(0,), causal=None, mask=None, factor=2.0):
     """check_attention for a forward-mode derivative: calls ``fn(q, k, v, tq, tk, tv,
-    causal=c)``, which returns ``do_t``, on every case of stress_jvp_case(); the same table."""
+    causal=c)`` (with ``mask=``: ``fn(q, k, v, tq, tk, tv, mask=m)``), which returns ``do_t``, on
+    every case of stress_jvp_case(); the same table."""
+    causal, make = _masked_cases(mask, causal, shape, dtype,
+                                 lambda n, s: stress_jvp_case(n, s, shape, dtype))
+
     def call(case, c):
-        return check_jvp_output(fn(*case, causal=c), *case, dtype=dtype, accumulate=accumulate,
-                                causal=c, factor=factor)
-    return _run_cases(cases, seeds, causal, lambda n, s: stress_jvp_case(n, s, shape, dtype),
-                      call)
+        arrays, m = case if mask else (case, None)
+        got = fn(*arrays, mask=m) if mask else fn(*arrays, causal=c)
+        return check_jvp_output(got, *arrays, dtype=dtype, accumulate=accumulate, causal=c,
+                                mask=m, factor=factor)
+    return _run_cases(cases, seeds, causal, make, call)
 
 
 def _infsa_params(gamma, eps):

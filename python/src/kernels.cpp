@@ -88,13 +88,14 @@ nb::dict result_dict(const kernels::KernelCheckResult& r) {
 }
 
 kernels::AttentionProblem problem(const In& q, const In& k, const In& v, const std::string& mask,
-                                  double scale) {
+                                  double scale, const std::optional<In>& mask_array = {}) {
     kernels::AttentionProblem p;
     p.q = array_of(q);
     p.k = array_of(k);
     p.v = array_of(v);
     p.mask = kernels::parse_mask(mask, "mask");
     p.scale = scale;
+    if (mask_array) p.mask_array = array_of(*mask_array);
     return p;
 }
 
@@ -112,8 +113,7 @@ nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std
                          const std::string& mask, double scale, const std::string& storage,
                          const std::string& accumulate, double factor, double floor_units,
                          int worst, std::optional<In> mask_array) {
-    kernels::AttentionProblem p = problem(q, k, v, mask, scale);
-    if (mask_array) p.mask_array = array_of(*mask_array);
+    kernels::AttentionProblem p = problem(q, k, v, mask, scale, mask_array);
     const kernels::KernelCheckOptions opt =
         options(storage, accumulate, factor, floor_units, worst);
     const Array out = array_of(o);
@@ -131,8 +131,8 @@ nb::dict check_attention(const In& q, const In& k, const In& v, const In& o, std
 template <class F>
 auto run_check(const In& q, const In& k, const In& v, const std::string& mask, double scale,
                const std::string& storage, const std::string& accumulate, double factor,
-               double floor_units, int worst, F&& fn) {
-    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+               double floor_units, int worst, const std::optional<In>& mask_array, F&& fn) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale, mask_array);
     const kernels::KernelCheckOptions opt =
         options(storage, accumulate, factor, floor_units, worst);
     nb::gil_scoped_release release;
@@ -144,10 +144,10 @@ auto run_check(const In& q, const In& k, const In& v, const std::string& mask, d
 nb::dict check_vjp(const In& q, const In& k, const In& v, const In& dout, const In& dq,
                    const In& dk, const In& dv, const std::string& mask, double scale,
                    const std::string& storage, const std::string& accumulate, double factor,
-                   double floor_units, int worst) {
+                   double floor_units, int worst, std::optional<In> mask_array) {
     const Array g = array_of(dout), a = array_of(dq), b = array_of(dk), c = array_of(dv);
     const kernels::VjpCheckResult r =
-        run_check(q, k, v, mask, scale, storage, accumulate, factor, floor_units, worst,
+        run_check(q, k, v, mask, scale, storage, accumulate, factor, floor_units, worst, mask_array,
                   [&](const auto& p, const auto& opt) {
                       return kernels::check_attention_vjp(p, g, a, b, c, opt);
                   });
@@ -161,10 +161,10 @@ nb::dict check_vjp(const In& q, const In& k, const In& v, const In& dout, const 
 nb::dict check_jvp(const In& q, const In& k, const In& v, const In& tq, const In& tk, const In& tv,
                    const In& dout, const std::string& mask, double scale,
                    const std::string& storage, const std::string& accumulate, double factor,
-                   double floor_units, int worst) {
+                   double floor_units, int worst, std::optional<In> mask_array) {
     const Array a = array_of(tq), b = array_of(tk), c = array_of(tv), o = array_of(dout);
     return result_dict(run_check(q, k, v, mask, scale, storage, accumulate, factor, floor_units,
-                                 worst, [&](const auto& p, const auto& opt) {
+                                 worst, mask_array, [&](const auto& p, const auto& opt) {
                                      return kernels::check_attention_jvp(p, a, b, c, o, opt);
                                  }));
 }
@@ -174,8 +174,8 @@ nb::dict check_jvp(const In& q, const In& k, const In& v, const In& tq, const In
 nb::list baseline_derivative(const std::string& op, const In& q, const In& k, const In& v,
                              const std::vector<In>& directions, const std::string& mask,
                              double scale, const std::string& storage,
-                             const std::string& accumulate) {
-    const kernels::AttentionProblem p = problem(q, k, v, mask, scale);
+                             const std::string& accumulate, std::optional<In> mask_array) {
+    const kernels::AttentionProblem p = problem(q, k, v, mask, scale, mask_array);
     const auto st = kernels::parse_format(storage, "dtype");
     const auto ac = kernels::parse_format(accumulate, "accumulate");
     const bool vjp = op == "vjp";
@@ -194,6 +194,19 @@ nb::list baseline_derivative(const std::string& op, const In& q, const In& k, co
     nb::list l;
     for (const Array& a : out) l.append(array_tuple(a));
     return l;
+}
+
+// The mask of a boolean or additive case (kernels/stress.hpp, generate_mask) as (shape, values).
+nb::tuple stress_mask(const std::string& mask, std::uint64_t seed,
+                      const std::vector<std::int64_t>& q_shape, const std::string& storage) {
+    const auto m = kernels::parse_mask(mask, "mask");
+    const auto st = kernels::parse_format(storage, "dtype");
+    Array a;
+    {
+        nb::gil_scoped_release release;
+        a = kernels::generate_mask(m, seed, q_shape, st);
+    }
+    return array_tuple(a);
 }
 
 // The directions of a derivative case (kernels/stress.hpp, generate_directions).
@@ -216,8 +229,7 @@ nb::list stress_directions(const std::string& name, std::uint64_t seed,
 nb::tuple baseline_attention(const In& q, const In& k, const In& v, const std::string& mask,
                              double scale, const std::string& storage,
                              const std::string& accumulate, std::optional<In> mask_array) {
-    kernels::AttentionProblem p = problem(q, k, v, mask, scale);
-    if (mask_array) p.mask_array = array_of(*mask_array);
+    kernels::AttentionProblem p = problem(q, k, v, mask, scale, mask_array);
     const auto st = kernels::parse_format(storage, "dtype");
     const auto ac = kernels::parse_format(accumulate, "accumulate");
     Array o, lse;
@@ -384,11 +396,15 @@ void bind_kernels(nb::module_& m) {
     m.def("kernel_baseline_attention", &baseline_attention, "q"_a, "k"_a, "v"_a, "mask"_a,
           "scale"_a, "storage"_a, "accumulate"_a, "mask_array"_a.none() = nb::none());
     m.def("kernel_check_vjp", &check_vjp, "q"_a, "k"_a, "v"_a, "do"_a, "dq"_a, "dk"_a, "dv"_a,
-          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
+          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a,
+          "mask_array"_a.none() = nb::none());
     m.def("kernel_check_jvp", &check_jvp, "q"_a, "k"_a, "v"_a, "tq"_a, "tk"_a, "tv"_a, "do_t"_a,
-          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
+          "mask"_a, "scale"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a,
+          "mask_array"_a.none() = nb::none());
     m.def("kernel_baseline_derivative", &baseline_derivative, "op"_a, "q"_a, "k"_a, "v"_a,
-          "directions"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a);
+          "directions"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a,
+          "mask_array"_a.none() = nb::none());
+    m.def("kernel_stress_mask", &stress_mask, "mask"_a, "seed"_a, "q_shape"_a, "storage"_a);
     m.def("kernel_stress_directions", &stress_directions, "name"_a, "seed"_a, "shapes"_a,
           "storage"_a);
     m.def("kernel_stress_case", &stress_case, "name"_a, "seed"_a, "shape"_a, "storage"_a);
