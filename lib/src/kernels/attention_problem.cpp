@@ -127,7 +127,7 @@ ProblemShape problem_shape(const AttentionProblem& p) {
 void refuse_general_mask(MaskKind m, const char* op) {
     if (general_mask(m))
         fail_data(std::string(op) + " takes --mask none or causal, not " + mask_name(m) +
-                      " (boolean and additive masks: attention only)",
+                      " (boolean and additive masks: attention, attention-vjp, attention-jvp)",
                   "mask");
 }
 

@@ -44,7 +44,8 @@ void store(Array& a, Format storage) {
     for (double& x : a.values) x = round_to(x, output_format(storage));
 }
 
-// The row form of baseline_vjp (fp64 storage with fp32 accumulation; see the header).
+// The row form of baseline_vjp (fp64 storage with fp32 accumulation, or a boolean or additive
+// mask; see the header).
 void baseline_vjp_rows(const AttentionProblem& p, const Array& dout, Format storage,
                        Format accumulate, Array& dq, Array& dk, Array& dv) {
     const ProblemShape sh = problem_shape(p);

@@ -13,8 +13,10 @@
 //        fl_a(p_j tv_jc)).
 // Sums left to right. O(B H N_q N_k (d + d_v)), scratch O(N). CPU only;
 // kernels/derivative_baseline.cpp.
-// The vjp runs a block of query rows at a time (except for fp64 storage with fp32 accumulation,
-// which runs the row form above): the forward is attention_baseline.hpp's block form, and
+// Under a boolean or additive mask each row skips its hidden keys and adds M as stored (the
+// forward's baseline_weights). The vjp runs a block of query rows at a time (except for fp64
+// storage with fp32 accumulation and under a boolean or additive mask, which run the row form
+// above): the forward is attention_baseline.hpp's block form, and
 // dP = dO V^T, dQ = dS K, dK += dS^T Q, dV += P^T dO are matrix products in the accumulation
 // format (sgemm on the storage values, or dgemm: fused multiply-adds in the BLAS's order); the
 // elementwise steps round as above, D left to right; each head's dK and dV sums are added in the

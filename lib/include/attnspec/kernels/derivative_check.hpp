@@ -5,9 +5,10 @@
 // precisions, kernels/derivative_baseline.hpp, plus a floor), taken per row of each output (a
 // query row of dQ and dO, a key row of dK and dV) and over each tensor. Verdicts as the forward's:
 // pass, fail (beyond the rule, within the bound), wrong (beyond the bound, or NaN/Inf where the
-// reference is finite). Fully masked query rows (causal, N_q > N_k) expect zeros or NaN in dQ and
-// dO. Memory O(B H N (d + d_v)) beyond the inputs; cost O(B H N_q N_k (d + d_v)) (vjp: through
-// BLAS, heads on every core; jvp: one thread). CPU only; kernels/derivative_check.cpp.
+// reference is finite). Masks: none, causal, boolean and additive (the forward's). Fully masked
+// query rows (causal, N_q > N_k, or a mask hiding every key) expect zeros or NaN in dQ and dO.
+// Memory O(B H N (d + d_v)) beyond the inputs; cost O(B H N_q N_k (d + d_v)) (vjp: through BLAS,
+// heads on every core; jvp: one thread). CPU only; kernels/derivative_check.cpp.
 #pragma once
 #include <string>
 

@@ -12,6 +12,11 @@
 // softmax (kernels/attention_reference.hpp, analyze_row) recomputed and used at once. Memory O(B H
 // N (d + d_v)) for the results (no N x N matrix); cost O(B H N_q N_k (d + d_v)). CPU only;
 // kernels/derivative_reference.cpp.
+// Boolean and additive masks (proofs/kernel_tolerance.md, "Derivatives under boolean and additive
+// masks"): each row over its visible keys (the forward's row_input_masked), an additive M_ij in
+// the logit with the forward's (B1') error and no tangent or cotangent of its own; the vjp's rows
+// one at a time through analyze_row, its products over all N_k keys with weight 0 for a hidden
+// key. NaN/Inf in q, k, v, dO or the tangents under these masks: DataError (parameter "mask").
 #pragma once
 #include <vector>
 
