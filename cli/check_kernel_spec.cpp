@@ -7,6 +7,7 @@
 #include "attnspec/base/json.hpp"
 #include "attnspec/io/kernel_reproducer.hpp"
 #include "attnspec/io/tensor_files.hpp"
+#include "attnspec/kernels/stress.hpp"
 #include "cli.hpp"
 
 namespace attnspec::cli {
@@ -19,17 +20,23 @@ void load_spec_attention_inputs(const std::string& path, SpecAttentionProblem& p
     p.w_q = f.read("w_q", false);
     p.w_k = f.read("w_k", false);
     p.w_v = f.read("w_v", false);
+    load_mask_input(f, path, p.mask, p.mask_array);
 }
 
 std::vector<NamedArray> spec_attention_arrays(const SpecAttentionProblem& p) {
-    return {{"x", &p.x}, {"w_q", &p.w_q}, {"w_k", &p.w_k}, {"w_v", &p.w_v}};
+    std::vector<NamedArray> a = {{"x", &p.x}, {"w_q", &p.w_q}, {"w_k", &p.w_k}, {"w_v", &p.w_v}};
+    if (kernels::general_mask(p.mask)) a.emplace_back("mask", &p.mask_array);
+    return a;
 }
 
 void generate_spec_attention_case(const std::string& path, const std::string& name,
                                   std::uint64_t seed, const std::vector<std::int64_t>& shape,
-                                  const std::string& dtype, bool json) {
+                                  const std::string& dtype, kernels::MaskKind mask, bool json) {
     const kernels::Format f = kernels::parse_format(dtype, "dtype");
-    const SpecAttentionProblem p = kernels::generate_spec_attention(name, seed, shape, f);
+    SpecAttentionProblem p = kernels::generate_spec_attention(name, seed, shape, f);
+    p.mask = mask;
+    if (kernels::general_mask(mask))
+        p.mask_array = kernels::generate_mask(mask, seed, p.x.shape, f);
     check_output_target(path);
     std::vector<NpyArray> arrays;
     for (const auto& [n, a] : spec_attention_arrays(p))
@@ -46,12 +53,15 @@ void generate_spec_attention_case(const std::string& path, const std::string& na
         j.finish();
         return;
     }
+    const std::string masked = kernels::general_mask(mask)
+                                   ? std::string(", mask (") + kernels::mask_name(mask) + ")"
+                                   : std::string();
     std::printf(
-        "wrote %s: x %s, w_q, w_k %s, w_v %s, case %s, seed %llu, values in %s; check with "
+        "wrote %s: x %s, w_q, w_k %s, w_v %s%s, case %s, seed %llu, values in %s; check with "
         "--lambda %g for --correction lambda\n",
         path.c_str(), kernels::shape_text(p.x.shape).c_str(),
         kernels::shape_text(p.w_q.shape).c_str(), kernels::shape_text(p.w_v.shape).c_str(),
-        name.c_str(), static_cast<unsigned long long>(seed), dtype.c_str(), lambda);
+        masked.c_str(), name.c_str(), static_cast<unsigned long long>(seed), dtype.c_str(), lambda);
 }
 
 }  // namespace attnspec::cli

@@ -13,16 +13,18 @@
 
 namespace attnspec::cli {
 
-// x, w_q, w_k, w_v of `path` into `p` (correction, lambda, mask and scale untouched).
+// x, w_q, w_k, w_v of `path` into `p` (correction, lambda, mask and scale untouched), and its
+// mask array under a boolean or additive p.mask (load_mask_input).
 void load_spec_attention_inputs(const std::string& path, kernels::SpecAttentionProblem& p);
 
 // The arrays of `p` by name, for the reproducer.
 std::vector<NamedArray> spec_attention_arrays(const kernels::SpecAttentionProblem& p);
 
 // Writes the stress case `name` of (seed, shape = (N, D, d) or (B, N, D, d)) at `dtype` to
-// `path` and prints what it wrote (a line, or with `json` a JSON object).
+// `path` (with a boolean or additive `mask`: also its array "mask", kernels::generate_mask for
+// x's shape, (N, N) or (B, N, N)) and prints what it wrote (a line, or with `json` a JSON object).
 void generate_spec_attention_case(const std::string& path, const std::string& name,
                                   std::uint64_t seed, const std::vector<std::int64_t>& shape,
-                                  const std::string& dtype, bool json);
+                                  const std::string& dtype, kernels::MaskKind mask, bool json);
 
 }  // namespace attnspec::cli

@@ -44,7 +44,7 @@ const char* kSynopsis =
     "attention-vjp (IN q, k, v, do, mask as attention's; OUT dq, "
     "dk, dv), attention-jvp (IN q, k, v, tq, tk, tv, mask; OUT do_t), linear-infsa, pure-infsa and "
     "neumann (IN q, k, v; OUT o; --gamma, --eps; no --mask, --scale; neumann: N_q = N_k), "
-    "spec-attention (IN x, w_q, w_k, w_v; OUT o; --correction, --lambda; --shape N,D,d or "
+    "spec-attention (IN x, w_q, w_k, w_v, mask; OUT o; --correction, --lambda; --shape N,D,d or "
     "B,N,D,d)";
 
 const char* kExamples =
@@ -185,7 +185,7 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
             fail_usage(
                 "check-kernel spec-attention --generate: --shape is N,D,d or B,N,D,d, got '" +
                 a.shape + "'");
-        generate_spec_attention_case(a.inputs, a.generate, a.common.seed, shape, a.dtype,
+        generate_spec_attention_case(a.inputs, a.generate, a.common.seed, shape, a.dtype, mask,
                                      a.common.json);
         return 0;
     }
@@ -263,7 +263,7 @@ int check_spec(const Args& a, const KernelCheckOptions& opt, const AttentionProb
                const Invocation& inv, std::chrono::steady_clock::time_point start) {
     SpecAttentionProblem sp;
     sp.correction = parse_spec_correction(a.correction, "correction");
-    sp.lambda = a.lambda, sp.mask = p.mask, sp.scale = p.scale;
+    sp.lambda = a.lambda, sp.mask = p.mask, sp.scale = p.scale;  // the mask array: IN's
     load_spec_attention_inputs(a.inputs, sp);
     const Array o = KernelArrayFile(a.output).read("o", true);
     const KernelCheckResult r = check_spec_attention(sp, o, opt);
@@ -290,9 +290,8 @@ int run_check_kernel(const Invocation& inv) {
         "accumulate", po::value(&a.accumulate), "accumulation format: fp32 or fp64 (default fp32)")(
         "mask", po::value(&a.mask),
         "none, causal, boolean (IN's mask, true = attend) or additive (IN's mask added to the "
-        "scaled logits); boolean and additive: attention, attention-vjp, attention-jvp (default "
-        "none)")("scale", real_value(&a.scale, "--scale", 0, 1e300, true),
-                 "logit scale s (default 1/sqrt(d))")(
+        "scaled logits) (default none)")("scale", real_value(&a.scale, "--scale", 0, 1e300, true),
+                                         "logit scale s (default 1/sqrt(d))")(
         "factor", real_value(&a.factor, "--factor", 1, 1e300),
         "allowed error = F x baseline error + floor (default 2)")(
         "gamma", real_value(&a.infsa.gamma, "--gamma", -1e300, 1e300),
@@ -334,11 +333,6 @@ int run_check_kernel(const Invocation& inv) {
         reject_given(vm, "check-kernel " + a.op, {"gamma", "eps"},
                      "(linear-infsa, pure-infsa and neumann only)");
     if (op == Op::neumann) check_neumann_options(a.infsa);
-    if (op != Op::attention && op != Op::vjp && op != Op::jvp &&
-        general_mask(parse_mask(a.mask, "mask")))
-        fail_usage("check-kernel " + a.op + ": --mask " + a.mask +
-                   " is for attention, attention-vjp and attention-jvp only (this operation takes "
-                   "none or causal)");
     if (op != Op::spec_attention)
         reject_given(vm, "check-kernel " + a.op, {"correction", "lambda"}, "(spec-attention only)");
     else if (given(vm, "lambda") && a.correction != "lambda")

@@ -7,8 +7,8 @@ import numpy as np
 
 from . import _core
 from ._errors import DataError, make
-from .testing import (DTYPES, _array, _choice, _f64, _kernel_check, _mask, _run_cases, _scale,
-                      _settings, _typed)
+from .testing import (DTYPES, _array, _choice, _f64, _kernel_check, _mask_array, _run_cases,
+                      _scale, _settings, _typed)
 
 _CORRECTIONS = ("lambda", "svd")
 
@@ -25,19 +25,22 @@ def _inputs(x, w_q, w_k, w_v):
 
 
 def check_spec_attention_output(out, x, w_q, w_k, w_v, *, correction="lambda", lam=10.0,
-                                dtype=None, accumulate="fp32", causal=False, scale=None,
-                                factor=2.0, floor_units=2.0, worst=5):
+                                dtype=None, accumulate="fp32", causal=False, mask=None,
+                                scale=None, factor=2.0, floor_units=2.0, worst=5):
     """Checks ``out`` (shape (..., N, d_v)) as SpecA on ``x`` ((N, D) or (B, N, D)) and the
     weights ``w_q``, ``w_k`` (D, d), ``w_v`` (D, d_v) with the correction ``correction`` (and
     ``lam`` for "lambda", default 10 as in the paper), computed by a kernel storing ``dtype`` and
     accumulating in ``accumulate``; returns a KernelCheck (operation "spec-attention"). ``scale``
-    None is 1/sqrt(d). Cost O(B N (D (d + d_v) + N (d + d_v))) plus one SVD per weight."""
+    None is 1/sqrt(d). ``mask``: as in check_attention_output, of shape (N, N) or (B', N, N)
+    (B' = 1 or B; bool or float; not with ``causal=True``). Cost O(B N (D (d + d_v) + N (d +
+    d_v))) plus one SVD per weight."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
     _choice(correction, "correction", _CORRECTIONS)
     o = _f64(out, "out", allow_nonfinite=True)
+    kind, m = _mask_array(mask, causal)
     d = _core.kernel_check_spec_attention(*_inputs(x, w_q, w_k, w_v), o, correction, _lam(lam),
-                                          _mask(causal), _scale(scale), dtype, accumulate,
-                                          float(factor), float(floor_units), int(worst))
+                                          kind, _scale(scale), dtype, accumulate,
+                                          float(factor), float(floor_units), int(worst), m)
     return _kernel_check(d, dtype, accumulate, "spec-attention")
 
 
@@ -68,15 +71,17 @@ def stress_spec_attention_case(name, seed=0, shape=(64, 32, 16), dtype="fp32"):
 
 
 def baseline_spec_attention(x, w_q, w_k, w_v, *, correction="lambda", lam=10.0, dtype="fp32",
-                            accumulate="fp32", causal=False, scale=None):
+                            accumulate="fp32", causal=False, mask=None, scale=None):
     """attnspec's plain SpecA with every operation rounded to ``dtype`` / ``accumulate`` (the
-    baseline of check_spec_attention_output), as a float64 array of the rounded values."""
+    baseline of check_spec_attention_output), as a float64 array of the rounded values. ``mask``
+    as in check_spec_attention_output."""
     _choice(dtype, "dtype", DTYPES)
     _choice(accumulate, "accumulate", ("fp32", "fp64"))
     _choice(correction, "correction", _CORRECTIONS)
+    kind, m = _mask_array(mask, causal)
     return _array(_core.kernel_baseline_spec_attention(
-        *_inputs(x, w_q, w_k, w_v), correction, _lam(lam), _mask(causal), _scale(scale), dtype,
-        accumulate))
+        *_inputs(x, w_q, w_k, w_v), correction, _lam(lam), kind, _scale(scale), dtype,
+        accumulate, m))
 
 
 def check_spec_attention(fn, *, correction="lambda", dtype="fp32", accumulate="fp32",

@@ -318,11 +318,13 @@ nb::tuple linear_infsa_case(const std::string& name, std::uint64_t seed,
 // spec-attention's problem: x, w_q, w_k, w_v, the correction, lambda, mask and scale.
 kernels::SpecAttentionProblem spec_problem(const In& x, const In& wq, const In& wk, const In& wv,
                                            const std::string& correction, double lambda,
-                                           const std::string& mask, double scale) {
+                                           const std::string& mask, double scale,
+                                           const std::optional<In>& mask_array) {
     kernels::SpecAttentionProblem p;
     p.x = array_of(x), p.w_q = array_of(wq), p.w_k = array_of(wk), p.w_v = array_of(wv);
     p.correction = kernels::parse_spec_correction(correction, "correction");
     p.lambda = lambda, p.mask = kernels::parse_mask(mask, "mask"), p.scale = scale;
+    if (mask_array) p.mask_array = array_of(*mask_array);
     return p;
 }
 
@@ -331,9 +333,9 @@ nb::dict check_spec_attention(const In& x, const In& wq, const In& wk, const In&
                               const std::string& correction, double lambda, const std::string& mask,
                               double scale, const std::string& storage,
                               const std::string& accumulate, double factor, double floor_units,
-                              int worst) {
+                              int worst, std::optional<In> mask_array) {
     const kernels::SpecAttentionProblem p =
-        spec_problem(x, wq, wk, wv, correction, lambda, mask, scale);
+        spec_problem(x, wq, wk, wv, correction, lambda, mask, scale, mask_array);
     const kernels::KernelCheckOptions opt =
         options(storage, accumulate, factor, floor_units, worst);
     const Array out = array_of(o);
@@ -349,9 +351,9 @@ nb::dict check_spec_attention(const In& x, const In& wq, const In& wk, const In&
 nb::tuple baseline_spec_attention(const In& x, const In& wq, const In& wk, const In& wv,
                                   const std::string& correction, double lambda,
                                   const std::string& mask, double scale, const std::string& storage,
-                                  const std::string& accumulate) {
+                                  const std::string& accumulate, std::optional<In> mask_array) {
     const kernels::SpecAttentionProblem p =
-        spec_problem(x, wq, wk, wv, correction, lambda, mask, scale);
+        spec_problem(x, wq, wk, wv, correction, lambda, mask, scale, mask_array);
     const auto st = kernels::parse_format(storage, "dtype");
     const auto ac = kernels::parse_format(accumulate, "accumulate");
     Array o;
@@ -420,9 +422,10 @@ void bind_kernels(nb::module_& m) {
     m.def("kernel_unit_roundoff", &round_array_unit, "format"_a);
     m.def("kernel_check_spec_attention", &check_spec_attention, "x"_a, "w_q"_a, "w_k"_a, "w_v"_a,
           "o"_a, "correction"_a, "lambda_"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a,
-          "factor"_a, "floor_units"_a, "worst"_a);
+          "factor"_a, "floor_units"_a, "worst"_a, "mask_array"_a.none() = nb::none());
     m.def("kernel_baseline_spec_attention", &baseline_spec_attention, "x"_a, "w_q"_a, "w_k"_a,
-          "w_v"_a, "correction"_a, "lambda_"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a);
+          "w_v"_a, "correction"_a, "lambda_"_a, "mask"_a, "scale"_a, "storage"_a, "accumulate"_a,
+          "mask_array"_a.none() = nb::none());
     m.def("kernel_spec_attention_case", &spec_attention_case, "name"_a, "seed"_a, "shape"_a,
           "storage"_a);
     m.def("kernel_spec_attention_case_names", &kernels::spec_attention_cases);

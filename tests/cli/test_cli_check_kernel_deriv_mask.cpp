@@ -2,10 +2,12 @@
 // executable: --generate writes the case's mask beside do (or tq, tk, tv); attnspec's baselines
 // on it pass (exit 0, the fully masked rows counted); the same baselines run without the mask
 // (the kernel ignores it) exit 1 with "wrong", and the reproducer written beside the report
-// holds the mask.
+// holds the mask. spec-attention likewise: its --generate writes a mask for x's shape, its
+// baseline with the mask passes, without it is wrong.
 #include "attnspec/io/kernel_files.hpp"
 #include "attnspec/io/tensor_files.hpp"
 #include "attnspec/kernels/derivative_baseline.hpp"
+#include "attnspec/kernels/spec_attention_check.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -79,4 +81,42 @@ TEST_CASE("check-kernel derivatives with masks: baselines pass, mask-blind kerne
                               " --output " + good)
                           .code == 65);
         }
+}
+
+TEST_CASE("check-kernel spec-attention with masks: the baseline passes, a mask-blind one is wrong",
+          "[cli]") {
+    for (const std::string kind : {"boolean", "additive"}) {
+        INFO(kind);
+        TempDir dir;
+        const std::string in = dir / "in.npz", good = dir / "good.npz", blind = dir / "blind.npz";
+        CliResult r = run_cli(
+            "check-kernel spec-attention --generate gaussian --seed 3 --shape "
+            "2,32,16,8 --dtype bf16 --mask " +
+            kind + " --inputs " + in);
+        REQUIRE(r.code == 0);
+        CHECK(has(r.out, "mask (" + kind + ")"));
+        const KernelArrayFile f(in);
+        CHECK(f.read("mask", true).shape == std::vector<std::int64_t>{2, 32, 32});
+        kernels::SpecAttentionProblem p;
+        p.x = f.read("x", false), p.w_q = f.read("w_q", false), p.w_k = f.read("w_k", false);
+        p.w_v = f.read("w_v", false);
+        p.mask = kernels::parse_mask(kind, "mask"), p.mask_array = f.read("mask", true);
+        const kernels::Format bf16 = kernels::Format::bf16, fp32 = kernels::Format::fp32;
+        kernels::Array o = kernels::baseline_spec_attention(p, bf16, fp32);
+        write_npz(good, {{"o", o.shape, &o.values, true}});
+        p.mask = kernels::MaskKind::none, p.mask_array = kernels::Array{};
+        o = kernels::baseline_spec_attention(p, bf16, fp32);
+        write_npz(blind, {{"o", o.shape, &o.values, true}});
+        const std::string check =
+            "check-kernel spec-attention --dtype bf16 --mask " + kind + " --inputs " + in;
+        r = run_cli(check + " --output " + good);
+        CHECK(r.code == 0);
+        CHECK(has(r.out, "check-kernel spec-attention: pass"));
+        r = run_cli(check + " --output " + blind);
+        CHECK(r.code == 1);
+        CHECK(has(r.out, ": wrong"));
+        CHECK(
+            run_cli("check-kernel spec-attention --dtype bf16 --inputs " + in + " --output " + good)
+                .code == 64);
+    }
 }

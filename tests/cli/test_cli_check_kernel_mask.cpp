@@ -2,7 +2,7 @@
 // writes a reproducible mask with fully masked rows; a plain numpy float16 kernel applying the
 // mask passes (with the mask stored as float 0/1 or as numpy bool); the same kernel reading the
 // mask transposed, or (additive) with its sign flipped, exits 1 with "wrong"; a missing mask
-// exits 66, a mask with --mask none 64, a mask of the wrong shape 65, spec-attention 64.
+// exits 66, a mask with --mask none 64, a mask of the wrong shape 65, linear-infsa 64.
 #include "attnspec/io/kernel_files.hpp"
 #include "attnspec/io/tensor_files.hpp"
 #include "test_support.hpp"
@@ -115,10 +115,9 @@ TEST_CASE("check-kernel attention masks: missing, unexpected and misshapen masks
                 " --output " + out);
     CHECK(r.code == 65);
     CHECK(has(r.err, "boolean mask has shape (24, 23), expected (24, 24)"));
-    r = run_cli("check-kernel spec-attention --mask boolean --inputs " + masked + " --output " +
-                out);
+    r = run_cli("check-kernel linear-infsa --mask boolean --inputs " + masked + " --output " + out);
     CHECK(r.code == 64);
-    CHECK(has(r.err, "is for attention, attention-vjp and attention-jvp only"));
+    CHECK(has(r.err, "it has no mask or scale"));
     CHECK(run_cli("check-kernel attention --generate gaussian --shape 24,8 --mask causal "
                   "--inputs " +
                   (dir / "c.npz"))

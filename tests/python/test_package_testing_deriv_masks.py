@@ -3,7 +3,7 @@ additive masks: plain numpy masked VJP and JVP kernels pass check_vjp / check_jv
 planted wrong ones (dV or dK blind to the boolean mask, the additive mask with the wrong sign or
 transposed, a JVP blind to the mask) are wrong; the verdicts and numbers equal the CLI's on the
 same file; the plugin's --attnspec-mask=boolean|additive hands the mask to the test and its
-reproducer replays through the CLI."""
+reproducer replays through the CLI; spec-attention takes the mask as the CLI does."""
 import json
 import os
 
@@ -202,3 +202,24 @@ def test_the_plugin_passes_the_mask_and_replays(pytester, tmp_path, cli, kind):
     assert case["mask"] == kind and "--mask %s" % kind in case["replay"]
     d = run_cli(cli, *case["replay"].split()[1:], codes=(1,))
     assert d["verdict"] == case["verdict"] == "wrong"
+
+
+@pytest.mark.parametrize("kind", ["boolean", "additive"])
+def test_spec_attention_takes_the_mask_as_the_cli(cli, tmp_path, kind):
+    inp, outp = str(tmp_path / "in.npz"), str(tmp_path / "out.npz")
+    run_cli(cli, "check-kernel", "spec-attention", "--generate", "gaussian", "--seed", "2",
+            "--shape", "2,32,16,8", "--inputs", inp, "--dtype", "fp16", "--mask", kind)
+    with np.load(inp) as f:
+        x, wq, wk, wv = (f[n].astype(np.float16) for n in ("x", "w_q", "w_k", "w_v"))
+        m = f["mask"] != 0 if kind == "boolean" else f["mask"].astype(np.float16)
+    assert m.shape == (2, 32, 32)
+    verdicts = []
+    for mask in (m, None):  # the baseline with the mask, then blind to it
+        o = at.baseline_spec_attention(x, wq, wk, wv, dtype="fp16", mask=mask).astype(np.float16)
+        np.savez(outp, o=o)
+        c = run_cli(cli, "check-kernel", "spec-attention", "--inputs", inp, "--output", outp,
+                    "--dtype", "fp16", "--mask", kind, codes=(0, 1))
+        r = at.check_spec_attention_output(o, x, wq, wk, wv, dtype="fp16", mask=m)
+        _same_numbers(c, r)
+        verdicts.append(r.verdict)
+    assert verdicts == ["pass", "wrong"]

@@ -65,14 +65,20 @@ void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p
     p.q = f.read("q", keep_nonfinite && !general);
     p.k = f.read("k", keep_nonfinite && !general);
     p.v = f.read("v", keep_nonfinite && !general);
+    load_mask_input(f, path, p.mask, p.mask_array);
+}
+
+void load_mask_input(const KernelArrayFile& f, const std::string& path, kernels::MaskKind mask,
+                     kernels::Array& out) {
+    const bool general = kernels::general_mask(mask);
     if (general && !f.has("mask"))
         throw Error(ExitCode::NoInput, "'" + path + "' has no array 'mask' (--mask " +
-                                           kernels::mask_name(p.mask) + " reads it)");
+                                           kernels::mask_name(mask) + " reads it)");
     if (!general && f.has("mask"))
         fail_usage("'" + path + "' holds an array 'mask': give --mask boolean or additive (got " +
-                       kernels::mask_name(p.mask) + ")",
+                       kernels::mask_name(mask) + ")",
                    "mask");
-    if (general) p.mask_array = f.read("mask", true);  // -inf: a hidden key (additive)
+    if (general) out = f.read("mask", true);  // -inf: a hidden key (additive)
 }
 
 void write_attention_inputs(const std::string& path, const kernels::AttentionProblem& p, bool f64,

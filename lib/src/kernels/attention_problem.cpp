@@ -124,13 +124,6 @@ ProblemShape problem_shape(const AttentionProblem& p) {
     return s;
 }
 
-void refuse_general_mask(MaskKind m, const char* op) {
-    if (general_mask(m))
-        fail_data(std::string(op) + " takes --mask none or causal, not " + mask_name(m) +
-                      " (boolean and additive masks: attention, attention-vjp, attention-jvp)",
-                  "mask");
-}
-
 double effective_scale(const AttentionProblem& p, const ProblemShape& s) {
     return p.scale != 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(s.d));
 }

@@ -35,7 +35,7 @@ Projected projected(const SpecAttentionProblem& p, const detail::ProjectionModel
     r.q = detail::project(p.x, r.wq, m), r.k = detail::project(p.x, r.wk, m);
     r.v = detail::project(p.x, r.wv, m);
     r.center.q = r.q.center, r.center.k = r.k.center, r.center.v = r.v.center;
-    r.center.mask = p.mask, r.center.scale = p.scale;
+    r.center.mask = p.mask, r.center.scale = p.scale, r.center.mask_array = p.mask_array;
     return r;
 }
 
@@ -55,7 +55,8 @@ double max_abs_dot(const RowInput& in) {
     double mx = 0;
     for (long j = 0; j < in.n; ++j) {
         double dot = 0;
-        for (long c = 0; c < in.d; ++c) dot += std::fabs(in.q[c] * in.K[j * in.d + c]);
+        const double* k = in.K + in.key(j) * in.d;
+        for (long c = 0; c < in.d; ++c) dot += std::fabs(in.q[c] * k[c]);
         mx = std::max(mx, in.scale * dot);
     }
     return mx;
@@ -71,10 +72,9 @@ SpecCorrection parse_spec_correction(const std::string& text, const std::string&
 
 KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Array& o,
                                        const KernelCheckOptions& opt) {
-    refuse_general_mask(p.mask, "spec-attention");
     detail::check_factor(opt);
     KernelCheckResult r;
-    r.inputs_exact = detail::all_exact({&p.x, &p.w_q, &p.w_k, &p.w_v}, opt.storage);
+    r.inputs_exact = detail::all_exact({&p.x, &p.w_q, &p.w_k, &p.w_v, &p.mask_array}, opt.storage);
     const detail::ProjectionModel pm =
         detail::projection_model(opt.storage, opt.accumulate, r.inputs_exact);
     const Projected P = projected(p, pm);
@@ -89,11 +89,12 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Arra
     const Array base = baseline_spec_attention(p, opt.storage, opt.accumulate);
     RowScratch scratch;
     RowAnalysis ref, own;
+    std::vector<long> keys;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
                 const long at = ((b * sh.H + h) * sh.Nq + i) * sh.dv;
-                const RowInput in0 = detail::row_input(sh, P.center, p.mask, r.scale, b, h, i);
+                const RowInput in0 = detail::row_input_any(sh, P.center, r.scale, b, h, i, keys);
                 ++r.rows;
                 if (in0.n == 0) {
                     detail::masked_row(o.values.data() + at, sh.dv,
@@ -131,10 +132,11 @@ Array reference_spec_attention(const SpecAttentionProblem& p) {
     out.values.assign(static_cast<size_t>(sh.B * sh.H * sh.Nq * sh.dv), 0.0);
     RowScratch scratch;
     RowAnalysis ref;
+    std::vector<long> keys;
     for (long b = 0; b < sh.B; ++b)
         for (long h = 0; h < sh.H; ++h)
             for (long i = 0; i < sh.Nq; ++i) {
-                analyze_row(detail::row_input(sh, P.center, p.mask, scale, b, h, i),
+                analyze_row(detail::row_input_any(sh, P.center, scale, b, h, i, keys),
                             reference_model(), scratch, ref);
                 std::copy(ref.o.begin(), ref.o.end(),
                           out.values.begin() + ((b * sh.H + h) * sh.Nq + i) * sh.dv);
@@ -143,7 +145,6 @@ Array reference_spec_attention(const SpecAttentionProblem& p) {
 }
 
 Array baseline_spec_attention(const SpecAttentionProblem& p, Format storage, Format accumulate) {
-    refuse_general_mask(p.mask, "spec-attention");
     detail::spec_dims(p);
     Array x = p.x;
     detail::round_all({&x}, storage);
@@ -157,7 +158,8 @@ Array baseline_spec_attention(const SpecAttentionProblem& p, Format storage, For
     a.v = detail::baseline_project(x, p.w_v,
                                    detail::corrected_weight(p.w_v, p.correction, p.lambda, "w_v"),
                                    storage, accumulate);
-    a.mask = p.mask, a.scale = p.scale;
+    a.mask = p.mask, a.scale = p.scale,
+    a.mask_array = p.mask_array;  // baseline_attention rounds it
     Array o, lse;
     baseline_attention(a, storage, accumulate, o, lse);
     return o;

@@ -4,7 +4,8 @@
 // (attention/attention.hpp at W + C of attention/corrections.hpp) -- must pass on every stress
 // case within the rounding bound. Planted wrong ones -- C_V omitted, lambda applied as lambda
 // times all ones, the SVD correction scaled by sigma_r instead of sigma_1, the scale 1/d, an extra
-// relative error 1e-4 in a few fp32 elements -- must not pass.
+// relative error 1e-4 in a few fp32 elements, under a boolean or additive mask the mask ignored or
+// (additive) its sign flipped -- must not pass.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "attnspec/attention/attention.hpp"
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/kernels/spec_attention_check.hpp"
+#include "attnspec/kernels/stress.hpp"
 #include "attnspec/spectral/svd.hpp"
 #include "test_support.hpp"
 
@@ -20,7 +22,27 @@ using namespace attnspec::kernels;
 
 namespace {
 
-enum class Fault { none, no_cv, lambda_ones, svd_sigma_r, scale_1_over_d, extra_error };
+enum class Fault {
+    none,
+    no_cv,
+    lambda_ones,
+    svd_sigma_r,
+    scale_1_over_d,
+    extra_error,
+    mask_ignored,
+    mask_sign_flipped
+};
+
+// Under a boolean or additive mask: the bias of key j for row i of batch b (0 or -inf, or M_ij;
+// the mask (N, N) or (B', N, N)), or the planted misreadings.
+double bias(const SpecAttentionProblem& p, long b, long i, long j, Fault f) {
+    const Array& M = p.mask_array;
+    const long N = M.shape.back(), mb = M.shape.size() == 3 && M.shape[0] > 1 ? b : 0;
+    const double m = M.values[static_cast<size_t>((mb * N + i) * N + j)];
+    if (f == Fault::mask_ignored) return 0;
+    if (p.mask == MaskKind::boolean) return m != 0 ? 0.0 : -HUGE_VAL;
+    return f == Fault::mask_sign_flipped && std::isfinite(m) ? -m : m;
+}
 
 using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -71,9 +93,16 @@ Array float_kernel(const SpecAttentionProblem& p, Format storage, Fault f = Faul
         MatT Q = X * W[0], K = X * W[1], V = X * W[2];
         for (MatT* M : {&Q, &K, &V}) *M = M->unaryExpr(st);
         for (long i = 0; i < N; ++i) {
+            const bool general = general_mask(p.mask);  // then every key, hidden ones at -inf
             const long n = p.mask == MaskKind::causal ? i + 1 : N;
             VecT x = (K.topRows(n) * Q.row(i).transpose()) * s;
+            if (general)
+                for (long j = 0; j < N; ++j) x[j] += static_cast<T>(bias(p, b, i, j, f));
             const T m = x.maxCoeff();
+            if (general && !std::isfinite(m)) {  // a fully masked row: zeros
+                for (long c = 0; c < dv; ++c) o.values[(b * N + i) * dv + c] = 0;
+                continue;
+            }
             VecT e = (x.array() - m).exp();
             const T l = e.sum();
             for (long j = 0; j < n; ++j) e[j] = st(e[j] / l);
@@ -228,4 +257,35 @@ TEST_CASE("check-kernel spec-attention: batched x and the generator's shape", "[
     CHECK(r.rows == 80);
     CHECK(spec_case_lambda("large-lambda") == 100);
     CHECK(spec_case_lambda("gaussian") == 10);
+}
+
+TEST_CASE("check-kernel spec-attention: boolean and additive masks", "[kernels][mask]") {
+    for (Format f : {Format::fp32, Format::fp16, Format::bf16})
+        for (MaskKind mk : {MaskKind::boolean, MaskKind::additive}) {
+            INFO(format_name(f) << " " << mask_name(mk));
+            SpecAttentionProblem p = generate_spec_attention("gaussian", 5, {2, 32, 16, 8}, f);
+            p.mask = mk;
+            p.mask_array = generate_mask(mk, 5, p.x.shape, f);  // (2, 32, 32)
+            KernelCheckResult r = check_spec_attention(p, float_kernel(p, f), at(f));
+            INFO(r.summary);
+            CHECK(r.verdict == KernelVerdict::pass);
+            CHECK(r.worst_bound_ratio <= 1);
+            CHECK(r.masked_rows == 2 * 2);  // rows 7 and 23 of each batch
+            r = check_spec_attention(p, baseline_spec_attention(p, f, Format::fp32), at(f));
+            CHECK(r.verdict == KernelVerdict::pass);
+            CHECK(r.worst_bound_ratio <= 1);
+            r = check_spec_attention(p, float_kernel(p, f, Fault::mask_ignored), at(f));
+            CHECK(r.verdict == KernelVerdict::wrong);
+            if (mk == MaskKind::additive) {
+                r = check_spec_attention(p, float_kernel(p, f, Fault::mask_sign_flipped), at(f));
+                CHECK(r.verdict == KernelVerdict::wrong);
+            }
+            SpecAttentionProblem one = p;  // a mask (N, N) broadcast over the batch
+            one.mask_array.shape = {32, 32};
+            one.mask_array.values.resize(32 * 32);
+            CHECK(check_spec_attention(one, float_kernel(one, f), at(f)).verdict ==
+                  KernelVerdict::pass);
+            one.mask_array.shape = {3, 32, 32};
+            CHECK_THROWS_AS(check_spec_attention(one, float_kernel(p, f), at(f)), Error);
+        }
 }

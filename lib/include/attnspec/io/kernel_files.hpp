@@ -43,6 +43,10 @@ class KernelArrayFile {
 // is none or causal (the stated propagation is derived for those).
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p,
                            bool keep_nonfinite = false);
+// The mask rules above for `f` (opened from `path`): under a boolean or additive `mask` its array
+// "mask" into `out` (NoInput when absent), under none or causal a "mask" array is a usage error.
+void load_mask_input(const KernelArrayFile& f, const std::string& path, kernels::MaskKind mask,
+                     kernels::Array& out);
 
 // Writes q, k, v of `p` and the `extra` arrays (a derivative case's do or tq, tk, tv) to an .npz
 // at `path` (float32 members, or float64 when `f64`; io/tensor_files.hpp: write_npz), and, when

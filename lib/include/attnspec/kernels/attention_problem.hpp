@@ -64,9 +64,6 @@ struct ProblemShape {
 // DataError naming `mask`, its shape and the expected one, or its bad value (boolean: not 0/1;
 // additive: NaN or +inf); a mask array under none or causal is refused. O(1), O(size) for a mask.
 ProblemShape problem_shape(const AttentionProblem& p);
-// DataError (parameter "mask") naming `op` when `m` is boolean or additive: the operations other
-// than attention, attention-vjp and attention-jvp (spec-attention) take none or causal only.
-void refuse_general_mask(MaskKind m, const char* op);
 // The scale used: p.scale, or 1/sqrt(d) when it is 0.
 double effective_scale(const AttentionProblem& p, const ProblemShape& s);
 

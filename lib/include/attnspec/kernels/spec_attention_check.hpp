@@ -4,7 +4,8 @@
 //   O = softmax(s X W'_Q W'_K^T X^T + M) X W'_V,  W' = W + C,  s default 1/sqrt(d),
 // with C = lambda I_{D x d} (rectangular identity, lambda >= 0) or the SVD correction of Thm 3.5,
 // C = sigma_1(W) U V^T from the thin SVD of W (W = 0: DataError). X is (N, D) or (B, N, D), W_Q
-// and W_K (D, d), W_V (D, d_v); O (N, d_v) or (B, N, d_v). The reference forms W + C and the
+// and W_K (D, d), W_V (D, d_v); O (N, d_v) or (B, N, d_v); M none, causal, or a boolean or
+// additive mask array (N, N) or (B', N, N) as attention's. The reference forms W + C and the
 // projections in float64 with elementwise error bounds and runs the attention reference
 // (kernels/attention_reference.hpp) on them, the projections' error carried as an operand
 // perturbation. The corrections are those of attention/corrections.hpp, which kernels may not
@@ -34,6 +35,9 @@ struct SpecAttentionProblem {
     double lambda = 10;  // the paper's
     MaskKind mask = MaskKind::none;
     double scale = 0;  // 0: 1/sqrt(d)
+    // boolean and additive masks (kernels/attention_problem.hpp): M of shape (N, N) or (B', N, N),
+    // B' = 1 or B; empty for none and causal.
+    Array mask_array;
 };
 
 // Checks `o` against the reference of `p`. DataError (65) on inconsistent shapes (naming the
