@@ -6,8 +6,10 @@
 #include <cstdio>
 
 #include "attnspec/kernels/derivative_baseline.hpp"
+#include "attnspec/kernels/derivative_nonfinite.hpp"
 #include "attnspec/kernels/derivative_reference.hpp"
 #include "check_compare.hpp"
+#include "nonfinite_check.hpp"
 
 namespace attnspec::kernels {
 namespace {
@@ -84,6 +86,8 @@ void describe(KernelCheckResult& r, const AttentionProblem& p, const Setup& s) {
 VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout, const Array& dq,
                                    const Array& dk, const Array& dv,
                                    const KernelCheckOptions& opt) {
+    if (any_nonfinite({&p.q, &p.k, &p.v, &dout}))  // kernels/derivative_nonfinite.hpp
+        return detail::check_vjp_nonfinite(p, dout, dq, dk, dv, opt);
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&dout}, opt, entered, extra);
@@ -117,6 +121,8 @@ VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout,
 KernelCheckResult check_attention_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
                                       const Array& tv, const Array& dout,
                                       const KernelCheckOptions& opt) {
+    if (any_nonfinite({&p.q, &p.k, &p.v, &tq, &tk, &tv}))  // kernels/derivative_nonfinite.hpp
+        return detail::check_jvp_nonfinite(p, tq, tk, tv, dout, opt);
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&tq, &tk, &tv}, opt, entered, extra);

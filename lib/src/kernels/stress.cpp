@@ -19,7 +19,11 @@ constexpr EnumName<StressCase> kStressNames[] = {
     {StressCase::denormal, "denormal"},     {StressCase::nan_q, "nan-q"},
     {StressCase::inf_q, "inf-q"},           {StressCase::nan_k, "nan-k"},
     {StressCase::inf_k, "inf-k"},           {StressCase::nan_v, "nan-v"},
-    {StressCase::inf_v, "inf-v"},
+    {StressCase::inf_v, "inf-v"},           {StressCase::nan_do, "nan-do"},
+    {StressCase::inf_do, "inf-do"},         {StressCase::nan_tq, "nan-tq"},
+    {StressCase::inf_tq, "inf-tq"},         {StressCase::nan_tk, "nan-tk"},
+    {StressCase::inf_tk, "inf-tk"},         {StressCase::nan_tv, "nan-tv"},
+    {StressCase::inf_tv, "inf-tv"},
 };
 
 constexpr double kLargeLogit = 1e4;  // max |s q.k| of large-logits
@@ -105,21 +109,32 @@ void denormal(Array& k, Array& v, Format storage) {
     for (double& x : v.values) x *= tiny / 2;
 }
 
-// One non-finite element per head of the array the case names (nan-q .. inf-v), its row and
-// column (and inf-v's sign) drawn from `rng`.
-void plant_nonfinite(StressCase c, AttentionProblem& p, Rng& rng, const Dims& D) {
+// One non-finite element per head of `a` (heads of N rows of width d), its row and column (and,
+// with `sign`, the sign of +-inf) drawn from `rng`.
+void plant(Array& a, bool is_nan, bool sign, Rng& rng, long N, long d) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
+    const long heads = static_cast<long>(a.values.size()) / (N * d);
+    for (long h = 0; h < heads; ++h) {
+        const long row = rng.integer(0, N - 1), col = rng.integer(0, d - 1);
+        double x = is_nan ? nan : inf;
+        if (sign && rng.integer(0, 1) == 1) x = -inf;
+        a.values[static_cast<size_t>((h * N + row) * d + col)] = x;
+    }
+}
+
+// The array of q, k, v a case of nan-q .. inf-v names.
+void plant_nonfinite(StressCase c, AttentionProblem& p, Rng& rng, const Dims& D) {
     Array& a = c == StressCase::nan_q || c == StressCase::inf_q   ? p.q
                : c == StressCase::nan_k || c == StressCase::inf_k ? p.k
                                                                   : p.v;
     const bool is_nan = c == StressCase::nan_q || c == StressCase::nan_k || c == StressCase::nan_v;
-    for (long h = 0; h < D.heads; ++h) {
-        const long row = rng.integer(0, D.N - 1), col = rng.integer(0, D.d - 1);
-        double x = is_nan ? nan : inf;
-        if (c == StressCase::inf_v && rng.integer(0, 1) == 1) x = -inf;
-        a.values[static_cast<size_t>((h * D.N + row) * D.d + col)] = x;
-    }
+    plant(a, is_nan, c == StressCase::inf_v, rng, D.N, D.d);
+}
+
+// nan-do .. inf-tv: the cases planting into a direction array (generate_directions).
+bool direction_case(StressCase c) {
+    return static_cast<int>(c) >= static_cast<int>(StressCase::nan_do);
 }
 
 }  // namespace
@@ -140,7 +155,16 @@ std::vector<StressCase> stress_cases() {
 std::vector<StressCase> nonfinite_stress_cases() {
     std::vector<StressCase> all;
     for (const auto& e : kStressNames)
-        if (is_nonfinite_case(e.value)) all.push_back(e.value);
+        if (is_nonfinite_case(e.value) && !direction_case(e.value)) all.push_back(e.value);
+    return all;
+}
+
+std::vector<StressCase> derivative_nonfinite_cases(bool vjp) {
+    std::vector<StressCase> all = nonfinite_stress_cases();
+    for (const auto& e : kStressNames) {
+        const bool is_do = e.value == StressCase::nan_do || e.value == StressCase::inf_do;
+        if (direction_case(e.value) && is_do == vjp) all.push_back(e.value);
+    }
     return all;
 }
 
@@ -183,7 +207,7 @@ AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
     if (c == StressCase::denormal) denormal(p.k, p.v, storage);
     for (Array* a : {&p.q, &p.k, &p.v})
         for (double& x : a->values) x = round_to(x, storage);
-    if (is_nonfinite_case(c)) plant_nonfinite(c, p, rng, D);
+    if (is_nonfinite_case(c) && !direction_case(c)) plant_nonfinite(c, p, rng, D);
     return p;
 }
 
@@ -197,6 +221,16 @@ std::vector<Array> generate_directions(StressCase c, std::uint64_t seed,
         out.push_back(filled(shape, rng, draw));
         for (double& x : out.back().values) x = round_to(x, storage);
     }
+    if (!direction_case(c)) return out;
+    const int k = static_cast<int>(c) - static_cast<int>(StressCase::nan_do);  // do, do, tq, tq, ..
+    const size_t want = k < 2 ? 1 : 3, at = k < 2 ? 0 : static_cast<size_t>(k / 2 - 1);
+    if (shapes.size() != want)
+        fail_data(std::string("stress case ") + stress_name(c) + " plants into " +
+                  (want == 1 ? "the cotangent do (attention-vjp)" : "a tangent (attention-jvp)"));
+    const auto& shape = shapes[at];
+    const long d = static_cast<long>(shape.back());
+    const long N = static_cast<long>(shape[shape.size() - 2]);
+    plant(out[at], k % 2 == 0, k % 2 == 1, rng, N, d);
     return out;
 }
 

@@ -24,6 +24,11 @@
 //   nan-q / inf-q     q_ic = NaN / +inf
 //   nan-k / inf-k     k_jc = NaN / +inf (a -inf logit in the rows with q_ic < 0)
 //   nan-v / inf-v     v_jc = NaN / +-inf (the sign drawn next: -inf with probability 1/2)
+// and, for the derivatives (kernels/derivative_nonfinite.hpp states their propagation), in the
+// direction arrays of generate_directions (q, k, v then gaussian and finite), one element per head
+// drawn after the directions from their stream, as above:
+//   nan-do / inf-do   dO_ic = NaN / +-inf (attention-vjp)
+//   nan-tq / inf-tq, nan-tk / inf-tk, nan-tv / inf-tv   the tangent's element (attention-jvp)
 // CPU only; kernels/stress.cpp.
 #pragma once
 #include <cstdint>
@@ -48,7 +53,15 @@ enum class StressCase {
     nan_k,
     inf_k,
     nan_v,
-    inf_v
+    inf_v,
+    nan_do,
+    inf_do,
+    nan_tq,
+    inf_tq,
+    nan_tk,
+    inf_tk,
+    nan_tv,
+    inf_tv
 };
 const char* stress_name(StressCase c);
 // Any case's name, the non-finite ones included.
@@ -56,9 +69,13 @@ StressCase parse_stress(const std::string& text, const std::string& parameter);
 // The suite every check runs: every finite case in the order above (gaussian ..
 // rank-deficient-k), not denormal.
 std::vector<StressCase> stress_cases();
-// The non-finite cases (nan-q .. inf-v), in the order above, and whether `c` is one of them.
+// The non-finite cases of attention (nan-q .. inf-v), in the order above, and whether `c` is one
+// of the non-finite cases (those and nan-do .. inf-tv).
 std::vector<StressCase> nonfinite_stress_cases();
 bool is_nonfinite_case(StressCase c);
+// The non-finite cases of attention-vjp (`vjp`: nan-q .. inf-v, nan-do, inf-do) or attention-jvp
+// (nan-q .. inf-v, nan-tq .. inf-tv).
+std::vector<StressCase> derivative_nonfinite_cases(bool vjp);
 
 // Q, K, V of `shape` = (N, d), (H, N, d) or (B, H, N, d) (K and V have Q's shape), mask none,
 // scale `scale` (0: 1/sqrt(d)). DataError when a dimension is < 1 or the element count exceeds
@@ -70,7 +87,9 @@ AttentionProblem generate_stress(StressCase c, std::uint64_t seed,
 // The directions of a derivative case, one array per shape in `shapes`: the cotangent dO
 // (attention-vjp: the shape of O) or the tangents tq, tk, tv (attention-jvp: the shapes of q, k,
 // v), N(0, 1) (Student's t, as above, for heavy-tail), drawn in order from a second
-// std::mt19937_64 stream seeded with seed ^ 0xD1B54A32D192ED03 and rounded to `storage`. O(size).
+// std::mt19937_64 stream seeded with seed ^ 0xD1B54A32D192ED03 and rounded to `storage`; nan-do,
+// inf-do (one shape) and nan-tq .. inf-tv (three shapes) then plant their element (DataError for
+// another count of shapes). O(size).
 std::vector<Array> generate_directions(StressCase c, std::uint64_t seed,
                                        const std::vector<std::vector<std::int64_t>>& shapes,
                                        Format storage);
