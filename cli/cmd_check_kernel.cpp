@@ -171,6 +171,19 @@ std::vector<std::string> direction_names(Op op) {
     return {};
 }
 
+// A non-finite case of another operation (kernels/stress.hpp: attention nan-q .. inf-v; the
+// derivatives those and their directions' nan-do, inf-do or nan-tq .. inf-tv): usage (64).
+void refuse_foreign_case(Op op, const Args& a) {
+    const StressCase c = parse_stress(a.generate, "stress_case");
+    if (!is_nonfinite_case(c)) return;
+    const std::vector<StressCase> ok =
+        op == Op::attention ? nonfinite_stress_cases() : derivative_nonfinite_cases(op == Op::vjp);
+    if (std::find(ok.begin(), ok.end(), c) == ok.end())
+        fail_usage("check-kernel " + a.op + " --generate " + a.generate +
+                   ": not a non-finite case of this operation (attention: nan-q .. inf-v; "
+                   "attention-vjp also nan-do, inf-do; attention-jvp also nan-tq .. inf-tv)");
+}
+
 int generate(Op op, const Args& a, const po::variables_map& vm) {
     reject_given(vm, "check-kernel", {"output", "accumulate", "factor", "junit", "out"},
                  "with --generate (it only writes the inputs)");
@@ -190,10 +203,7 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
         return 0;
     }
     const Format f = parse_format(a.dtype, "dtype");
-    if (op != Op::attention && !is_infsa(op) &&
-        is_nonfinite_case(parse_stress(a.generate, "stress_case")))
-        fail_usage("check-kernel " + a.op + " --generate " + a.generate +
-                   ": the non-finite cases are for check-kernel attention only");
+    if (!is_infsa(op)) refuse_foreign_case(op, a);
     const AttentionProblem p =
         op == Op::neumann ? generate_neumann(a.generate, a.common.seed, parse_shape(a.shape), f)
         : is_infsa(op) ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
@@ -306,9 +316,10 @@ int run_check_kernel(const Invocation& inv) {
         "spec-attention: lambda >= 0 of --correction lambda (default 10, the paper's)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
-        "rank-deficient-k, denormal (below the dtype's normal range; bound analysed for "
-        "attention only); attention also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf "
-        "per head); linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
+        "rank-deficient-k, denormal (below the dtype's normal range); attention, attention-vjp "
+        "and attention-jvp also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf per "
+        "head), attention-vjp nan-do, inf-do, attention-jvp nan-tq, inf-tq, nan-tk, inf-tk, "
+        "nan-tv, inf-tv; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
         "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
         "large-logits")("shape", po::value(&a.shape),
                         "--generate: N,d or H,N,d or B,H,N,d (spec-attention: N,D,d or "
@@ -353,7 +364,8 @@ int run_check_kernel(const Invocation& inv) {
     p.mask = parse_mask(a.mask, "mask");
     p.scale = a.scale;
     if (op == Op::spec_attention) return check_spec(a, opt, p, inv, start);
-    load_attention_inputs(a.inputs, p, op == Op::attention);
+    const bool nonfinite = op == Op::attention || op == Op::vjp || op == Op::jvp;
+    load_attention_inputs(a.inputs, p, nonfinite);
     const KernelArrayFile in(a.inputs), out(a.output);
     KernelVerdict verdict = KernelVerdict::pass;
     if (op == Op::attention) {
@@ -366,7 +378,7 @@ int run_check_kernel(const Invocation& inv) {
         if (out.has("lse")) arrays.emplace_back("lse", &lse);
         verdict = emit(r.verdict, r.summary, {{"o", &r}}, a, arrays, inv, start);
     } else if (op == Op::vjp) {
-        const Array dout = in.read("do", false);
+        const Array dout = in.read("do", true);
         const Array dq = out.read("dq", true), dk = out.read("dk", true), dv = out.read("dv", true);
         const VjpCheckResult r = check_attention_vjp(p, dout, dq, dk, dv, opt);
         const Named tensors = {{"dq", &r.dq}, {"dk", &r.dk}, {"dv", &r.dv}};
@@ -382,7 +394,7 @@ int run_check_kernel(const Invocation& inv) {
         verdict = emit(r.verdict, r.summary, {{"o", &r}}, a,
                        {{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"o", &o}}, inv, start);
     } else {
-        const Array tq = in.read("tq", false), tk = in.read("tk", false), tv = in.read("tv", false);
+        const Array tq = in.read("tq", true), tk = in.read("tk", true), tv = in.read("tv", true);
         const Array do_t = out.read("do_t", true);
         const KernelCheckResult r = check_attention_jvp(p, tq, tk, tv, do_t, opt);
         std::vector<NamedArray> arrays = {{"q", &p.q}, {"k", &p.k}, {"v", &p.v},    {"tq", &tq},

@@ -301,9 +301,13 @@ def check_vjp_output(dq, dk, dv, q, k, v, do, *, dtype=None, accumulate="fp32", 
     returns a VjpCheck. ``dtype`` None is taken from ``dq``. Under grouped heads dK and dV sum over
     the query heads sharing a K/V head. ``mask`` as in check_attention_output (bool or float;
     not with ``causal=True``): a row with no visible key expects zeros or NaN in dQ and adds
-    nothing to dK, dV. Cost O(B H N_q N_k (d + d_v)), memory O(N d)."""
+    nothing to dK, dV. q, k, v, do may hold NaN/Inf (nonfinite_stress_cases("attention-vjp"),
+    without a boolean/additive mask): which elements must then be NaN/Inf follows
+    docs/cli/check-kernel.md ("Non-finite inputs"), counted in each tensor's nonfinite_expected
+    and nonfinite_mismatch. Cost O(B H N_q N_k (d + d_v)), memory O(N d)."""
     dtype = _settings(dtype, dq, "dq", accumulate, factor)
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (do, "do"))]
+    arrays = [_f64(x, n, allow_nonfinite=True) for x, n in ((q, "q"), (k, "k"), (v, "v"),
+                                                           (do, "do"))]
     outs = [_f64(x, n, allow_nonfinite=True) for x, n in ((dq, "dq"), (dk, "dk"), (dv, "dv"))]
     kind, m = _mask_array(mask, causal)
     d = _core.kernel_check_vjp(*arrays, *outs, kind, _scale(scale), dtype, accumulate,
@@ -317,10 +321,11 @@ def check_jvp_output(do_t, q, k, v, tq, tk, tv, *, dtype=None, accumulate="fp32"
     """Checks the forward-mode derivative ``do_t`` (shape of the output) of attention on q, k, v
     along the tangents ``tq``, ``tk``, ``tv`` (shapes of q, k, v); returns a KernelCheck.
     ``dtype`` None is taken from ``do_t``. ``mask`` as in check_vjp_output (the mask itself has
-    no tangent)."""
+    no tangent). The inputs may hold NaN/Inf, as for check_vjp_output
+    (nonfinite_stress_cases("attention-jvp"))."""
     dtype = _settings(dtype, do_t, "do_t", accumulate, factor)
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (tq, "tq"), (tk, "tk"),
-                                      (tv, "tv"))]
+    arrays = [_f64(x, n, allow_nonfinite=True) for x, n in ((q, "q"), (k, "k"), (v, "v"),
+                                                           (tq, "tq"), (tk, "tk"), (tv, "tv"))]
     o = _f64(do_t, "do_t", allow_nonfinite=True)
     kind, m = _mask_array(mask, causal)
     d = _core.kernel_check_jvp(*arrays, o, kind, _scale(scale), dtype, accumulate,
@@ -366,11 +371,15 @@ def stress_cases():
     return tuple(_core.kernel_stress_names())
 
 
-def nonfinite_stress_cases():
-    """The names of the stress generators with one NaN/Inf per head in q, k or v (``nan-q``,
-    ``inf-q``, ``nan-k``, ``inf-k``, ``nan-v``, ``inf-v``): for check_attention_output only (the
-    derivative and InfSA checks refuse non-finite inputs)."""
-    return tuple(_core.kernel_stress_names(nonfinite=True))
+def nonfinite_stress_cases(operation="attention"):
+    """The names of the stress generators with one NaN/Inf per head of ``operation``: for
+    ``"attention"`` in q, k or v (``nan-q``, ``inf-q``, ``nan-k``, ``inf-k``, ``nan-v``,
+    ``inf-v``; stress_case()); ``"attention-vjp"`` those and ``nan-do``, ``inf-do`` in the cotangent
+    (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``, ``nan-tk``,
+    ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()). The InfSA and
+    spec-attention checks refuse non-finite inputs."""
+    _choice(operation, "operation", ("attention", "attention-vjp", "attention-jvp"))
+    return tuple(_core.kernel_stress_names(nonfinite=True, operation=operation))
 
 
 def _typed(arrays, dtype):
@@ -399,7 +408,9 @@ def _directions(name, seed, shapes, dtype):
 
 def stress_vjp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     """(q, k, v, do): stress_case(...) and the cotangent ``do`` (shape of the output), the arrays
-    ``attnspec check-kernel attention-vjp --generate NAME --seed S --shape ...`` writes."""
+    ``attnspec check-kernel attention-vjp --generate NAME --seed S --shape ...`` writes; NAME may
+    be one of nonfinite_stress_cases("attention-vjp") (``nan-do``, ``inf-do``: one NaN/Inf per
+    head of ``do``)."""
     q, k, v = stress_case(name, seed, shape, dtype)
     (do,) = _directions(name, seed, [q.shape[:-1] + v.shape[-1:]], dtype)
     return q, k, v, do
@@ -407,7 +418,9 @@ def stress_vjp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
 
 def stress_jvp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     """(q, k, v, tq, tk, tv): stress_case(...) and the tangents (shapes of q, k, v), the arrays
-    ``attnspec check-kernel attention-jvp --generate NAME --seed S --shape ...`` writes."""
+    ``attnspec check-kernel attention-jvp --generate NAME --seed S --shape ...`` writes; NAME may
+    be one of nonfinite_stress_cases("attention-jvp") (``nan-tq`` .. ``inf-tv``: one NaN/Inf per
+    head of that tangent)."""
     q, k, v = stress_case(name, seed, shape, dtype)
     return (q, k, v) + _directions(name, seed, [q.shape, k.shape, v.shape], dtype)
 

@@ -377,11 +377,15 @@ nb::tuple spec_attention_case(const std::string& name, std::uint64_t seed,
                           array_tuple(p.w_v), p.lambda);
 }
 
-// The finite stress cases, or (`nonfinite`) the NaN/Inf ones (kernels/stress.hpp).
-std::vector<std::string> stress_names(bool nonfinite) {
+// The finite stress cases, or (`nonfinite`) the NaN/Inf ones of `operation` (attention,
+// attention-vjp or attention-jvp; kernels/stress.hpp).
+std::vector<std::string> stress_names(bool nonfinite, const std::string& operation) {
     std::vector<std::string> out;
-    for (auto c : nonfinite ? kernels::nonfinite_stress_cases() : kernels::stress_cases())
-        out.emplace_back(kernels::stress_name(c));
+    const auto cases = !nonfinite                     ? kernels::stress_cases()
+                       : operation == "attention-vjp" ? kernels::derivative_nonfinite_cases(true)
+                       : operation == "attention-jvp" ? kernels::derivative_nonfinite_cases(false)
+                                                      : kernels::nonfinite_stress_cases();
+    for (auto c : cases) out.emplace_back(kernels::stress_name(c));
     return out;
 }
 
@@ -410,7 +414,7 @@ void bind_kernels(nb::module_& m) {
     m.def("kernel_stress_directions", &stress_directions, "name"_a, "seed"_a, "shapes"_a,
           "storage"_a);
     m.def("kernel_stress_case", &stress_case, "name"_a, "seed"_a, "shape"_a, "storage"_a);
-    m.def("kernel_stress_names", &stress_names, "nonfinite"_a = false);
+    m.def("kernel_stress_names", &stress_names, "nonfinite"_a = false, "operation"_a = "attention");
     m.def("kernel_check_infsa", &check_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "o"_a, "gamma"_a,
           "eps"_a, "storage"_a, "accumulate"_a, "factor"_a, "floor_units"_a, "worst"_a);
     m.def("kernel_baseline_infsa", &baseline_infsa, "op"_a, "q"_a, "k"_a, "v"_a, "gamma"_a, "eps"_a,

@@ -1,8 +1,9 @@
-// attnspec check-kernel attention on inputs with NaN/Inf (docs/cli/check-kernel.md, "Non-finite
-// inputs") through the executable: --generate writes the non-finite cases (attention only); a
-// plain numpy float32 attention (max-subtracted softmax) passes with the expected NaN/Inf counted
-// and none mismatched; the same output through numpy.nan_to_num is wrong (exit 1); the other
-// operations refuse NaN/Inf inputs (65) and the non-finite cases (64).
+// attnspec check-kernel attention, attention-vjp and attention-jvp on inputs with NaN/Inf
+// (docs/cli/check-kernel.md, "Non-finite inputs") through the executable: --generate writes the
+// non-finite cases of each operation; plain numpy float32 kernels (max-subtracted softmax) pass
+// with the expected NaN/Inf counted and none mismatched; the same outputs through numpy.nan_to_num
+// are wrong (exit 1); a case of another operation is refused (64), and the InfSA operations refuse
+// NaN/Inf inputs (65).
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -27,6 +28,34 @@ with np.errstate(all='ignore'):
     lse = (m + np.log(l))[..., 0]
 np.savez(sys.argv[2], o=O, lse=lse)
 np.savez(sys.argv[3], o=np.nan_to_num(O), lse=np.nan_to_num(lse))
+)PY";
+
+// numpy float32 derivatives of attention (no mask) on argv[2] for argv[1] = vjp or jvp: dq, dk,
+// dv or do_t to argv[3], and through numpy.nan_to_num to argv[4].
+const char* kNumpyDerivative = R"PY(
+import sys
+import numpy as np
+z = np.load(sys.argv[2])
+q, k, v = (z[n].astype(np.float32) for n in 'qkv')
+s = np.float32(1 / np.sqrt(q.shape[-1]))
+e = lambda spec, *a: np.einsum(spec, *a)
+with np.errstate(all='ignore'):
+    S = e('hid,hjd->hij', q, k) * s
+    E = np.exp(S - S.max(-1, keepdims=True))
+    P = E / E.sum(-1, keepdims=True)
+    if sys.argv[1] == 'vjp':
+        do = z['do'].astype(np.float32)
+        O = e('hij,hjd->hid', P, v)
+        dS = P * (e('hid,hjd->hij', do, v) - (do * O).sum(-1, keepdims=True))
+        out = dict(dq=s * e('hij,hjd->hid', dS, k), dk=s * e('hij,hid->hjd', dS, q),
+                   dv=e('hij,hid->hjd', P, do))
+    else:
+        tq, tk, tv = (z[n].astype(np.float32) for n in ('tq', 'tk', 'tv'))
+        ds = s * (e('hid,hjd->hij', tq, k) + e('hid,hjd->hij', q, tk))
+        W = P * (ds - (P * ds).sum(-1, keepdims=True))
+        out = dict(do_t=e('hij,hjd->hid', W, v) + e('hij,hjd->hid', P, tv))
+np.savez(sys.argv[3], **out)
+np.savez(sys.argv[4], **{n: np.nan_to_num(a) for n, a in out.items()})
 )PY";
 
 }  // namespace
@@ -56,15 +85,44 @@ TEST_CASE("check-kernel attention: NaN/Inf inputs and their stated propagation",
     }
 }
 
-TEST_CASE("check-kernel: NaN/Inf inputs are for attention only", "[cli]") {
+TEST_CASE("check-kernel attention-vjp and jvp: NaN/Inf inputs and their propagation", "[cli]") {
+    for (const char* name :
+         {"nan-q", "inf-k", "nan-v", "nan-do", "inf-do", "nan-tq", "inf-tk", "nan-tv", "inf-v"}) {
+        const std::string n = name;
+        for (const char* op : {"vjp", "jvp"}) {
+            const bool vjp = std::string(op) == "vjp";
+            if ((n.size() == 6 && n[4] == 'd' && !vjp) || (n.size() == 6 && n[4] == 't' && vjp))
+                continue;  // a direction case of the other derivative
+            CAPTURE(name, op);
+            TempDir dir;
+            const std::string in = dir / "in.npz", out = dir / "out.npz", bad = dir / "bad.npz";
+            const std::string cmd = std::string("check-kernel attention-") + op;
+            REQUIRE(run_cli(cmd + " --generate " + n + " --seed 4 --shape 2,24,8 --inputs " + in)
+                        .code == 0);
+            REQUIRE(python(kNumpyDerivative, std::string(op) + " " + in + " " + out + " " + bad) ==
+                    0);
+            CliResult r = run_cli(cmd + " --inputs " + in + " --output " + out + " --json");
+            CHECK(r.code == 0);
+            CHECK(has(r.out, "\"nonfinite_mismatch\": 0"));
+            CHECK(has(r.out, "break the stated propagation"));
+            r = run_cli(cmd + " --inputs " + in + " --output " + bad);
+            CHECK(r.code == 1);
+            CHECK(has(r.out, ": wrong"));
+        }
+    }
+}
+
+TEST_CASE("check-kernel: NaN/Inf inputs for attention and its derivatives only", "[cli]") {
     TempDir dir;
     const std::string in = dir / "in.npz", vin = dir / "vjp.npz";
     REQUIRE(run_cli("check-kernel attention --generate nan-k --seed 1 --shape 16,8 --inputs " + in)
                 .code == 0);
     CliResult r = run_cli(
-        "check-kernel attention-vjp --generate nan-k --seed 1 --shape 16,8 --inputs " + vin);
+        "check-kernel attention-jvp --generate nan-do --seed 1 --shape 16,8 --inputs " + vin);
     CHECK(r.code == 64);
-    CHECK(has(r.err, "the non-finite cases are for check-kernel attention only"));
+    CHECK(has(r.err, "nan-do: not a non-finite case of this operation"));
+    r = run_cli("check-kernel attention --generate inf-tq --seed 1 --shape 16,8 --inputs " + vin);
+    CHECK(r.code == 64);
     r = run_cli("check-kernel pure-infsa --inputs " + in + " --output " + in);
     CHECK(r.code == 65);
     CHECK(has(r.err, "holds NaN or Inf (an input must be finite)"));

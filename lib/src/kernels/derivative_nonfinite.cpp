@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "attnspec/base/errors.hpp"
 #include "attnspec/kernels/derivative_reference.hpp"
 #include "check_compare.hpp"
 #include "nonfinite_check.hpp"
@@ -135,6 +136,14 @@ void account(const Array& got, const std::vector<Expect>& x, const KernelCheckOp
                  " elements break the stated propagation";
 }
 
+// The patterns are derived for prefix visibility (mask none or causal).
+void refuse_mask_array(const AttentionProblem& p, const char* op) {
+    if (general_mask(p.mask))
+        fail_data(std::string("NaN/Inf in the inputs of ") + op + " under a " + mask_name(p.mask) +
+                      " mask: non-finite inputs are checked under mask none or causal only",
+                  "mask");
+}
+
 }  // namespace
 
 bool any_nonfinite(const std::vector<const Array*>& arrays) {
@@ -146,6 +155,7 @@ bool any_nonfinite(const std::vector<const Array*>& arrays) {
 }
 
 VjpExpectation expected_vjp_nonfinite(const AttentionProblem& p, const Array& dout) {
+    refuse_mask_array(p, "attention-vjp");
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(dout, sh.out_shape(), "do");
     VjpExpectation x;
@@ -191,6 +201,7 @@ VjpExpectation expected_vjp_nonfinite(const AttentionProblem& p, const Array& do
 
 std::vector<Expect> expected_jvp_nonfinite(const AttentionProblem& p, const Array& tq,
                                            const Array& tk, const Array& tv) {
+    refuse_mask_array(p, "attention-jvp");
     const ProblemShape sh = problem_shape(p);
     detail::check_shape(tq, p.q.shape, "tq");
     detail::check_shape(tk, p.k.shape, "tk");

@@ -43,14 +43,15 @@ namespace attnspec::kernels {
 bool any_nonfinite(const std::vector<const Array*>& arrays);
 
 // The expected patterns of dQ, dK, dV (row-major, the shapes of q, k, v) of attention-vjp on `p`
-// (mask none or causal) for the cotangent `dout`. DataError on inconsistent shapes. Expect::
-// zero_or_nonfinite is not used. O(B H N_q N_k (d + d_v)).
+// (mask none or causal) for the cotangent `dout`. DataError on inconsistent shapes or a boolean or
+// additive mask. Expect::zero_or_nonfinite is not used. O(B H N_q N_k (d + d_v)).
 struct VjpExpectation {
     std::vector<Expect> dq, dk, dv;
 };
 VjpExpectation expected_vjp_nonfinite(const AttentionProblem& p, const Array& dout);
 
-// The expected pattern of dO (shape of O) of attention-jvp on `p` for the tangents tq, tk, tv.
+// The expected pattern of dO (shape of O) of attention-jvp on `p` for the tangents tq, tk, tv;
+// DataError as above.
 std::vector<Expect> expected_jvp_nonfinite(const AttentionProblem& p, const Array& tq,
                                            const Array& tk, const Array& tv);
 
