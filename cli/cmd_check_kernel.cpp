@@ -316,7 +316,8 @@ int run_check_kernel(const Invocation& inv) {
         "spec-attention: lambda >= 0 of --correction lambda (default 10, the paper's)")(
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
-        "rank-deficient-k, denormal (below the dtype's normal range); attention, attention-vjp "
+        "rank-deficient-k, denormal (below the dtype's normal range; bound analysed for "
+        "attention, attention-vjp, linear-infsa); attention, attention-vjp "
         "and attention-jvp also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf per "
         "head), attention-vjp nan-do, inf-do, attention-jvp nan-tq, inf-tq, nan-tk, inf-tk, "
         "nan-tv, inf-tv; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "

@@ -170,6 +170,11 @@ std::vector<std::string> linear_infsa_cases() {
 AttentionProblem generate_linear_infsa(const std::string& name, std::uint64_t seed,
                                        const std::vector<std::int64_t>& shape, Format storage) {
     const bool relu_zero = name == kExtraCases[0], dominant = name == kExtraCases[1];
+    if (name == "denormal") {  // v of the attention case, q and k N(0, 1) (the header)
+        AttentionProblem p = generate_stress(StressCase::gaussian, seed, shape, storage);
+        p.v = generate_stress(StressCase::denormal, seed, shape, storage).v;
+        return p;
+    }
     if (!relu_zero && !dominant)
         return generate_stress(parse_stress(name, "stress_case"), seed, shape, storage);
     AttentionProblem p = generate_stress(StressCase::gaussian, seed, shape, Format::fp64);

@@ -200,7 +200,8 @@ void errors(const HeadInput& in, const Ref& r, const RoundingModel& M, const Err
         if (eps_t < 1)
             E.B[c] = T / D2lo +
                      g / (D2lo * (1 - eps_t)) * (eta_t * (sv[c] + ev[c]) * wide + eps_t * n_hi) +
-                     g * (1 + eta_t) * (M.tau_p + 2 * t) * r.av[c] * wide;
+                     g * (1 + eta_t) * (M.tau_p + 2 * t) * r.av[c] * wide +
+                     g * (2 * fnk * t / std::min(1.0, D2lo) + 2 * t);  // products' underflow
         if (r.D2 > 0)  // the floor: q_bar and each score rounded once, then sum, division, gamma
             E.first[c] = (u + M.u_p) * (r.c * Gq + wsP[c]) / r.D2 + 3 * u * std::fabs(r.p[c]);
     }

@@ -54,7 +54,11 @@ Array baseline_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& 
 //                 q_bar of the case): one key carries nearly all the weight.
 std::vector<std::string> linear_infsa_cases();
 // The case `name` (UsageError naming "stress_case" when unknown), reproducible from (name, seed,
-// shape) as generate_stress, values rounded to `storage`.
+// shape) as generate_stress, values rounded to `storage`. `denormal` (not in linear_infsa_cases())
+// keeps only v of the attention case below the normal range (v = 2^(emin - 1) U(0, 1)) and q, k
+// as the gaussian case's (the same draws): the scores stay normal, the products s_j v_jc and the
+// output are subnormal (with subnormal k, s_j v_jc would lie below every format's range, and o
+// too for eps > 0: proofs/kernel_tolerance.md, "Denormal-range inputs").
 AttentionProblem generate_linear_infsa(const std::string& name, std::uint64_t seed,
                                        const std::vector<std::int64_t>& shape, Format storage);
 

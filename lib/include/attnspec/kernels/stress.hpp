@@ -16,11 +16,13 @@
 //                     s q.k ~ 2^(emin - 4) are subnormal too), v = 2^(emin - 1) U(0, 1) (o and the
 //                     products p_j v_jc subnormal as well); rounded to the storage format with
 //                     gradual underflow. Not in stress_cases(): the rounding bound is analysed
-//                     in that range for `attention` only (proofs/kernel_tolerance.md,
+//                     in that range for attention, attention-vjp and linear-infsa (whose case
+//                     keeps only v: generate_linear_infsa) (proofs/kernel_tolerance.md,
 //                     "Denormal-range inputs"); generate_stress and parse_stress take it.
-// The non-finite cases (check-kernel attention only; kernels/attention_nonfinite.hpp states the
-// propagation they test): gaussian q, k, v, then per head one element, drawn after v from the same
-// stream (row, then column, uniformly), set to a non-finite value:
+// The non-finite cases (check-kernel attention, attention-vjp and attention-jvp; the propagation
+// they test: kernels/attention_nonfinite.hpp, kernels/derivative_nonfinite.hpp): gaussian q, k,
+// v, then per head one element, drawn after v from the same stream (row, then column, uniformly),
+// set to a non-finite value:
 //   nan-q / inf-q     q_ic = NaN / +inf
 //   nan-k / inf-k     k_jc = NaN / +inf (a -inf logit in the rows with q_ic < 0)
 //   nan-v / inf-v     v_jc = NaN / +-inf (the sign drawn next: -inf with probability 1/2)
