@@ -171,17 +171,18 @@ std::vector<std::string> direction_names(Op op) {
     return {};
 }
 
-// A non-finite case of another operation (kernels/stress.hpp: attention nan-q .. inf-v; the
-// derivatives those and their directions' nan-do, inf-do or nan-tq .. inf-tv): usage (64).
-void refuse_foreign_case(Op op, const Args& a) {
+// A non-finite case of another operation (kernels/stress.hpp, nonfinite_cases_for): usage (64).
+void refuse_foreign_case(const Args& a) {
+    if (a.generate == "relu-zero" || a.generate == "dominant-key" || a.generate == "rank-one")
+        return;  // the InfSA operations' own
     const StressCase c = parse_stress(a.generate, "stress_case");
     if (!is_nonfinite_case(c)) return;
-    const std::vector<StressCase> ok =
-        op == Op::attention ? nonfinite_stress_cases() : derivative_nonfinite_cases(op == Op::vjp);
+    const std::vector<StressCase> ok = nonfinite_cases_for(a.op);
     if (std::find(ok.begin(), ok.end(), c) == ok.end())
         fail_usage("check-kernel " + a.op + " --generate " + a.generate +
-                   ": not a non-finite case of this operation (attention: nan-q .. inf-v; "
-                   "attention-vjp also nan-do, inf-do; attention-jvp also nan-tq .. inf-tv)");
+                   ": not a non-finite case of this operation (attention, linear-infsa: nan-q .. "
+                   "inf-v; attention-vjp also nan-do, inf-do; attention-jvp also nan-tq .. "
+                   "inf-tv)");
 }
 
 int generate(Op op, const Args& a, const po::variables_map& vm) {
@@ -203,7 +204,7 @@ int generate(Op op, const Args& a, const po::variables_map& vm) {
         return 0;
     }
     const Format f = parse_format(a.dtype, "dtype");
-    if (!is_infsa(op)) refuse_foreign_case(op, a);
+    refuse_foreign_case(a);
     const AttentionProblem p =
         op == Op::neumann ? generate_neumann(a.generate, a.common.seed, parse_shape(a.shape), f)
         : is_infsa(op) ? generate_linear_infsa(a.generate, a.common.seed, parse_shape(a.shape), f)
@@ -317,8 +318,8 @@ int run_check_kernel(const Invocation& inv) {
         "generate", po::value(&a.generate),
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
         "rank-deficient-k, denormal (below the dtype's normal range; bound analysed for "
-        "attention, attention-vjp, linear-infsa); attention, attention-vjp "
-        "and attention-jvp also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf per "
+        "attention, attention-vjp, linear-infsa); attention, attention-vjp, attention-jvp "
+        "and linear-infsa also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf per "
         "head), attention-vjp nan-do, inf-do, attention-jvp nan-tq, inf-tq, nan-tk, inf-tk, "
         "nan-tv, inf-tv; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
         "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
@@ -365,7 +366,8 @@ int run_check_kernel(const Invocation& inv) {
     p.mask = parse_mask(a.mask, "mask");
     p.scale = a.scale;
     if (op == Op::spec_attention) return check_spec(a, opt, p, inv, start);
-    const bool nonfinite = op == Op::attention || op == Op::vjp || op == Op::jvp;
+    const bool nonfinite =
+        op == Op::attention || op == Op::vjp || op == Op::jvp || op == Op::linear_infsa;
     load_attention_inputs(a.inputs, p, nonfinite);
     const KernelArrayFile in(a.inputs), out(a.output);
     KernelVerdict verdict = KernelVerdict::pass;

@@ -376,9 +376,11 @@ def nonfinite_stress_cases(operation="attention"):
     ``"attention"`` in q, k or v (``nan-q``, ``inf-q``, ``nan-k``, ``inf-k``, ``nan-v``,
     ``inf-v``; stress_case()); ``"attention-vjp"`` those and ``nan-do``, ``inf-do`` in the cotangent
     (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``, ``nan-tk``,
-    ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()). The InfSA and
-    spec-attention checks refuse non-finite inputs."""
-    _choice(operation, "operation", ("attention", "attention-vjp", "attention-jvp"))
+    ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()).
+    ``"linear-infsa"``: the attention ones (stress_linear_infsa_case(), check_linear_infsa_output);
+    pure-infsa, neumann and spec-attention refuse NaN/Inf inputs."""
+    _choice(operation, "operation", ("attention", "attention-vjp", "attention-jvp",
+                                     "linear-infsa"))
     return tuple(_core.kernel_stress_names(nonfinite=True, operation=operation))
 
 
@@ -591,7 +593,8 @@ def _infsa_output(op, operation, out, q, k, v, params, dtype, accumulate, factor
     "neumann"); ``params`` validates (gamma, eps)."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
     g, e = params
-    arrays = [_f64(x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    arrays = [_f64(x, n, allow_nonfinite=op == "linear") for x, n in ((q, "q"), (k, "k"),
+                                                                     (v, "v"))]
     o = _f64(out, "out", allow_nonfinite=True)
     d = _core.kernel_check_infsa(op, *arrays, o, g, e, dtype, accumulate, float(factor),
                                  float(floor_units), int(worst))
@@ -604,7 +607,10 @@ def check_linear_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
     public InfSA code on q, k, v (the library's CPU reference, docs/MATH.md §3: energy-pooled
     query, normalised ReLU scores, gamma sum_j a_j v_j broadcast) computed by a kernel storing
     ``dtype`` and accumulating in ``accumulate``; returns a KernelCheck (operation
-    "linear-infsa"). ``gamma``, ``eps``: the library's defaults. Cost O(B H N (d + d_v))."""
+    "linear-infsa"). ``gamma``, ``eps``: the library's defaults. q, k, v may hold NaN/Inf
+    (stress_linear_infsa_case() of nonfinite_stress_cases()): which elements must then be
+    NaN/Inf (or 0) follows docs/cli/check-kernel.md ("Non-finite inputs"), counted in
+    nonfinite_expected and nonfinite_mismatch. Cost O(B H N (d + d_v))."""
     return _infsa_output("linear", "linear-infsa", out, q, k, v, _infsa_params(gamma, eps), dtype,
                          accumulate, factor, floor_units, worst)
 
@@ -643,7 +649,8 @@ def linear_infsa_cases():
 
 
 def stress_linear_infsa_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
-    """(q, k, v) of linear-infsa stress case ``name`` (linear_infsa_cases()), the arrays
+    """(q, k, v) of linear-infsa stress case ``name`` (linear_infsa_cases(), ``denormal`` or
+    nonfinite_stress_cases()), the arrays
     ``attnspec check-kernel linear-infsa --generate NAME --seed S --shape ...`` writes."""
     _choice(dtype, "dtype", DTYPES)
     shape = tuple(int(s) for s in shape)

@@ -377,14 +377,12 @@ nb::tuple spec_attention_case(const std::string& name, std::uint64_t seed,
                           array_tuple(p.w_v), p.lambda);
 }
 
-// The finite stress cases, or (`nonfinite`) the NaN/Inf ones of `operation` (attention,
-// attention-vjp or attention-jvp; kernels/stress.hpp).
+// The finite stress cases, or (`nonfinite`) the NaN/Inf ones of `operation` (kernels/stress.hpp,
+// nonfinite_cases_for).
 std::vector<std::string> stress_names(bool nonfinite, const std::string& operation) {
     std::vector<std::string> out;
-    const auto cases = !nonfinite                     ? kernels::stress_cases()
-                       : operation == "attention-vjp" ? kernels::derivative_nonfinite_cases(true)
-                       : operation == "attention-jvp" ? kernels::derivative_nonfinite_cases(false)
-                                                      : kernels::nonfinite_stress_cases();
+    const auto cases =
+        nonfinite ? kernels::nonfinite_cases_for(operation) : kernels::stress_cases();
     for (auto c : cases) out.emplace_back(kernels::stress_name(c));
     return out;
 }

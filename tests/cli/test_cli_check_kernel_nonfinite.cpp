@@ -2,8 +2,8 @@
 // (docs/cli/check-kernel.md, "Non-finite inputs") through the executable: --generate writes the
 // non-finite cases of each operation; plain numpy float32 kernels (max-subtracted softmax) pass
 // with the expected NaN/Inf counted and none mismatched; the same outputs through numpy.nan_to_num
-// are wrong (exit 1); a case of another operation is refused (64), and the InfSA operations refuse
-// NaN/Inf inputs (65).
+// are wrong (exit 1); a case of another operation is refused (64), and pure-infsa refuses NaN/Inf
+// inputs (65; linear-infsa's are tested in tests/python/test_package_testing_infsa_nonfinite.py).
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -112,7 +112,7 @@ TEST_CASE("check-kernel attention-vjp and jvp: NaN/Inf inputs and their propagat
     }
 }
 
-TEST_CASE("check-kernel: NaN/Inf inputs for attention and its derivatives only", "[cli]") {
+TEST_CASE("check-kernel: NaN/Inf inputs for attention, its derivatives, linear-infsa", "[cli]") {
     TempDir dir;
     const std::string in = dir / "in.npz", vin = dir / "vjp.npz";
     REQUIRE(run_cli("check-kernel attention --generate nan-k --seed 1 --shape 16,8 --inputs " + in)
@@ -123,6 +123,11 @@ TEST_CASE("check-kernel: NaN/Inf inputs for attention and its derivatives only",
     CHECK(has(r.err, "nan-do: not a non-finite case of this operation"));
     r = run_cli("check-kernel attention --generate inf-tq --seed 1 --shape 16,8 --inputs " + vin);
     CHECK(r.code == 64);
+    r = run_cli("check-kernel pure-infsa --generate nan-q --seed 1 --shape 16,8 --inputs " + vin);
+    CHECK(r.code == 64);  // linear-infsa only among the InfSA operations
+    REQUIRE(
+        run_cli("check-kernel linear-infsa --generate nan-q --seed 1 --shape 16,8 --inputs " + vin)
+            .code == 0);
     r = run_cli("check-kernel pure-infsa --inputs " + in + " --output " + in);
     CHECK(r.code == 65);
     CHECK(has(r.err, "holds NaN or Inf (an input must be finite)"));

@@ -119,10 +119,10 @@ def test_dtype_is_taken_from_the_output_or_refused():
 def test_bad_inputs_raise_their_named_exceptions():
     q, k, v = at.stress_case("gaussian", 0, SHAPE, "fp32")
     out = plain_attention(q, k, v)
-    nan_do = out.copy()  # attention takes NaN/Inf inputs (test_package_testing_nonfinite.py)
-    nan_do[1, 2, 3] = np.nan
-    with pytest.raises(attnspec.DataError, match=r"do: NaN or Inf at index \(1, 2, 3\)"):
-        at.check_vjp_output(q, k, v, q, k, v, nan_do)
+    nan_q = q.copy()  # attention, its derivatives and linear-infsa take NaN/Inf inputs
+    nan_q[1, 2, 3] = np.nan  # (test_package_testing_*nonfinite.py); pure-infsa refuses them
+    with pytest.raises(attnspec.DataError, match=r"q: NaN or Inf at index \(1, 2, 3\)"):
+        at.check_pure_infsa_output(out, nan_q, k, v)
     with pytest.raises(attnspec.ArrayTypeError):
         at.check_attention_output(out, q.astype(np.int32), k, v)
     with pytest.raises(attnspec.DataError):

@@ -90,52 +90,6 @@ std::vector<char> either_of(const std::vector<char>& a, const std::vector<char>&
     return out;
 }
 
-// Each NaN/Inf of `a` replaced by 0.
-Array sanitized(const Array& a) {
-    Array out = a;
-    for (double& x : out.values)
-        if (!std::isfinite(x)) x = 0;
-    return out;
-}
-
-// `got` with every element not compared (expected non-finite, or either) set to the reference.
-Array substituted(const Array& got, const std::vector<Expect>& x, const Array& ref) {
-    Array out = got;
-    for (size_t e = 0; e < x.size(); ++e)
-        if (x[e] != Expect::finite) out.values[e] = ref.values[e];
-    return out;
-}
-
-std::vector<std::int64_t> unravel(const std::vector<std::int64_t>& shape, long flat) {
-    std::vector<std::int64_t> ix(shape.size(), 0);
-    for (size_t k = shape.size(); k-- > 0;) ix[k] = flat % shape[k], flat /= shape[k];
-    return ix;
-}
-
-// Counts the pattern into `r` (checked on the substituted output): an element expected non-finite
-// that is finite counts as beyond the bound; then the verdict again.
-void account(const Array& got, const std::vector<Expect>& x, const KernelCheckOptions& opt,
-             const char* name, KernelCheckResult& r) {
-    for (size_t e = 0; e < x.size(); ++e) {
-        const bool finite = std::isfinite(got.values[e]);
-        if (x[e] == Expect::finite && !finite) ++r.nonfinite_mismatch;
-        if (x[e] != Expect::nonfinite) continue;
-        ++r.nonfinite_expected;
-        if (!finite) continue;
-        ++r.nonfinite_mismatch, ++r.elements_beyond_bound;
-        r.worst_bound_ratio = kInf;
-        ElementReport el;
-        el.index = unravel(got.shape, static_cast<long>(e));
-        el.got = got.values[e], el.reference = std::numeric_limits<double>::quiet_NaN();
-        el.error = kInf;
-        detail::keep_worst(r.worst_by_bound, el, detail::Key::bound, opt.worst);
-    }
-    detail::decide(r, opt, name, 0);
-    r.summary += "; non-finite inputs: " + std::to_string(r.nonfinite_expected) +
-                 " elements must be NaN/Inf, " + std::to_string(r.nonfinite_mismatch) +
-                 " elements break the stated propagation";
-}
-
 // The patterns are derived for prefix visibility (mask none or causal).
 void refuse_mask_array(const AttentionProblem& p, const char* op) {
     if (general_mask(p.mask))
@@ -235,6 +189,58 @@ std::vector<Expect> expected_jvp_nonfinite(const AttentionProblem& p, const Arra
 
 namespace detail {
 
+Array sanitized(const Array& a) {
+    Array out = a;
+    for (double& x : out.values)
+        if (!std::isfinite(x)) x = 0;
+    return out;
+}
+
+Array substituted(const Array& got, const std::vector<Expect>& x, const Array& ref,
+                  bool compare_either) {
+    Array out = got;
+    for (size_t e = 0; e < x.size(); ++e) {
+        const bool keep = x[e] == Expect::finite || (x[e] == Expect::either && compare_either &&
+                                                     std::isfinite(got.values[e]));
+        if (!keep) out.values[e] = ref.values[e];
+    }
+    return out;
+}
+
+namespace {
+
+std::vector<std::int64_t> unravel(const std::vector<std::int64_t>& shape, long flat) {
+    std::vector<std::int64_t> ix(shape.size(), 0);
+    for (size_t k = shape.size(); k-- > 0;) ix[k] = flat % shape[k], flat /= shape[k];
+    return ix;
+}
+
+}  // namespace
+
+void account(const Array& got, const std::vector<Expect>& x, const KernelCheckOptions& opt,
+             const char* name, KernelCheckResult& r) {
+    for (size_t e = 0; e < x.size(); ++e) {
+        const double v = got.values[e];
+        const bool finite = std::isfinite(v);
+        if (x[e] == Expect::finite && !finite) ++r.nonfinite_mismatch;
+        if (x[e] == Expect::nonfinite) ++r.nonfinite_expected;
+        const bool hidden = (x[e] == Expect::nonfinite && finite) ||
+                            (x[e] == Expect::zero_or_nonfinite && finite && v != 0);
+        if (!hidden) continue;
+        ++r.nonfinite_mismatch, ++r.elements_beyond_bound;
+        r.worst_bound_ratio = kInf;
+        ElementReport el;
+        el.index = unravel(got.shape, static_cast<long>(e));
+        el.got = v, el.reference = std::numeric_limits<double>::quiet_NaN();
+        el.error = kInf;
+        keep_worst(r.worst_by_bound, el, Key::bound, opt.worst);
+    }
+    decide(r, opt, name, 0);
+    r.summary += "; non-finite inputs: " + std::to_string(r.nonfinite_expected) +
+                 " elements must be NaN/Inf, " + std::to_string(r.nonfinite_mismatch) +
+                 " elements break the stated propagation";
+}
+
 VjpCheckResult check_vjp_nonfinite(const AttentionProblem& p, const Array& dout, const Array& dq,
                                    const Array& dk, const Array& dv,
                                    const KernelCheckOptions& opt) {
@@ -247,9 +253,10 @@ VjpCheckResult check_vjp_nonfinite(const AttentionProblem& p, const Array& dout,
     const Array clean_do = sanitized(dout);
     const VjpReference ref =
         reference_vjp(clean, clean_do, kernel_model(opt.storage, opt.accumulate, true));
-    VjpCheckResult out = check_attention_vjp(clean, clean_do, substituted(dq, x.dq, ref.dq.value),
-                                             substituted(dk, x.dk, ref.dk.value),
-                                             substituted(dv, x.dv, ref.dv.value), opt);
+    VjpCheckResult out =
+        check_attention_vjp(clean, clean_do, substituted(dq, x.dq, ref.dq.value, false),
+                            substituted(dk, x.dk, ref.dk.value, false),
+                            substituted(dv, x.dv, ref.dv.value, false), opt);
     account(dq, x.dq, opt, "dq", out.dq);
     account(dk, x.dk, opt, "dk", out.dk);
     account(dv, x.dv, opt, "dv", out.dv);
@@ -279,7 +286,7 @@ KernelCheckResult check_jvp_nonfinite(const AttentionProblem& p, const Array& tq
     const ReferenceTensor ref =
         reference_jvp(clean, ctq, ctk, ctv, kernel_model(opt.storage, opt.accumulate, true));
     KernelCheckResult r =
-        check_attention_jvp(clean, ctq, ctk, ctv, substituted(dout, x, ref.value), opt);
+        check_attention_jvp(clean, ctq, ctk, ctv, substituted(dout, x, ref.value, false), opt);
     account(dout, x, opt, "do_t", r);
     return r;
 }

@@ -7,9 +7,11 @@
 
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/kernels/derivative_nonfinite.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "check_compare.hpp"
 #include "linear_infsa_reference.hpp"
+#include "nonfinite_check.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -125,6 +127,8 @@ Array per_head(const AttentionProblem& p, const LinearInfsaParams& par, bool bro
 
 KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                      const Array& o, const KernelCheckOptions& opt) {
+    if (any_nonfinite({&p.q, &p.k, &p.v}))  // kernels/infsa_nonfinite.hpp
+        return detail::check_linear_infsa_nonfinite(p, par, o, opt);
     detail::HeadAnalysis ref;
     std::vector<double> base;
     const double d = static_cast<double>(p.q.shape.empty() ? 1 : p.q.shape.back());

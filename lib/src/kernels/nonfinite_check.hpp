@@ -1,8 +1,13 @@
-// check-kernel attention, attention-vjp and attention-jvp on inputs holding NaN or Inf
-// (kernels/attention_nonfinite.hpp, kernels/derivative_nonfinite.hpp). Private to lib/src/kernels/.
+// check-kernel attention, attention-vjp, attention-jvp and linear-infsa on inputs holding NaN or
+// Inf (kernels/attention_nonfinite.hpp, derivative_nonfinite.hpp, infsa_nonfinite.hpp). Private to
+// lib/src/kernels/.
 #pragma once
+#include <vector>
+
 #include "attnspec/kernels/attention_check.hpp"
+#include "attnspec/kernels/attention_nonfinite.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
+#include "attnspec/kernels/linear_infsa_check.hpp"
 
 namespace attnspec::kernels::detail {
 
@@ -11,6 +16,18 @@ namespace attnspec::kernels::detail {
 // Shapes checked by the caller. One row at a time on one thread: O(B H N_q N_k (d + d_v)).
 KernelCheckResult check_attention_nonfinite(const AttentionProblem& p, const Array& o,
                                             const Array* lse, const KernelCheckOptions& opt);
+
+// What the checks of the derivatives and of linear-infsa share (kernels/derivative_nonfinite.cpp):
+// `a` with each NaN/Inf replaced by 0; `got` with each element not compared set to `ref` (those
+// expected non-finite or zero_or_nonfinite, and the `either` ones, unless `compare_either` and
+// the kernel left them finite); and the pattern counted into `r` (checked on the substituted
+// output: a finite element where NaN/Inf is required, or a finite non-zero one where 0 or NaN/Inf
+// is, counts beyond the bound with reference NaN), then the verdict and summary again.
+Array sanitized(const Array& a);
+Array substituted(const Array& got, const std::vector<Expect>& x, const Array& ref,
+                  bool compare_either);
+void account(const Array& got, const std::vector<Expect>& x, const KernelCheckOptions& opt,
+             const char* name, KernelCheckResult& r);
 
 // attention-vjp and attention-jvp on inputs holding NaN or Inf (kernels/derivative_nonfinite.hpp):
 // called by check_attention_vjp / check_attention_jvp when some input is non-finite. The elements
@@ -22,5 +39,11 @@ VjpCheckResult check_vjp_nonfinite(const AttentionProblem& p, const Array& dout,
 KernelCheckResult check_jvp_nonfinite(const AttentionProblem& p, const Array& tq, const Array& tk,
                                       const Array& tv, const Array& dout,
                                       const KernelCheckOptions& opt);
+
+// linear-infsa on inputs holding NaN or Inf (kernels/infsa_nonfinite.hpp): as above, `either`
+// elements compared when finite. Called by check_linear_infsa.
+KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
+                                               const LinearInfsaParams& par, const Array& o,
+                                               const KernelCheckOptions& opt);
 
 }  // namespace attnspec::kernels::detail

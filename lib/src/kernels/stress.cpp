@@ -168,6 +168,13 @@ std::vector<StressCase> derivative_nonfinite_cases(bool vjp) {
     return all;
 }
 
+std::vector<StressCase> nonfinite_cases_for(const std::string& operation) {
+    if (operation == "attention" || operation == "linear-infsa") return nonfinite_stress_cases();
+    if (operation == "attention-vjp" || operation == "attention-jvp")
+        return derivative_nonfinite_cases(operation == "attention-vjp");
+    return {};
+}
+
 bool is_nonfinite_case(StressCase c) {
     return static_cast<int>(c) >= static_cast<int>(StressCase::nan_q);
 }

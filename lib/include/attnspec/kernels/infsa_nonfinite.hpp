@@ -1,0 +1,36 @@
+// check-kernel linear-infsa on inputs holding NaN or Inf: which elements of the output must be
+// non-finite, which finite (checked against the reference and bound of
+// kernels/linear_infsa_check.hpp), which may be either. Derived from the definition, per head
+// (q~_i = q_i / sqrt(d), e_i = ||q~_i||, q_bar = sum_i e_i q~_i / (sum_i e_i + eps),
+// s_j = max(0, q_bar.k_j / sqrt(d)), o = gamma sum_j s_j v_j / (sum_j s_j + eps), every row of
+// the head the same) in IEEE arithmetic, where max(0, NaN) is not determined (IEEE maxNum and
+// std::max give 0, a ReLU written x > 0 ? x : 0 gives 0, torch.relu gives NaN)
+// (docs/cli/check-kernel.md, "Non-finite inputs"):
+//   * NaN or Inf in some q_i of the head: e_i is, so every component of q_bar is NaN (NaN, or
+//     +-inf / inf) and every s_j = max(0, NaN): each output element of the head is 0 (every score
+//     0) or non-finite (zero_or_nonfinite);
+//   * otherwise, per key j of the head's K/V head, x_j = q_bar.k_j / sqrt(d) in float64:
+//     +inf (Inf in k_j along the sign of q_bar): s_j = inf, the numerator inf x v_jc and the
+//       denominator inf: every element non-finite;
+//     NaN (NaN in k_j, or inf x 0): s_j is 0 or NaN: every element `either`;
+//     -inf: s_j = 0 exactly (determined);
+//   * NaN or Inf in v_jc: column c non-finite when s_j > 0; `either` when s_j = 0 (0 x NaN = NaN
+//     in a kernel that multiplies it, nothing in one that skips zero scores).
+// The strongest expectation wins. Elements expected finite, and `either` ones a kernel left
+// finite, are compared with the reference on the inputs with every key row k_j holding NaN/Inf
+// set to 0 (it scores s_j = 0, as its -inf or its NaN read as 0 does) and each NaN/Inf of q, v
+// set to 0 (a v_jc of score 0 adds nothing). CPU only; kernels/linear_infsa_nonfinite.cpp.
+#pragma once
+#include <vector>
+
+#include "attnspec/kernels/attention_nonfinite.hpp"
+#include "attnspec/kernels/linear_infsa_check.hpp"
+
+namespace attnspec::kernels {
+
+// The expected pattern of o (shape (.., N_q, d_v)) of linear-infsa on `p`. DataError as
+// check_linear_infsa. O(B H (N_q d + N_k (d + d_v))).
+std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
+                                                    const LinearInfsaParams& par);
+
+}  // namespace attnspec::kernels

@@ -1,0 +1,103 @@
+// check-kernel linear-infsa on inputs holding NaN or Inf (kernels/infsa_nonfinite.hpp): the
+// expected pattern, and the check of a kernel's output against it and, on the elements expected
+// finite (and the `either` ones left finite), against the reference.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnspec/kernels/infsa_nonfinite.hpp"
+#include "check_compare.hpp"
+#include "linear_infsa_reference.hpp"
+#include "nonfinite_check.hpp"
+
+namespace attnspec::kernels {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// q_bar of one head (its N_q rows of q, all finite), in float64.
+std::vector<double> pooled_query(const double* Q, long nq, long d, double eps) {
+    const double c = 1 / std::sqrt(static_cast<double>(d));
+    std::vector<double> acc(static_cast<size_t>(d), 0.0);
+    double E = 0;
+    for (long i = 0; i < nq; ++i) {
+        double e2 = 0;
+        for (long l = 0; l < d; ++l) e2 += (c * Q[i * d + l]) * (c * Q[i * d + l]);
+        const double e = std::sqrt(e2);
+        E += e;
+        for (long l = 0; l < d; ++l) acc[static_cast<size_t>(l)] += e * c * Q[i * d + l];
+    }
+    for (double& x : acc) x /= E + eps;
+    return acc;
+}
+
+int strength(Expect e) { return e == Expect::finite ? 0 : e == Expect::nonfinite ? 2 : 1; }
+
+}  // namespace
+
+std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
+                                                    const LinearInfsaParams& par) {
+    const ProblemShape sh = problem_shape(p);
+    const long d = sh.d, dv = sh.dv;
+    const auto finite = [](double x) { return std::isfinite(x); };
+    std::vector<Expect> x(static_cast<size_t>(sh.B * sh.H * sh.Nq * dv), Expect::finite);
+    std::vector<Expect> cols(static_cast<size_t>(dv));
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            const long qh = (b * sh.H + h) * sh.Nq, kv = (b * sh.H_kv + sh.kv_head(h)) * sh.Nk;
+            const double* Q = p.q.values.data() + qh * d;
+            const double* K = p.k.values.data() + kv * d;
+            const double* V = p.v.values.data() + kv * dv;
+            std::fill(cols.begin(), cols.end(), Expect::finite);
+            const auto raise = [&](long c, Expect e) {
+                if (strength(e) > strength(cols[static_cast<size_t>(c)]))
+                    cols[static_cast<size_t>(c)] = e;
+            };
+            if (!std::all_of(Q, Q + sh.Nq * d, finite)) {
+                std::fill(cols.begin(), cols.end(), Expect::zero_or_nonfinite);
+            } else {
+                const std::vector<double> qb = pooled_query(Q, sh.Nq, d, par.eps);
+                for (long j = 0; j < sh.Nk; ++j) {
+                    double dot = 0;
+                    for (long l = 0; l < d; ++l) dot += qb[static_cast<size_t>(l)] * K[j * d + l];
+                    const double xj = dot / std::sqrt(static_cast<double>(d));
+                    const Expect all = xj == kInf       ? Expect::nonfinite
+                                       : std::isnan(xj) ? Expect::either
+                                                        : Expect::finite;
+                    for (long c = 0; c < dv; ++c) {
+                        raise(c, all);
+                        if (!std::isfinite(V[j * dv + c]))
+                            raise(c, xj > 0 ? Expect::nonfinite : Expect::either);
+                    }
+                }
+            }
+            for (long i = 0; i < sh.Nq; ++i)
+                std::copy(cols.begin(), cols.end(), x.begin() + (qh + i) * dv);
+        }
+    return x;
+}
+
+namespace detail {
+
+KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
+                                               const LinearInfsaParams& par, const Array& o,
+                                               const KernelCheckOptions& opt) {
+    check_infsa_params(p, par);
+    check_shape(o, problem_shape(p).out_shape(), "o");
+    const std::vector<Expect> x = expected_linear_infsa_nonfinite(p, par);
+    AttentionProblem clean = p;
+    clean.q = sanitized(p.q), clean.v = sanitized(p.v);
+    const long d = static_cast<long>(p.k.shape.back());  // a key holding NaN/Inf scores 0
+    for (std::size_t j = 0; j < clean.k.values.size(); j += static_cast<std::size_t>(d)) {
+        const auto row = clean.k.values.begin() + static_cast<std::ptrdiff_t>(j);
+        if (!std::all_of(row, row + d, [](double x) { return std::isfinite(x); }))
+            std::fill(row, row + d, 0.0);
+    }
+    const Array ref = reference_linear_infsa(clean, par);
+    KernelCheckResult r = check_linear_infsa(clean, par, substituted(o, x, ref, true), opt);
+    account(o, x, opt, "o", r);
+    return r;
+}
+
+}  // namespace detail
+}  // namespace attnspec::kernels
