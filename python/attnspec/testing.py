@@ -155,8 +155,9 @@ class KernelCheck:
     lse_beyond_bound: int = 0
     lse_bound_ratio: float = 0.0
     worst_lse: tuple = field(default=(), repr=False)
-    #: inputs with NaN/Inf (attention only): the elements of out and lse that must be NaN/Inf,
-    #: and the elements that break the stated propagation (docs/cli/check-kernel.md)
+    #: inputs with NaN/Inf (attention, its derivatives, linear-infsa): the elements of the output
+    #: (and lse) that must be NaN/Inf, and the elements that break the stated propagation
+    #: (docs/cli/check-kernel.md, "Non-finite inputs")
     nonfinite_expected: int = 0
     nonfinite_mismatch: int = 0
     #: what was checked: "attention", "attention-jvp", or a tensor of "attention-vjp" ("dq", ...)

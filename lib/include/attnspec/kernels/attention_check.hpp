@@ -58,10 +58,12 @@ struct KernelCheckResult {
     long rows = 0, masked_rows = 0;
     long rows_beyond_rule = 0;  // rows whose max error exceeds their allowed error
     long elements_beyond_bound = 0, nonfinite = 0;
-    // Inputs with NaN/Inf (attention only, kernels/attention_nonfinite.hpp): the elements of O and
-    // LSE that must be non-finite, and the elements that break the stated propagation (a finite
-    // value where NaN/Inf is required: also counted beyond the bound; NaN/Inf where a finite value
-    // is required: also in nonfinite or the lse count). Both 0 for finite inputs.
+    // Inputs with NaN/Inf (attention, its derivatives, linear-infsa: kernels/attention_nonfinite,
+    // derivative_nonfinite, infsa_nonfinite.hpp): the elements of the output (and LSE) that must
+    // be non-finite, and the elements that break the stated propagation (a finite value where
+    // NaN/Inf is required, or a non-zero one where 0 or NaN/Inf is: also counted beyond the bound;
+    // NaN/Inf where a finite value is required: also in nonfinite or the lse count). Both 0 for
+    // finite inputs.
     long nonfinite_expected = 0, nonfinite_mismatch = 0;
     double tensor_error = 0, tensor_baseline = 0, tensor_allowed = 0, tensor_floor = 0;
     double worst_rule_ratio = 0;      // max over rows of row error / row allowed
