@@ -155,7 +155,7 @@ class KernelCheck:
     lse_beyond_bound: int = 0
     lse_bound_ratio: float = 0.0
     worst_lse: tuple = field(default=(), repr=False)
-    #: inputs with NaN/Inf (attention, its derivatives, linear-infsa): the elements of the output
+    #: inputs with NaN/Inf (attention, its derivatives, linear, pure InfSA): the elements of the output
     #: (and lse) that must be NaN/Inf, and the elements that break the stated propagation
     #: (docs/cli/check-kernel.md, "Non-finite inputs")
     nonfinite_expected: int = 0
@@ -378,10 +378,11 @@ def nonfinite_stress_cases(operation="attention"):
     ``inf-v``; stress_case()); ``"attention-vjp"`` those and ``nan-do``, ``inf-do`` in the cotangent
     (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``, ``nan-tk``,
     ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()).
-    ``"linear-infsa"``: the attention ones (stress_linear_infsa_case(), check_linear_infsa_output);
-    pure-infsa, neumann and spec-attention refuse NaN/Inf inputs."""
+    ``"linear-infsa"`` and ``"pure-infsa"``: the attention ones (stress_linear_infsa_case(),
+    check_linear_infsa_output, check_pure_infsa_output); neumann and spec-attention refuse NaN/Inf
+    inputs."""
     _choice(operation, "operation", ("attention", "attention-vjp", "attention-jvp",
-                                     "linear-infsa"))
+                                     "linear-infsa", "pure-infsa"))
     return tuple(_core.kernel_stress_names(nonfinite=True, operation=operation))
 
 
@@ -594,7 +595,7 @@ def _infsa_output(op, operation, out, q, k, v, params, dtype, accumulate, factor
     "neumann"); ``params`` validates (gamma, eps)."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
     g, e = params
-    arrays = [_f64(x, n, allow_nonfinite=op == "linear") for x, n in ((q, "q"), (k, "k"),
+    arrays = [_f64(x, n, allow_nonfinite=op != "neumann") for x, n in ((q, "q"), (k, "k"),
                                                                      (v, "v"))]
     o = _f64(out, "out", allow_nonfinite=True)
     d = _core.kernel_check_infsa(op, *arrays, o, g, e, dtype, accumulate, float(factor),
@@ -621,7 +622,8 @@ def check_pure_infsa_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None,
     """Checks ``out`` (shape (..., N, d_v)) as one InfSA layer of the public code on q, k, v:
     gamma ReLU(q k^T / d) / (||.||_F + eps) v per head (docs/MATH.md §3; issue 31's rho is this
     gamma), computed by a kernel storing ``dtype`` and accumulating in ``accumulate``; returns a
-    KernelCheck (operation "pure-infsa"). Cost O(B H N_q N_k (d + d_v)), memory O(N d_v)."""
+    KernelCheck (operation "pure-infsa"). q, k, v may hold NaN/Inf, as for
+    check_linear_infsa_output. Cost O(B H N_q N_k (d + d_v)), memory O(N d_v)."""
     return _infsa_output("pure", "pure-infsa", out, q, k, v, _infsa_params(gamma, eps), dtype,
                          accumulate, factor, floor_units, worst)
 

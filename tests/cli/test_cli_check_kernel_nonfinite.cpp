@@ -2,8 +2,9 @@
 // (docs/cli/check-kernel.md, "Non-finite inputs") through the executable: --generate writes the
 // non-finite cases of each operation; plain numpy float32 kernels (max-subtracted softmax) pass
 // with the expected NaN/Inf counted and none mismatched; the same outputs through numpy.nan_to_num
-// are wrong (exit 1); a case of another operation is refused (64), and pure-infsa refuses NaN/Inf
-// inputs (65; linear-infsa's are tested in tests/python/test_package_testing_infsa_nonfinite.py).
+// are wrong (exit 1); a case of another operation is refused (64), and neumann refuses NaN/Inf
+// inputs (65; linear-infsa's and pure-infsa's:
+// tests/python/test_package_testing_infsa_nonfinite.py).
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -112,7 +113,8 @@ TEST_CASE("check-kernel attention-vjp and jvp: NaN/Inf inputs and their propagat
     }
 }
 
-TEST_CASE("check-kernel: NaN/Inf inputs for attention, its derivatives, linear-infsa", "[cli]") {
+TEST_CASE("check-kernel: NaN/Inf inputs for attention, derivatives, linear and pure InfSA",
+          "[cli]") {
     TempDir dir;
     const std::string in = dir / "in.npz", vin = dir / "vjp.npz";
     REQUIRE(run_cli("check-kernel attention --generate nan-k --seed 1 --shape 16,8 --inputs " + in)
@@ -123,12 +125,12 @@ TEST_CASE("check-kernel: NaN/Inf inputs for attention, its derivatives, linear-i
     CHECK(has(r.err, "nan-do: not a non-finite case of this operation"));
     r = run_cli("check-kernel attention --generate inf-tq --seed 1 --shape 16,8 --inputs " + vin);
     CHECK(r.code == 64);
-    r = run_cli("check-kernel pure-infsa --generate nan-q --seed 1 --shape 16,8 --inputs " + vin);
-    CHECK(r.code == 64);  // linear-infsa only among the InfSA operations
+    r = run_cli("check-kernel neumann --generate nan-q --seed 1 --shape 16,8 --inputs " + vin);
+    CHECK(r.code == 64);  // linear-infsa and pure-infsa only among the InfSA operations
     REQUIRE(
         run_cli("check-kernel linear-infsa --generate nan-q --seed 1 --shape 16,8 --inputs " + vin)
             .code == 0);
-    r = run_cli("check-kernel pure-infsa --inputs " + in + " --output " + in);
+    r = run_cli("check-kernel neumann --inputs " + in + " --output " + in);
     CHECK(r.code == 65);
     CHECK(has(r.err, "holds NaN or Inf (an input must be finite)"));
 }

@@ -1,7 +1,8 @@
-"""attnspec.testing's linear-infsa check on inputs with NaN/Inf (docs/cli/check-kernel.md,
-"Non-finite inputs"): a plain float32 Linear-InfSA passes on every non-finite case,
-numpy.nan_to_num of its output and a NaN spread over its head are wrong where the pattern says so,
-pure-infsa still refuses such inputs, and the verdict and counts equal the CLI's on one file."""
+"""attnspec.testing's linear-infsa and pure-infsa checks on inputs with NaN/Inf
+(docs/cli/check-kernel.md, "Non-finite inputs"): plain float32 kernels pass on every non-finite
+case, numpy.nan_to_num of their outputs and a NaN spread over its head are wrong where the pattern
+says so, neumann still refuses such inputs, and the verdict and counts equal the CLI's on one
+file."""
 import numpy as np
 import pytest
 
@@ -40,10 +41,29 @@ def test_a_plain_kernel_passes_and_nan_to_num_is_wrong(name):
         assert at.check_linear_infsa_output(spread, q, k, v).verdict == "wrong"
 
 
-def test_pure_infsa_refuses_nonfinite_inputs():
+def pure_infsa(q, k, v, gamma=0.95, eps=1e-6):
+    """float32 one-hop InfSA (ReLU as np.maximum: NaN propagates)."""
+    q, k, v = (a.astype(np.float32) for a in (q, k, v))
+    with np.errstate(all="ignore"):
+        a = np.maximum(np.float32(0), np.einsum("hid,hjd->hij", q, k) / np.float32(q.shape[-1]))
+        f = np.sqrt((a * a).sum(axis=(-2, -1), keepdims=True))
+        return np.float32(gamma) * np.einsum("hij,hjd->hid", a / (f + np.float32(eps)), v)
+
+
+@pytest.mark.parametrize("name", at.nonfinite_stress_cases("pure-infsa"))
+def test_pure_infsa_plain_passes_and_nan_to_num_is_wrong(name):
+    q, k, v = at.stress_linear_infsa_case(name, 1, SHAPE, "fp32")
+    o = pure_infsa(q, k, v)
+    r = at.assert_pure_infsa_close(o, q, k, v)
+    assert r.nonfinite_mismatch == 0
+    if r.nonfinite_expected > 0:
+        assert at.check_pure_infsa_output(np.nan_to_num(o), q, k, v).verdict == "wrong"
+
+
+def test_neumann_refuses_nonfinite_inputs():
     q, k, v = at.stress_linear_infsa_case("nan-k", 1, SHAPE, "fp32")
     with pytest.raises(attnspec.DataError, match="NaN or Inf"):
-        at.check_pure_infsa_output(v, q, k, v)
+        at.check_neumann_output(v, q, k, v)
 
 
 def test_the_verdicts_and_counts_equal_the_cli(cli, tmp_path):

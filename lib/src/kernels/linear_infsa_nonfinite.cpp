@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attnspec/kernels/infsa_nonfinite.hpp"
+#include "attnspec/kernels/pure_infsa_check.hpp"
 #include "check_compare.hpp"
 #include "linear_infsa_reference.hpp"
 #include "nonfinite_check.hpp"
@@ -32,6 +33,26 @@ std::vector<double> pooled_query(const double* Q, long nq, long d, double eps) {
 }
 
 int strength(Expect e) { return e == Expect::finite ? 0 : e == Expect::nonfinite ? 2 : 1; }
+
+void raise(Expect& to, Expect e) {
+    if (strength(e) > strength(to)) to = e;
+}
+
+// `p` with every row of q and of k holding NaN/Inf set to zeros (its entries or scores are then
+// 0, as a NaN read as 0 gives) and each NaN/Inf of v set to 0.
+AttentionProblem cleaned(const AttentionProblem& p) {
+    AttentionProblem c = p;
+    for (Array* a : {&c.q, &c.k}) {
+        const long d = static_cast<long>(a->shape.back());
+        for (std::size_t j = 0; j < a->values.size(); j += static_cast<std::size_t>(d)) {
+            const auto row = a->values.begin() + static_cast<std::ptrdiff_t>(j);
+            if (!std::all_of(row, row + d, [](double x) { return std::isfinite(x); }))
+                std::fill(row, row + d, 0.0);
+        }
+    }
+    c.v = detail::sanitized(p.v);
+    return c;
+}
 
 }  // namespace
 
@@ -77,6 +98,51 @@ std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
     return x;
 }
 
+std::vector<Expect> expected_pure_infsa_nonfinite(const AttentionProblem& p,
+                                                  const LinearInfsaParams& par) {
+    detail::check_infsa_params(p, par);
+    const ProblemShape sh = problem_shape(p);
+    const long d = sh.d, dv = sh.dv, nq = sh.Nq, nk = sh.Nk;
+    std::vector<Expect> x(static_cast<size_t>(sh.B * sh.H * nq * dv), Expect::finite);
+    std::vector<double> a(static_cast<size_t>(nq * nk));
+    for (long b = 0; b < sh.B; ++b)
+        for (long h = 0; h < sh.H; ++h) {
+            const long qh = (b * sh.H + h) * nq, kv = (b * sh.H_kv + sh.kv_head(h)) * nk;
+            const double* Q = p.q.values.data() + qh * d;
+            const double* K = p.k.values.data() + kv * d;
+            const double* V = p.v.values.data() + kv * dv;
+            bool inf = false, nan = false;
+            for (long i = 0; i < nq; ++i)
+                for (long j = 0; j < nk; ++j) {
+                    double dot = 0;
+                    for (long l = 0; l < d; ++l) dot += Q[i * d + l] * K[j * d + l];
+                    const double y = dot / static_cast<double>(d);
+                    a[static_cast<size_t>(i * nk + j)] = y;
+                    inf |= y == kInf, nan |= std::isnan(y);
+                }
+            for (long i = 0; i < nq; ++i) {
+                Expect* row = x.data() + (qh + i) * dv;
+                const double* ai = a.data() + i * nk;
+                const bool row_inf = std::any_of(ai, ai + nk, [](double y) { return y == kInf; });
+                for (long c = 0; c < dv; ++c) {
+                    if (row_inf) {  // inf / inf in that entry of A^
+                        row[c] = Expect::nonfinite;
+                        continue;
+                    }
+                    if (inf) {  // every finite entry of A^ is x / inf = 0; NaN entries: all NaN
+                        row[c] = Expect::zero_or_nonfinite;
+                        continue;
+                    }
+                    if (nan) raise(row[c], Expect::either);  // ||A+||_F is NaN or finite
+                    for (long j = 0; j < nk; ++j)
+                        if (!std::isfinite(V[j * dv + c]))
+                            raise(row[c], ai[j] > 0 ? Expect::nonfinite : Expect::either);
+                }
+            }
+        }
+    return x;
+}
+
 namespace detail {
 
 KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
@@ -85,16 +151,22 @@ KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
     check_infsa_params(p, par);
     check_shape(o, problem_shape(p).out_shape(), "o");
     const std::vector<Expect> x = expected_linear_infsa_nonfinite(p, par);
-    AttentionProblem clean = p;
-    clean.q = sanitized(p.q), clean.v = sanitized(p.v);
-    const long d = static_cast<long>(p.k.shape.back());  // a key holding NaN/Inf scores 0
-    for (std::size_t j = 0; j < clean.k.values.size(); j += static_cast<std::size_t>(d)) {
-        const auto row = clean.k.values.begin() + static_cast<std::ptrdiff_t>(j);
-        if (!std::all_of(row, row + d, [](double x) { return std::isfinite(x); }))
-            std::fill(row, row + d, 0.0);
-    }
+    const AttentionProblem clean = cleaned(p);
     const Array ref = reference_linear_infsa(clean, par);
     KernelCheckResult r = check_linear_infsa(clean, par, substituted(o, x, ref, true), opt);
+    account(o, x, opt, "o", r);
+    return r;
+}
+
+KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
+                                             const LinearInfsaParams& par, const Array& o,
+                                             const KernelCheckOptions& opt) {
+    check_infsa_params(p, par);
+    check_shape(o, problem_shape(p).out_shape(), "o");
+    const std::vector<Expect> x = expected_pure_infsa_nonfinite(p, par);
+    const AttentionProblem clean = cleaned(p);
+    const Array ref = reference_pure_infsa(clean, par);
+    KernelCheckResult r = check_pure_infsa(clean, par, substituted(o, x, ref, true), opt);
     account(o, x, opt, "o", r);
     return r;
 }

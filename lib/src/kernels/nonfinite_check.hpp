@@ -40,10 +40,14 @@ KernelCheckResult check_jvp_nonfinite(const AttentionProblem& p, const Array& tq
                                       const Array& tv, const Array& dout,
                                       const KernelCheckOptions& opt);
 
-// linear-infsa on inputs holding NaN or Inf (kernels/infsa_nonfinite.hpp): as above, `either`
-// elements compared when finite. Called by check_linear_infsa.
+// linear-infsa and pure-infsa on inputs holding NaN or Inf (kernels/infsa_nonfinite.hpp): as
+// above, `either` elements compared when finite. Called by check_linear_infsa, check_pure_infsa.
 KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
                                                const LinearInfsaParams& par, const Array& o,
                                                const KernelCheckOptions& opt);
+
+KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
+                                             const LinearInfsaParams& par, const Array& o,
+                                             const KernelCheckOptions& opt);
 
 }  // namespace attnspec::kernels::detail

@@ -9,8 +9,10 @@
 #include <limits>
 
 #include "attnspec/base/rounding.hpp"
+#include "attnspec/kernels/derivative_nonfinite.hpp"
 #include "check_compare.hpp"
 #include "linear_infsa_reference.hpp"
+#include "nonfinite_check.hpp"
 
 namespace attnspec::kernels {
 namespace {
@@ -158,6 +160,8 @@ NormBound norm_bound(const RoundingModel& M, double F2, double EF2, double m, do
 
 KernelCheckResult check_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                    const Array& o, const KernelCheckOptions& opt) {
+    if (any_nonfinite({&p.q, &p.k, &p.v}))  // kernels/infsa_nonfinite.hpp
+        return detail::check_pure_infsa_nonfinite(p, par, o, opt);
     std::vector<double> ref, bound, ref_error, first, base;
     const double d = static_cast<double>(p.q.shape.empty() ? 1 : p.q.shape.back());
     return detail::check_infsa(p, par, o, opt, 1.0 / d,

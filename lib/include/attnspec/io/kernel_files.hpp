@@ -39,8 +39,8 @@ class KernelArrayFile {
 // Q, K, V (arrays "q", "k", "v") of `path` into `p` (p.mask and scale untouched); under a boolean
 // or additive p.mask also p.mask_array from the array "mask" (NoInput, 66, when absent; -inf
 // kept); an array "mask" under none or causal is a usage error (64). NaN/Inf in q, k, v refused
-// unless `keep_nonfinite` (check-kernel attention and its derivatives:
-// kernels/attention_nonfinite.hpp, kernels/derivative_nonfinite.hpp) and the mask
+// unless `keep_nonfinite` (check-kernel attention, its derivatives, linear-infsa, pure-infsa:
+// kernels/attention_nonfinite.hpp, derivative_nonfinite.hpp, infsa_nonfinite.hpp) and the mask
 // is none or causal (the stated propagation is derived for those).
 void load_attention_inputs(const std::string& path, kernels::AttentionProblem& p,
                            bool keep_nonfinite = false);

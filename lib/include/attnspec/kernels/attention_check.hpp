@@ -58,7 +58,7 @@ struct KernelCheckResult {
     long rows = 0, masked_rows = 0;
     long rows_beyond_rule = 0;  // rows whose max error exceeds their allowed error
     long elements_beyond_bound = 0, nonfinite = 0;
-    // Inputs with NaN/Inf (attention, its derivatives, linear-infsa: kernels/attention_nonfinite,
+    // Inputs with NaN/Inf (attention, its derivatives, linear and pure InfSA: attention_nonfinite,
     // derivative_nonfinite, infsa_nonfinite.hpp): the elements of the output (and LSE) that must
     // be non-finite, and the elements that break the stated propagation (a finite value where
     // NaN/Inf is required, or a non-zero one where 0 or NaN/Inf is: also counted beyond the bound;

@@ -30,7 +30,8 @@ struct LinearInfsaParams {
 
 // Checks `o` (shape (.., N_q, d_v)) against the reference of Linear-InfSA on p.q, p.k, p.v.
 // DataError on inconsistent shapes, a mask other than none, non-finite gamma or eps < 0
-// (parameters "gamma", "eps"); NaN/Inf in o count as wrong elements.
+// (parameters "gamma", "eps"); NaN/Inf in o count as wrong elements, except where the inputs
+// hold NaN/Inf (kernels/infsa_nonfinite.hpp states which elements must then be NaN/Inf).
 KernelCheckResult check_linear_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                      const Array& o, const KernelCheckOptions& opt);
 

@@ -17,7 +17,8 @@ namespace attnspec::kernels {
 // AffinityOptions::eps). Stress cases: linear_infsa_cases() / generate_linear_infsa (relu-zero
 // makes every q_i . k_j negative: A+ = 0 and O = 0).
 
-// Checks `o` (shape (.., N_q, d_v)); DataError like check_linear_infsa.
+// Checks `o` (shape (.., N_q, d_v)); DataError like check_linear_infsa; inputs with NaN/Inf as
+// kernels/infsa_nonfinite.hpp states.
 KernelCheckResult check_pure_infsa(const AttentionProblem& p, const LinearInfsaParams& par,
                                    const Array& o, const KernelCheckOptions& opt);
 
