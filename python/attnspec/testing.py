@@ -397,7 +397,15 @@ def stress_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     nonfinite_stress_cases()), reproducible from (name, seed, shape), values representable in
     ``dtype``: numpy float16 for fp16, float32 for fp32, bf16 and tf32 (numpy has no such types:
     the values are exact in them), float64 for fp64. The same arrays ``attnspec check-kernel
-    attention --generate NAME --seed S --shape ...`` writes."""
+    attention --generate NAME --seed S --shape ...`` writes. A case of a derivative's directions
+    (``nan-do`` .. ``inf-tv``) raises UsageError: stress_vjp_case(), stress_jvp_case()."""
+    if str(name)[4:6] in ("do", "tq", "tk", "tv") and str(name)[:4] in ("nan-", "inf-"):
+        raise make(UsageError, "stress case %r plants into do or a tangent: use stress_vjp_case "
+                   "or stress_jvp_case" % (name,), "name")
+    return _qkv(name, seed, shape, dtype)
+
+
+def _qkv(name, seed, shape, dtype):
     _choice(dtype, "dtype", DTYPES)
     shape = tuple(int(s) for s in shape)
     q, k, v = (_array(t) for t in _core.kernel_stress_case(str(name), int(seed), list(shape),
@@ -415,7 +423,7 @@ def stress_vjp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     ``attnspec check-kernel attention-vjp --generate NAME --seed S --shape ...`` writes; NAME may
     be one of nonfinite_stress_cases("attention-vjp") (``nan-do``, ``inf-do``: one NaN/Inf per
     head of ``do``)."""
-    q, k, v = stress_case(name, seed, shape, dtype)
+    q, k, v = _qkv(name, seed, shape, dtype)
     (do,) = _directions(name, seed, [q.shape[:-1] + v.shape[-1:]], dtype)
     return q, k, v, do
 
@@ -425,7 +433,7 @@ def stress_jvp_case(name, seed=0, shape=(2, 128, 64), dtype="fp32"):
     ``attnspec check-kernel attention-jvp --generate NAME --seed S --shape ...`` writes; NAME may
     be one of nonfinite_stress_cases("attention-jvp") (``nan-tq`` .. ``inf-tv``: one NaN/Inf per
     head of that tangent)."""
-    q, k, v = stress_case(name, seed, shape, dtype)
+    q, k, v = _qkv(name, seed, shape, dtype)
     return (q, k, v) + _directions(name, seed, [q.shape, k.shape, v.shape], dtype)
 
 

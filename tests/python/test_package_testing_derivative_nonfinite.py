@@ -5,6 +5,7 @@ are wrong, and the verdicts and counts equal the CLI's on one file."""
 import numpy as np
 import pytest
 
+import attnspec
 import attnspec.testing as at
 from cli_support import run_cli
 
@@ -65,6 +66,8 @@ def test_the_derivative_nonfinite_cases():
     assert [int((~np.isfinite(a)).sum()) for a in arrays] == [0, 0, 0, 0, SHAPE[0], 0]
     with pytest.raises(Exception, match="plants into"):
         at.stress_jvp_case("nan-do", 3, SHAPE, "fp32")
+    with pytest.raises(attnspec.UsageError, match="plants into do or a tangent"):
+        at.stress_case("inf-tk", 3, SHAPE, "fp32")
 
 
 @pytest.mark.parametrize("causal", [False, True])
