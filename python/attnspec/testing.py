@@ -155,9 +155,9 @@ class KernelCheck:
     lse_beyond_bound: int = 0
     lse_bound_ratio: float = 0.0
     worst_lse: tuple = field(default=(), repr=False)
-    #: inputs with NaN/Inf (attention, its derivatives, linear, pure InfSA): the elements of the output
-    #: (and lse) that must be NaN/Inf, and the elements that break the stated propagation
-    #: (docs/cli/check-kernel.md, "Non-finite inputs")
+    #: inputs with NaN/Inf (attention, its derivatives, linear and pure InfSA): the elements of
+    #: the output (and lse) that must be NaN/Inf, and the elements that break the stated
+    #: propagation (docs/cli/check-kernel.md, "Non-finite inputs")
     nonfinite_expected: int = 0
     nonfinite_mismatch: int = 0
     #: what was checked: "attention", "attention-jvp", or a tensor of "attention-vjp" ("dq", ...)
@@ -375,9 +375,9 @@ def stress_cases():
 def nonfinite_stress_cases(operation="attention"):
     """The names of the stress generators with one NaN/Inf per head of ``operation``: for
     ``"attention"`` in q, k or v (``nan-q``, ``inf-q``, ``nan-k``, ``inf-k``, ``nan-v``,
-    ``inf-v``; stress_case()); ``"attention-vjp"`` those and ``nan-do``, ``inf-do`` in the cotangent
-    (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``, ``nan-tk``,
-    ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()).
+    ``inf-v``; stress_case()); ``"attention-vjp"`` those and ``nan-do``, ``inf-do`` in the
+    cotangent (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``,
+    ``nan-tk``, ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()).
     ``"linear-infsa"`` and ``"pure-infsa"``: the attention ones (stress_linear_infsa_case(),
     check_linear_infsa_output, check_pure_infsa_output); neumann and spec-attention refuse NaN/Inf
     inputs."""
