@@ -110,6 +110,27 @@ TEST_CASE("check-kernel vjp non-finite: the stated propagation", "[kernels]") {
     }
 }
 
+TEST_CASE("check-kernel vjp non-finite: grouped heads share dK and dV", "[kernels]") {
+    AttentionProblem p = generate_stress(StressCase::gaussian, 4, {1, 2, 12, 8}, Format::fp32);
+    const AttentionProblem kv =
+        generate_stress(StressCase::gaussian, 5, {1, 1, 12, 8}, Format::fp32);
+    p.k = kv.k, p.v = kv.v;  // two query heads on one K/V head
+    Array dout = generate_directions(StressCase::gaussian, 4, {{1, 2, 12, 8}}, Format::fp32)[0];
+    p.q.values[(12 + 3) * 8 + 1] = kNan;  // head 1, row 3
+    const VjpExpectation x = expected_vjp_nonfinite(p, dout);
+    for (long i = 0; i < 12; ++i) CHECK(row_is(x.dq, i, 8, F));  // head 0 untouched
+    CHECK(row_is(x.dq, 12 + 3, 8, N));
+    for (long j = 0; j < 12; ++j) CHECK((row_is(x.dk, j, 8, N) && row_is(x.dv, j, 8, N)));
+    Array dq, dk, dv;
+    baseline_vjp(p, dout, Format::fp32, Format::fp32, dq, dk, dv);
+    KernelCheckOptions opt;
+    const VjpCheckResult r = check_attention_vjp(p, dout, dq, dk, dv, opt);
+    INFO(r.summary);
+    CHECK(r.verdict == KernelVerdict::pass);
+    dq.values[0] = kNan;  // a NaN in head 0 where the pattern wants a finite value
+    CHECK(check_attention_vjp(p, dout, dq, dk, dv, opt).verdict == KernelVerdict::wrong);
+}
+
 TEST_CASE("check-kernel jvp non-finite: the stated propagation", "[kernels]") {
     AttentionProblem p = small(3, 2);
     Array tq = small(3, 2).q, tk = small(3, 2).k, tv = small(3, 2).v;
@@ -157,7 +178,7 @@ TEST_CASE("check-kernel derivative non-finite: the stress cases", "[kernels][str
             CHECK(any_nonfinite(all));
             const std::string name = stress_name(c);
             const bool in_qkv = name.size() == 5;  // nan-q .. inf-v
-            CHECK(planted == (in_qkv ? 0 : 3));  // else one per head
+            CHECK(planted == (in_qkv ? 0 : 3));    // else one per head
         }
     CHECK_THROWS_AS(generate_directions(StressCase::nan_tq, 1, {{4, 2}}, Format::fp32), Error);
     CHECK_THROWS_AS(
