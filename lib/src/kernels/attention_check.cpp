@@ -157,24 +157,10 @@ void Checker::lse_element(long b, long h, long i, double got) {
     keep_worst(r.worst_lse, e, Key::bound, opt.worst);
 }
 
-}  // namespace
-
-const char* verdict_name(KernelVerdict v) { return enum_name(v, kVerdictNames); }
-
-KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, const Array* lse,
-                                  const KernelCheckOptions& opt) {
-    detail::check_factor(opt);
+// check_attention on finite inputs, as the kernel stores them (problem_as_stored).
+KernelCheckResult check_finite(const AttentionProblem& p, const Array& o, const Array* lse,
+                               const KernelCheckOptions& opt) {
     const ProblemShape sh = problem_shape(p);
-    detail::check_shape(o, sh.out_shape(), "o");
-    if (lse) detail::check_shape(*lse, sh.lse_shape(), "lse");
-    if (has_nonfinite_input(p)) {
-        // The stated propagation (attention_nonfinite.hpp) is derived for prefix visibility.
-        if (general_mask(p.mask))
-            fail_data(std::string("NaN/Inf in q, k or v under a ") + mask_name(p.mask) +
-                          " mask: non-finite inputs are checked under mask none or causal only",
-                      "mask");
-        return detail::check_attention_nonfinite(p, o, lse, opt);
-    }
     KernelCheckResult r;
     r.q_shape = p.q.shape, r.k_shape = p.k.shape, r.v_shape = p.v.shape;
     r.scale = effective_scale(p, sh);
@@ -200,6 +186,28 @@ KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, con
         }
     detail::decide(r, opt, "o", ck.max_abs_lse);
     return r;
+}
+
+}  // namespace
+
+const char* verdict_name(KernelVerdict v) { return enum_name(v, kVerdictNames); }
+
+KernelCheckResult check_attention(const AttentionProblem& p, const Array& o, const Array* lse,
+                                  const KernelCheckOptions& opt) {
+    detail::check_factor(opt);
+    const ProblemShape sh = problem_shape(p);
+    detail::check_shape(o, sh.out_shape(), "o");
+    if (lse) detail::check_shape(*lse, sh.lse_shape(), "lse");
+    if (has_nonfinite_input(p)) {
+        // The stated propagation (attention_nonfinite.hpp) is derived for prefix visibility.
+        if (general_mask(p.mask))
+            fail_data(std::string("NaN/Inf in q, k or v under a ") + mask_name(p.mask) +
+                          " mask: non-finite inputs are checked under mask none or causal only",
+                      "mask");
+        return detail::check_attention_nonfinite(p, o, lse, opt);
+    }
+    AttentionProblem holder;
+    return check_finite(detail::problem_as_stored(p, opt.storage, holder), o, lse, opt);
 }
 
 void baseline_attention(const AttentionProblem& p, Format storage, Format accumulate, Array& o,

@@ -20,6 +20,18 @@ double key_of(const ElementReport& x, Key key) {
 
 // Whether mask entry x of a boolean or additive mask `m` lets the query see the key.
 bool key_visible(MaskKind m, double x) { return m == MaskKind::additive ? x != -kInf : x != 0; }
+
+// Flat index n of an array of shape `shape` as "(i, j, ...)".
+std::string index_text(const std::vector<std::int64_t>& shape, std::size_t n) {
+    std::vector<std::int64_t> at(shape.size());
+    for (std::size_t a = shape.size(); a-- > 0;) {
+        const auto e = static_cast<std::size_t>(std::max<std::int64_t>(shape[a], 1));
+        at[a] = static_cast<std::int64_t>(n % e), n /= e;
+    }
+    std::string t = "(";
+    for (std::size_t a = 0; a < at.size(); ++a) t += (a ? ", " : "") + std::to_string(at[a]);
+    return t + ")";
+}
 }  // namespace
 
 RowInput row_input(const ProblemShape& sh, const AttentionProblem& src, MaskKind mask, double scale,
@@ -106,6 +118,51 @@ bool all_exact(const std::vector<const Array*>& arrays, Format f) {
 void round_all(const std::vector<Array*>& arrays, Format f) {
     for (Array* a : arrays)
         for (double& x : a->values) x = round_to(x, f);
+}
+
+void refuse_beyond_range(const std::vector<std::pair<const Array*, const char*>>& arrays,
+                         Format f) {
+    for (const auto& [a, name] : arrays)
+        for (std::size_t n = 0; n < a->values.size(); ++n) {
+            const double x = a->values[n];
+            if (std::isfinite(x) && !std::isfinite(round_to(x, f)))
+                fail_data(std::string(name) + " holds " + value_text(x) + " at " +
+                              index_text(a->shape, n) + ", beyond " + format_name(f) +
+                              "'s largest finite value " + value_text(largest_finite(f)) +
+                              ": a kernel storing " + format_name(f) + " reads it as " +
+                              (x > 0 ? "+inf" : "-inf"),
+                          name);
+        }
+}
+
+const AttentionProblem& problem_as_stored(
+    const AttentionProblem& p, Format f, AttentionProblem& holder,
+    const std::vector<std::pair<const Array*, const char*>>& extra) {
+    std::vector<std::pair<const Array*, const char*>> data = {
+        {&p.q, "q"}, {&p.k, "k"}, {&p.v, "v"}};
+    data.insert(data.end(), extra.begin(), extra.end());
+    refuse_beyond_range(data, f);
+    if (p.mask != MaskKind::additive) return p;
+    Array mask;
+    if (&mask_as_stored(p.mask_array, f, mask) == &p.mask_array) return p;
+    holder = p;
+    holder.mask_array = std::move(mask);
+    return holder;
+}
+
+const Array& mask_as_stored(const Array& mask, Format f, Array& holder) {
+    bool any = false;
+    for (std::size_t n = 0; n < mask.values.size(); ++n) {
+        const double x = mask.values[n];
+        if (!std::isfinite(x) || std::isfinite(round_to(x, f))) continue;
+        if (x > 0)
+            fail_data("mask holds " + value_text(x) + " at " + index_text(mask.shape, n) +
+                          ", which " + format_name(f) + " stores as +inf (a logit of +inf)",
+                      "mask");
+        if (!any) holder = mask, any = true;
+        holder.values[n] = -std::numeric_limits<double>::infinity();
+    }
+    return any ? holder : mask;
 }
 
 void check_shape(const Array& a, const std::vector<std::int64_t>& want, const char* name) {

@@ -5,6 +5,7 @@
 // one output tensor. Used by attention_check.cpp and derivative_check.cpp.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "attnspec/kernels/attention_check.hpp"
@@ -45,6 +46,23 @@ void keep_worst(std::vector<ElementReport>& list, const ElementReport& e, Key ke
 bool all_exact(const std::vector<const Array*>& arrays, Format f);
 // The arrays' values rounded to `f` in place (what a kernel's matrix units read).
 void round_all(const std::vector<Array*>& arrays, Format f);
+
+// Values beyond the storage format's range (docs/cli/check-kernel.md, "Values beyond the storage
+// range"). A finite value of a data array that rounds to +-inf in `f` is no input a kernel
+// storing `f` can read: DataError naming the array, the first index, the value and the format
+// (NaN/Inf inputs themselves pass: the non-finite checks take them). O(size).
+void refuse_beyond_range(const std::vector<std::pair<const Array*, const char*>>& arrays, Format f);
+// An additive mask value that rounds to -inf in `f` (the usual -1e9 of a masked_fill, say, in
+// fp16) hides its key in every kernel storing the mask in `f`; the check reads it as stored, -inf,
+// the reference included. Returns `mask` itself when it holds no such value, else its copy in
+// `holder` with them set to -inf; a value rounding to +inf is refused (DataError). O(size).
+const Array& mask_as_stored(const Array& mask, Format f, Array& holder);
+
+// `p` as a kernel storing `f` reads it: refuse_beyond_range on q, k, v and `extra`, mask_as_stored
+// on a general mask's array. Returns `p` itself, or its copy in `holder` when the mask changed.
+const AttentionProblem& problem_as_stored(
+    const AttentionProblem& p, Format f, AttentionProblem& holder,
+    const std::vector<std::pair<const Array*, const char*>>& extra = {});
 
 // DataError unless `a` has shape `want` and the matching number of values.
 void check_shape(const Array& a, const std::vector<std::int64_t>& want, const char* name);

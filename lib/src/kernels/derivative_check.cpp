@@ -83,11 +83,14 @@ void describe(KernelCheckResult& r, const AttentionProblem& p, const Setup& s) {
 
 }  // namespace
 
-VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout, const Array& dq,
-                                   const Array& dk, const Array& dv,
+VjpCheckResult check_attention_vjp(const AttentionProblem& given, const Array& dout,
+                                   const Array& dq, const Array& dk, const Array& dv,
                                    const KernelCheckOptions& opt) {
-    if (any_nonfinite({&p.q, &p.k, &p.v, &dout}))  // kernels/derivative_nonfinite.hpp
-        return detail::check_vjp_nonfinite(p, dout, dq, dk, dv, opt);
+    if (any_nonfinite({&given.q, &given.k, &given.v, &dout}))  // kernels/derivative_nonfinite.hpp
+        return detail::check_vjp_nonfinite(given, dout, dq, dk, dv, opt);
+    AttentionProblem holder;  // the inputs as a kernel storing opt.storage reads them
+    const AttentionProblem& p =
+        detail::problem_as_stored(given, opt.storage, holder, {{&dout, "do"}});
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&dout}, opt, entered, extra);
@@ -118,11 +121,14 @@ VjpCheckResult check_attention_vjp(const AttentionProblem& p, const Array& dout,
     return out;
 }
 
-KernelCheckResult check_attention_jvp(const AttentionProblem& p, const Array& tq, const Array& tk,
-                                      const Array& tv, const Array& dout,
+KernelCheckResult check_attention_jvp(const AttentionProblem& given, const Array& tq,
+                                      const Array& tk, const Array& tv, const Array& dout,
                                       const KernelCheckOptions& opt) {
-    if (any_nonfinite({&p.q, &p.k, &p.v, &tq, &tk, &tv}))  // kernels/derivative_nonfinite.hpp
-        return detail::check_jvp_nonfinite(p, tq, tk, tv, dout, opt);
+    if (any_nonfinite({&given.q, &given.k, &given.v, &tq, &tk, &tv}))  // derivative_nonfinite.hpp
+        return detail::check_jvp_nonfinite(given, tq, tk, tv, dout, opt);
+    AttentionProblem holder;  // the inputs as a kernel storing opt.storage reads them
+    const AttentionProblem& p = detail::problem_as_stored(given, opt.storage, holder,
+                                                          {{&tq, "tq"}, {&tk, "tk"}, {&tv, "tv"}});
     AttentionProblem entered;
     std::vector<Array> extra;
     const Setup s = setup(p, {&tq, &tk, &tv}, opt, entered, extra);

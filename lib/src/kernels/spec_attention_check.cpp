@@ -70,9 +70,19 @@ SpecCorrection parse_spec_correction(const std::string& text, const std::string&
     return enum_from_name(text, kCorrectionNames, "correction", parameter);
 }
 
-KernelCheckResult check_spec_attention(const SpecAttentionProblem& p, const Array& o,
+KernelCheckResult check_spec_attention(const SpecAttentionProblem& given, const Array& o,
                                        const KernelCheckOptions& opt) {
     detail::check_factor(opt);
+    // The inputs as a kernel storing opt.storage reads them (check_compare.hpp).
+    detail::refuse_beyond_range(
+        {{&given.x, "x"}, {&given.w_q, "w_q"}, {&given.w_k, "w_k"}, {&given.w_v, "w_v"}},
+        opt.storage);
+    SpecAttentionProblem holder;
+    Array mask;
+    const bool stored = given.mask == MaskKind::additive &&
+                        &detail::mask_as_stored(given.mask_array, opt.storage, mask) == &mask;
+    if (stored) holder = given, holder.mask_array = std::move(mask);
+    const SpecAttentionProblem& p = stored ? holder : given;
     KernelCheckResult r;
     r.inputs_exact = detail::all_exact({&p.x, &p.w_q, &p.w_k, &p.w_v, &p.mask_array}, opt.storage);
     const detail::ProjectionModel pm =
