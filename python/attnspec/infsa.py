@@ -27,6 +27,7 @@ array type that is not converted (``attnspec._arrays``).
 """
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
@@ -182,19 +183,24 @@ class Neumann:
     kernel: Optional[np.ndarray] = field(default=None, repr=False)
 
 
-def neumann(A_hat, gamma, V=None, *, orders=ORDERS, target=1e-6, kernel=False):
+def neumann(A_hat, gamma, V=None, *, orders=ORDERS, target=1e-6, kernel=False, report=None):
     """The Neumann kernel N = (I - gamma Â)^{-1} of Â (N x N, >= 0) and what ``attnspec
     neumann`` reports of it: norms, invariants, the truncation table for ``orders`` (K >= 0),
     the K reaching ``target`` (in [1e-300, inf)), centralities and, given V (N x d_v), the
     closure C V = N gamma Â V by solves. ``kernel=True`` also returns N (one more LU). Cost
     O((max K + 6) N^3); refused above the memory budget before allocating. Errors: DataError
     for gamma outside (0, 1) or gamma rho(Â) >= 1 (parameter gamma), a bad Â, V whose row count
-    is not N, a bad order (K) or target."""
+    is not N, a bad order (K) or target. ``report=PATH`` also writes the HDF5 report of
+    ``attnspec neumann --input F --out PATH`` (group ``neumann``, reports/SCHEMA.md; source
+    ``python:attnspec.infsa.neumann``, affinity ``given``), atomically (``OutputError`` for a
+    path that cannot be written, nothing left behind); ``attnspec report show|render`` read it."""
     A_hat = as_matrix(A_hat, "A_hat")
     V = np.zeros((0, 0)) if V is None else as_matrix(V, "V")
     orders = [_int(k, "orders", 0, 1000) for k in orders]
     d = _core.infsa_neumann(A_hat, _real(gamma, "gamma"), V, orders, _real(target, "target"),
-                            bool(kernel))
+                            bool(kernel), _report_path(report),
+                            "python: attnspec.infsa.neumann(gamma=%r, orders=%r, target=%r)"
+                            % (gamma, orders, target))
     trunc = table({"K": [r[0] for r in d["truncation"]], "bound": [r[1] for r in d["truncation"]],
                    "error": [r[2] for r in d["truncation"]]},
                   dtypes={"K": np.int64, "bound": np.float64, "error": np.float64})
@@ -290,13 +296,15 @@ def fidelity(Q, K, gamma=0.95, eps=1e-6, matrix_free=False, with_right=False):
 
 
 def fidelity_table(families=FAMILIES, tokens=(256,), d_h=64, heads=1, draws=3, mu=1.0,
-                   gamma=0.95, eps=1e-6, seed=20251, matrix_free=False, with_right=False):
+                   gamma=0.95, eps=1e-6, seed=20251, matrix_free=False, with_right=False,
+                   report=None):
     """The records of ``attnspec fidelity --family F,... --tokens N,... --dh d_h --heads H
     --draws n --mu mu --gamma g --seed S``: for each family, N, draw and head, instance i (in
     that order) draws Q, K with ``draw_family(family, N, d_h, mu, instance_seed(seed, i))``.
     A table (DataFrame or dict of arrays) with columns family, N, head, draw, seed, the four
     cosines, rho_hat_lo, rho_hat_hi, perron_converged, perron_vec_error. Refused before any draw
-    above the memory budget (DataError)."""
+    above the memory budget (DataError). ``report=PATH`` also writes the HDF5 report of that
+    ``attnspec fidelity ... --out PATH`` (group ``fidelity``), atomically."""
     if isinstance(families, str):
         families = [families]
     tokens = [tokens] if isinstance(tokens, (int, np.integer)) else tokens
@@ -305,7 +313,10 @@ def fidelity_table(families=FAMILIES, tokens=(256,), d_h=64, heads=1, draws=3, m
         _int(d_h, "d_h", 1, 2**31 - 1), _int(heads, "heads", 1, 2**31 - 1),
         _int(draws, "draws", 1, 2**31 - 1), _real(mu, "mu"), _real(gamma, "gamma"),
         _real(eps, "eps"), _int(seed, "seed", 0, 2**64 - 1), bool(matrix_free),
-        bool(with_right))
+        bool(with_right), _report_path(report),
+        "python: attnspec.infsa.fidelity_table(families=%r, tokens=%r, d_h=%r, heads=%r, "
+        "draws=%r, mu=%r, gamma=%r, eps=%r, seed=%r)"
+        % (list(families), list(tokens), d_h, heads, draws, mu, gamma, eps, seed))
     cols = {k: [r[k] for r in rows] for k in ("family", "N", "head", "draw", "seed", "cos_left",
                                               "cos_right", "cos_katz_in", "cos_katz_out")}
     cols["rho_hat_lo"] = [r["rho_hat"][0] for r in rows]
@@ -315,6 +326,16 @@ def fidelity_table(families=FAMILIES, tokens=(256,), d_h=64, heads=1, draws=3, m
     return table(cols, dtypes={"family": str, "N": np.int64, "head": np.int64,
                                "draw": np.int64, "seed": np.uint64,
                                "perron_converged": bool})
+
+
+def _report_path(report):
+    """A report path for the library ("" for none)."""
+    if report is None:
+        return ""
+    path = os.fspath(report)
+    if not path:
+        raise make(UsageError, "report: an empty path", "report")
+    return str(path)
 
 
 def draw_family(family, N, d, mu=1.0, seed=20251):

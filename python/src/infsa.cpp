@@ -24,6 +24,9 @@
 #include "attnspec/infsa/neumann_analysis.hpp"
 #include "attnspec/infsa/perron.hpp"
 #include "attnspec/infsa/relu_kernel.hpp"
+#include "attnspec/io/provenance.hpp"
+#include "attnspec/io/report_writer.hpp"
+#include "attnspec/report/infsa_sections.hpp"
 #include "bindings.hpp"
 
 namespace nb = nanobind;
@@ -74,8 +77,22 @@ nb::dict analysis_dict(const NeumannAnalysis& a) {
 
 // analyze_neumann (the `attnspec neumann` analysis) with the memory check the CLI makes first,
 // and, with `kernel`, the dense N = (I - gamma Â)^{-1} from one more LU.
+// The report `attnspec neumann --input F --out R` writes (write_neumann_section), atomically at
+// `path`; Â given, so the source is this call.
+void write_neumann_report(const std::string& path, const NeumannAnalysis& a,
+                          const std::string& command) {
+    Provenance prov;
+    prov.command_line = command;
+    NeumannSource src;
+    src.source = "python:attnspec.infsa.neumann", src.affinity = "given";
+    ReportWriter w(path, prov);
+    write_neumann_section(w.root(), a, src);
+    w.commit();
+}
+
 nb::dict neumann(const Eigen::MatrixXd& A_hat, double gamma, const Eigen::MatrixXd& V,
-                 std::vector<int> orders, double target, bool kernel) {
+                 std::vector<int> orders, double target, bool kernel, const std::string& report,
+                 const std::string& command) {
     NeumannAnalysisOptions opt;
     opt.gamma = gamma, opt.orders = std::move(orders), opt.target = target;
     check_neumann_options(opt);
@@ -86,6 +103,7 @@ nb::dict neumann(const Eigen::MatrixXd& A_hat, double gamma, const Eigen::Matrix
         nb::gil_scoped_release unlocked;
         a = analyze_neumann(A_hat, opt, V);
         if (kernel) N = NeumannKernel(A_hat, gamma).kernel();
+        if (!report.empty()) write_neumann_report(report, a, command);
     }
     nb::dict d = analysis_dict(a);
     d["kernel"] = N;
@@ -192,12 +210,20 @@ nb::dict fidelity_one(const Eigen::MatrixXd& Q, const Eigen::MatrixXd& K, double
 }
 
 // The generated table of `attnspec fidelity` (fidelity_table(spec)), its records as dicts.
-nb::list fidelity_generated(FidelitySpec spec) {
+nb::list fidelity_generated(FidelitySpec spec, const std::string& report,
+                            const std::string& command) {
     check_fidelity_memory(spec);
     FidelityTable t;
     {
         nb::gil_scoped_release unlocked;
         t = fidelity_table(spec);
+        if (!report.empty()) {  // the report of `attnspec fidelity ... --out R`, atomically
+            Provenance prov;
+            prov.command_line = command, prov.seed = spec.seed;
+            ReportWriter w(report, prov);
+            write_fidelity_section(w.root(), t, spec);
+            w.commit();
+        }
     }
     nb::list l;
     for (const FidelityRecord& r : t.records) {
@@ -222,7 +248,9 @@ void bind_infsa(nb::module_& m) {
           "Â = ReLU(Q K^T / d_h) / (||.||_F + eps) (kind 'relu') or the row softmax of "
           "Q K^T / sqrt(d_h) ('softmax'), and ||A+||_F (affinity()).");
     m.def("infsa_neumann", &neumann, "A_hat"_a, "gamma"_a, "V"_a, "orders"_a, "target"_a,
-          "kernel"_a, "The analysis of `attnspec neumann` (analyze_neumann), and N when asked.");
+          "kernel"_a, "report"_a = "", "command"_a = "",
+          "The analysis of `attnspec neumann` (analyze_neumann), and N when asked; with `report`, "
+          "also its HDF5 report (as `--out`), written atomically.");
     m.def("infsa_closure_times", &closure_times, "A_hat"_a, "gamma"_a, "V"_a, "transpose"_a,
           "C V = N gamma Â V (or C^T V) by solves with one LU (NeumannKernel).");
     m.def("infsa_centralities", &centralities_of, "A_hat"_a, "gamma"_a,
@@ -240,15 +268,17 @@ void bind_infsa(nb::module_& m) {
         "infsa_fidelity_table",
         [](std::vector<std::string> families, std::vector<long> Ns, long d_h, long heads,
            long draws, double mu, double gamma, double eps, std::uint64_t seed, bool matrix_free,
-           bool with_right) {
+           bool with_right, const std::string& report, const std::string& command) {
             FidelitySpec s;
             s.families = std::move(families), s.Ns = std::move(Ns), s.d_h = d_h;
             s.heads = heads, s.draws = draws, s.mu = mu, s.gamma = gamma, s.eps = eps;
             s.seed = seed, s.matrix_free = matrix_free, s.with_right = with_right;
-            return fidelity_generated(std::move(s));
+            return fidelity_generated(std::move(s), report, command);
         },
         "families"_a, "Ns"_a, "d_h"_a, "heads"_a, "draws"_a, "mu"_a, "gamma"_a, "eps"_a, "seed"_a,
-        "matrix_free"_a, "with_right"_a, "The records of `attnspec fidelity` on generated data.");
+        "matrix_free"_a, "with_right"_a, "report"_a = "", "command"_a = "",
+        "The records of `attnspec fidelity` on generated data; with `report`, also its HDF5 "
+        "report (as `--out`), written atomically.");
     m.def("infsa_draw_family", &draw, "family"_a, "N"_a, "d"_a, "mu"_a, "seed"_a,
           "Seeded (Q, K) of a family: gaussian, shared-mean, independent-means (draw_family).");
     m.def("instance_seed", &instance_seed, "master"_a, "i"_a,

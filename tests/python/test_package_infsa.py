@@ -213,3 +213,46 @@ def test_bad_input_raises_named_errors(call, exc, parameter):
         call()
     if parameter is not None:
         assert e.value.parameter == parameter
+
+
+def _shown(cli, path):
+    """`attnspec report show --json` of a report, less what differs between two writers of the
+    same numbers (the provenance: command line, times, host, build; the file name)."""
+    doc = run_cli(cli, "report", "show", str(path))
+    doc.pop("provenance", None)
+    doc.pop("file", None)
+    return doc
+
+
+def test_fidelity_report_from_python_is_the_clis(cli, tmp_path):
+    py, ref = tmp_path / "py.h5", tmp_path / "cli.h5"
+    t = infsa.fidelity_table(["gaussian", "shared-mean"], [32], d_h=8, draws=2, seed=5, report=py)
+    run_cli(cli, "fidelity", "--tokens", "32", "--dh", "8", "--draws", "2", "--family",
+            "gaussian,shared-mean", "--seed", "5", "--out", str(ref))
+    a, b = _shown(cli, py), _shown(cli, ref)
+    assert a == b
+    assert len(t["family"]) == 4
+
+
+def test_neumann_report_from_python_holds_the_analysis(cli, tmp_path):
+    Q, K = infsa.draw_family("shared-mean", 48, 8, mu=1.0, seed=11)
+    path = tmp_path / "n.h5"
+    nk = infsa.neumann(infsa.affinity(Q, K).A_hat, 0.9, report=path)
+    ref = tmp_path / "cli.h5"
+    run_cli(cli, "neumann", "--tokens", "48", "--dh", "8", "--family", "shared-mean", "--seed",
+            "11", "--gamma", "0.9", "--out", str(ref))
+    a, b = _shown(cli, path), _shown(cli, ref)
+    assert a["kind"] == b["kind"] == "neumann"
+    # The same analysis (the same Â, bit for bit): the summary's lines but the first, which
+    # names the source (the Python call with Â given, the CLI's generated family).
+    assert a["summary"][1:] == b["summary"][1:] and len(a["summary"]) >= 3
+    assert "python:attnspec.infsa.neumann" in a["summary"][0]
+    assert "generated:shared-mean" in b["summary"][0]
+    assert nk.n == 48
+
+
+def test_a_report_path_that_cannot_be_written_is_an_output_error(tmp_path):
+    Q, K = qk()
+    with pytest.raises(attnspec.OutputError):
+        infsa.neumann(infsa.affinity(Q, K).A_hat, 0.9, report=tmp_path / "no" / "dir" / "n.h5")
+    assert not (tmp_path / "no").exists()
