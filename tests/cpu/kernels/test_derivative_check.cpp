@@ -15,14 +15,14 @@
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/derivative_reference.hpp"
 #include "attnspec/kernels/stress.hpp"
+#include "derivative_case.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using namespace attnspec::kernels;
+using namespace attnspec::kernels::test_deriv;
 
 namespace {
-
-using Cplx = std::complex<double>;
 
 // Dense forward O = softmax(s Q K^T + M) V in complex arithmetic (the shift by the real max
 // leaves the result unchanged); fully masked rows give 0.
@@ -51,12 +51,6 @@ std::vector<Cplx> dense_forward(const ProblemShape& sh, MaskKind mask, double s,
     return o;
 }
 
-std::vector<Cplx> complexify(const Array& a, const Array* t = nullptr, double h = 0) {
-    std::vector<Cplx> z(a.values.size());
-    for (size_t e = 0; e < z.size(); ++e) z[e] = Cplx(a.values[e], t ? h * t->values[e] : 0.0);
-    return z;
-}
-
 constexpr double kStep = 1e-30;  // complex step: exact to rounding for any step this small
 
 // A small grouped problem: q (2, Nq, 3), k (1, Nk, 3), v (1, Nk, 2).
@@ -68,25 +62,6 @@ AttentionProblem tiny(long Nq, long Nk, MaskKind mask) {
     p.v = generate_stress(StressCase::gaussian, 5, {1, Nk, 2}, Format::fp64).v;
     p.mask = mask;
     return p;
-}
-
-double max_abs(const std::vector<double>& x) {
-    double m = 0;
-    for (double e : x) m = std::max(m, std::fabs(e));
-    return m;
-}
-
-// The reference is the exact derivative to within its own error bound (plus the complex step's
-// own rounding, 1e-14 of the tensor's scale).
-void check_reference(const ReferenceTensor& t, const std::vector<double>& exact) {
-    const double scale = max_abs(exact);
-    REQUIRE(scale > 0);
-    for (size_t e = 0; e < exact.size(); ++e) {
-        INFO("element " << e);
-        CHECK(std::fabs(t.value.values[e] - exact[e]) <= t.ref_error[e] + 1e-14 * scale);
-        CHECK(t.ref_error[e] <= 1e-12 * scale);
-        CHECK(t.bound[e] >= t.ref_error[e]);
-    }
 }
 
 enum class Fault { none, drop_dv_row, dk_scale_1_over_d, causal_off_by_one, no_tv };
@@ -122,10 +97,6 @@ void float_row(const AttentionProblem& p, const ProblemShape& sh, float s, long 
 }
 
 float fl(double x, Format f) { return static_cast<float>(round_to(x, f)); }
-
-struct Grads {
-    Array dq, dk, dv;
-};
 
 // FlashAttention-2-style backward: O and lse from a float forward, D = rowsum(dO o O) with O
 // stored, P recomputed from lse, dS = P (dP - D) and P stored in `storage`, float sums.
@@ -221,53 +192,6 @@ Array flash_jvp(const AttentionProblem& p, const std::vector<Array>& t, Format s
                     out.values[row * sh.dv + c] = fl(acc[c], output_format(storage));
             }
     return out;
-}
-
-KernelCheckOptions options(Format f) {
-    KernelCheckOptions opt;
-    opt.storage = f;
-    return opt;
-}
-
-struct Case {
-    AttentionProblem p;
-    Array dout;               // vjp cotangent
-    std::vector<Array> tang;  // jvp tangents
-};
-
-Case make_case(StressCase c, Format f, MaskKind mask,
-               std::vector<std::int64_t> shape = {2, 64, 32}) {
-    Case k;
-    k.p = generate_stress(c, 11, shape, f);
-    k.p.mask = mask;
-    const ProblemShape sh = problem_shape(k.p);
-    k.dout = generate_directions(c, 11, {sh.out_shape()}, f)[0];
-    k.tang = generate_directions(c, 11, {k.p.q.shape, k.p.k.shape, k.p.v.shape}, f);
-    return k;
-}
-
-VjpCheckResult vjp(const Case& k, const Grads& g, Format f) {
-    return check_attention_vjp(k.p, k.dout, g.dq, g.dk, g.dv, options(f));
-}
-
-KernelCheckResult jvp(const Case& k, const Array& o, Format f) {
-    return check_attention_jvp(k.p, k.tang[0], k.tang[1], k.tang[2], o, options(f));
-}
-
-Grads baseline_grads(const Case& k, Format f) {
-    Grads g;
-    baseline_vjp(k.p, k.dout, f, Format::fp32, g.dq, g.dk, g.dv);
-    return g;
-}
-
-Array baseline_tangent(const Case& k, Format f) {
-    Array o;
-    baseline_jvp(k.p, k.tang[0], k.tang[1], k.tang[2], f, Format::fp32, o);
-    return o;
-}
-
-double vjp_bound_ratio(const VjpCheckResult& r) {
-    return std::max({r.dq.worst_bound_ratio, r.dk.worst_bound_ratio, r.dv.worst_bound_ratio});
 }
 
 }  // namespace

@@ -16,14 +16,15 @@
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/derivative_reference.hpp"
 #include "attnspec/kernels/stress.hpp"
+#include "derivative_case.hpp"
 #include "test_support.hpp"
 
 using namespace attnspec;
 using namespace attnspec::kernels;
+using namespace attnspec::kernels::test_deriv;
 
 namespace {
 
-using Cplx = std::complex<double>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The logit bias of key j for query row (b, h, i): 0 or -inf (boolean), M_ij (additive).
@@ -71,24 +72,6 @@ std::vector<Cplx> dense_forward(const AttentionProblem& p, const ProblemShape& s
     return o;
 }
 
-std::vector<Cplx> complexify(const Array& a, const Array* t = nullptr, double h = 0) {
-    std::vector<Cplx> z(a.values.size());
-    for (size_t e = 0; e < z.size(); ++e) z[e] = Cplx(a.values[e], t ? h * t->values[e] : 0.0);
-    return z;
-}
-
-void check_reference(const ReferenceTensor& t, const std::vector<double>& exact) {
-    double scale = 0;
-    for (double e : exact) scale = std::max(scale, std::fabs(e));
-    REQUIRE(scale > 0);
-    for (size_t e = 0; e < exact.size(); ++e) {
-        INFO("element " << e);
-        CHECK(std::fabs(t.value.values[e] - exact[e]) <= t.ref_error[e] + 1e-14 * scale);
-        CHECK(t.ref_error[e] <= 1e-12 * scale);
-        CHECK(t.bound[e] >= t.ref_error[e]);
-    }
-}
-
 enum class Fault { none, dv_ignores_mask, dk_ignores_mask, sign_flipped, transposed, jvp_ignores };
 
 float fl(double x, Format f) { return static_cast<float>(round_to(x, f)); }
@@ -122,10 +105,6 @@ bool float_row(const AttentionProblem& p, const ProblemShape& sh, long b, long h
     for (long j = 0; j < sh.Nk; ++j) pr[j] = std::exp(x[j] - lse);
     return true;
 }
-
-struct Grads {
-    Array dq, dk, dv;
-};
 
 // FlashAttention-2-style masked backward in float: D from the stored O, P recomputed from the
 // lse, dS and P stored in `storage`. The faults use the mask-ignoring weights pu (and their dS)
@@ -223,54 +202,6 @@ Array flash_jvp(const AttentionProblem& p, const std::vector<Array>& t, Format s
     return out;
 }
 
-KernelCheckOptions options(Format f) {
-    KernelCheckOptions opt;
-    opt.storage = f;
-    return opt;
-}
-
-struct Case {
-    AttentionProblem p;
-    Array dout;
-    std::vector<Array> tang;
-};
-
-// A generated case with a generated mask (fully masked rows included: row 7 of 16).
-Case make_case(StressCase c, Format f, MaskKind mask, std::vector<std::int64_t> shape) {
-    Case k;
-    k.p = generate_stress(c, 11, shape, f);
-    k.p.mask = mask;
-    k.p.mask_array = generate_mask(mask, 11, k.p.q.shape, f);
-    const ProblemShape sh = problem_shape(k.p);
-    k.dout = generate_directions(c, 11, {sh.out_shape()}, f)[0];
-    k.tang = generate_directions(c, 11, {k.p.q.shape, k.p.k.shape, k.p.v.shape}, f);
-    return k;
-}
-
-VjpCheckResult vjp(const Case& k, const Grads& g, Format f) {
-    return check_attention_vjp(k.p, k.dout, g.dq, g.dk, g.dv, options(f));
-}
-
-KernelCheckResult jvp(const Case& k, const Array& o, Format f) {
-    return check_attention_jvp(k.p, k.tang[0], k.tang[1], k.tang[2], o, options(f));
-}
-
-Grads baseline_grads(const Case& k, Format f) {
-    Grads g;
-    baseline_vjp(k.p, k.dout, f, Format::fp32, g.dq, g.dk, g.dv);
-    return g;
-}
-
-Array baseline_tangent(const Case& k, Format f) {
-    Array o;
-    baseline_jvp(k.p, k.tang[0], k.tang[1], k.tang[2], f, Format::fp32, o);
-    return o;
-}
-
-double bound_ratio(const VjpCheckResult& r) {
-    return std::max({r.dq.worst_bound_ratio, r.dk.worst_bound_ratio, r.dv.worst_bound_ratio});
-}
-
 }  // namespace
 
 TEST_CASE("check-kernel vjp and jvp masks: the references are the exact derivatives",
@@ -334,7 +265,7 @@ TEST_CASE("check-kernel vjp and jvp masks: correct kernels pass, planted faults 
                 const VjpCheckResult rb = vjp(k, baseline_grads(k, f), f);
                 INFO(rb.summary);
                 CHECK(rb.verdict == KernelVerdict::pass);
-                CHECK(bound_ratio(rb) <= 1.0);
+                CHECK(vjp_bound_ratio(rb) <= 1.0);
                 CHECK(rb.dq.masked_rows == 2 * 3);  // rows 7, 23, 39 of each head
                 const VjpCheckResult rf = vjp(k, flash_vjp(k.p, k.dout, f, Fault::none), f);
                 INFO(rf.summary);
@@ -425,8 +356,8 @@ TEST_CASE("check-kernel vjp and jvp masks: tightness of the rounding bounds",
                 INFO(format_name(f)
                      << " " << mask_name(m) << " " << stress_name(c) << ": " << r.summary);
                 CHECK(r.verdict == KernelVerdict::pass);
-                if (bound_ratio(r) > fv) fv = bound_ratio(r), cv = stress_name(c);
-                bv = std::max(bv, bound_ratio(vjp(k, baseline_grads(k, f), f)));
+                if (vjp_bound_ratio(r) > fv) fv = vjp_bound_ratio(r), cv = stress_name(c);
+                bv = std::max(bv, vjp_bound_ratio(vjp(k, baseline_grads(k, f), f)));
                 const KernelCheckResult j = jvp(k, flash_jvp(k.p, k.tang, f, Fault::none), f);
                 INFO(j.summary);
                 CHECK(j.verdict == KernelVerdict::pass);
