@@ -18,9 +18,11 @@ namespace {
 // Any matrix (owned or a strided view), read without a copy.
 using MatRef = Eigen::Ref<const Eigen::MatrixXd, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
 
-std::string shape(MatRef M) { return std::to_string(M.rows()) + "x" + std::to_string(M.cols()); }
+std::string shape(const MatRef& M) {
+    return std::to_string(M.rows()) + "x" + std::to_string(M.cols());
+}
 
-void require_shape(MatRef M, Eigen::Index r, Eigen::Index c, const std::string& name,
+void require_shape(const MatRef& M, Eigen::Index r, Eigen::Index c, const std::string& name,
                    const std::string& what) {
     if (M.rows() != r || M.cols() != c)
         fail_data(what + ": " + name + " is " + shape(M) + ", expected " + std::to_string(r) + "x" +
@@ -28,8 +30,9 @@ void require_shape(MatRef M, Eigen::Index r, Eigen::Index c, const std::string& 
     if (!M.allFinite()) fail_data(what + ": " + name + " contains NaN or Inf");
 }
 
-void validate_weights(MatRef W_Q, MatRef W_K, MatRef W_V, MatRef C_Q, MatRef C_K, MatRef C_V,
-                      Eigen::Index D, const std::string& what) {
+void validate_weights(const MatRef& W_Q, const MatRef& W_K, const MatRef& W_V, const MatRef& C_Q,
+                      const MatRef& C_K, const MatRef& C_V, Eigen::Index D,
+                      const std::string& what) {
     const Eigen::Index d = W_Q.cols();
     if (d == 0) fail_data(what + ": W_Q has no columns (d = 0)");
     require_shape(W_Q, D, d, "W_Q", what);
@@ -54,7 +57,7 @@ void validate_biases(const Eigen::VectorXd& b_Q, const Eigen::VectorXd& b_K,
     }
 }
 
-void validate_x_s(MatRef X, double s, const std::string& what) {
+void validate_x_s(const MatRef& X, double s, const std::string& what) {
     if (X.rows() == 0 || X.cols() == 0) fail_data(what + ": X is empty (" + shape(X) + ")");
     if (!X.allFinite()) fail_data(what + ": X contains NaN or Inf");
     if (!(std::isfinite(s) && s > 0))

@@ -163,7 +163,7 @@ std::vector<SelectedHead> load_selected_heads(const DatasetInfo& entry, const Da
     for (int l : s.layers) {
         std::vector<SharedMatrix> X;  // one per sentence, shared by the heads (not copied)
         if (need_inputs)
-            for (int t : s.sentences) X.push_back(read_inputs(r, s.info, l, t));
+            for (int t : s.sentences) X.emplace_back(read_inputs(r, s.info, l, t));
         for (int h : s.heads) {
             HeadWeights w = read_weights(r, s.info, l, h);
             for (std::size_t k = 0; k < s.sentences.size(); ++k) {

@@ -29,8 +29,8 @@ class SharedMatrix : public SharedMatrixMap {
     template <class Derived>
     SharedMatrix(const Eigen::MatrixBase<Derived>& e)  // NOLINT(google-explicit-constructor)
         : SharedMatrix(Eigen::MatrixXd(e)) {}
-    SharedMatrix(const SharedMatrix& o) : Map(o), keep_(o.keep_) {}
-    SharedMatrix(SharedMatrix&& o) noexcept : Map(o), keep_(std::move(o.keep_)) {}
+    SharedMatrix(const SharedMatrix& o) = default;      // shares the values
+    SharedMatrix(SharedMatrix&& o) noexcept = default;  // the same
     SharedMatrix& operator=(const SharedMatrix& o) {
         if (this != &o)
             rebind(o.data(), o.rows(), o.cols(), o.outerStride(), o.innerStride(), o.keep_);
