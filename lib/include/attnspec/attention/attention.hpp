@@ -39,8 +39,8 @@ struct CorrectionSpec {
 // X and W_* are SharedMatrix: owned, or views of a caller's buffers (the Python package's arrays,
 // C- or F-ordered, used without a copy); copying a Head shares them.
 struct Head {
-    SharedMatrix X;              // N x D
-    SharedMatrix W_Q, W_K, W_V;  // D x d
+    SharedMatrix X;                 // N x D
+    SharedMatrix W_Q, W_K, W_V;     // D x d
     Eigen::MatrixXd C_Q, C_K, C_V;  // D x d or empty
     Eigen::VectorXd b_Q, b_K, b_V;  // d or empty (no bias)
     double s = 1.0;
