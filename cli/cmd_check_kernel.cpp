@@ -326,10 +326,11 @@ int run_check_kernel(const Invocation& inv) {
         "head), attention-vjp nan-do, inf-do, attention-jvp nan-tq, inf-tq, nan-tk, inf-tk, "
         "nan-tv, inf-tv; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
         "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
-        "large-logits")("shape", po::value(&a.shape),
-                        "--generate: N,d or H,N,d or B,H,N,d (spec-attention: N,D,d or "
-                        "B,N,D,d)")("junit", path_value(&a.files.junit, "--junit"),
-                                    "F.xml: write the check as JUnit XML (CI reporters)")(
+        "large-logits, nan-x, inf-x, nan-w, inf-w (one NaN/Inf in x per batch or in one "
+        "weight)")("shape", po::value(&a.shape),
+                   "--generate: N,d or H,N,d or B,H,N,d (spec-attention: N,D,d or "
+                   "B,N,D,d)")("junit", path_value(&a.files.junit, "--junit"),
+                               "F.xml: write the check as JUnit XML (CI reporters)")(
         "out", path_value(&a.files.report, "--out"),
         "R.h5: write the check's report (HDF5; none by default); on fail or wrong the reproducer "
         "goes beside it (else beside OUT)");

@@ -21,7 +21,8 @@ def _lam(lam):
 
 
 def _inputs(x, w_q, w_k, w_v):
-    return [_f64(a, n) for a, n in ((x, "x"), (w_q, "w_q"), (w_k, "w_k"), (w_v, "w_v"))]
+    return [_f64(a, n, allow_nonfinite=True)
+            for a, n in ((x, "x"), (w_q, "w_q"), (w_k, "w_k"), (w_v, "w_v"))]
 
 
 def check_spec_attention_output(out, x, w_q, w_k, w_v, *, correction="lambda", lam=10.0,
@@ -33,7 +34,10 @@ def check_spec_attention_output(out, x, w_q, w_k, w_v, *, correction="lambda", l
     accumulating in ``accumulate``; returns a KernelCheck (operation "spec-attention"). ``scale``
     None is 1/sqrt(d). ``mask``: as in check_attention_output, of shape (N, N) or (B', N, N)
     (B' = 1 or B; bool or float; not with ``causal=True``). Cost O(B N (D (d + d_v) + N (d +
-    d_v))) plus one SVD per weight."""
+    d_v))) plus one SVD per weight. ``x`` and the weights may hold NaN/Inf (mask none or causal,
+    ``correction="lambda"`` for a non-finite weight; nonfinite_stress_cases("spec-attention")):
+    the elements that must then be NaN/Inf follow docs/cli/check-kernel.md ("Non-finite inputs"),
+    counted in nonfinite_expected and nonfinite_mismatch."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
     _choice(correction, "correction", _CORRECTIONS)
     o = _f64(out, "out", allow_nonfinite=True)
@@ -60,7 +64,8 @@ def spec_attention_cases():
 
 
 def stress_spec_attention_case(name, seed=0, shape=(64, 32, 16), dtype="fp32"):
-    """(x, w_q, w_k, w_v, lam) of spec-attention stress case ``name`` (spec_attention_cases()),
+    """(x, w_q, w_k, w_v, lam) of spec-attention stress case ``name`` (spec_attention_cases(), or
+    the NaN/Inf ones of nonfinite_stress_cases("spec-attention")),
     ``shape`` (N, D, d) or (B, N, D, d): the arrays ``attnspec check-kernel spec-attention
     --generate NAME --seed S --shape ...`` writes, and the lambda the case is checked with (100
     for large-lambda, else 10)."""

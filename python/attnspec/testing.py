@@ -379,10 +379,12 @@ def nonfinite_stress_cases(operation="attention"):
     cotangent (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``,
     ``nan-tk``, ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()).
     ``"linear-infsa"`` and ``"pure-infsa"``: the attention ones (stress_linear_infsa_case(),
-    check_linear_infsa_output, check_pure_infsa_output); neumann and spec-attention refuse NaN/Inf
-    inputs."""
+    check_linear_infsa_output, check_pure_infsa_output). ``"spec-attention"``: ``nan-x``,
+    ``inf-x`` (one element of x per batch), ``nan-w``, ``inf-w`` (one element of one weight)
+    (stress_spec_attention_case(), check_spec_attention_output with ``correction="lambda"``).
+    neumann refuses NaN/Inf inputs."""
     _choice(operation, "operation", ("attention", "attention-vjp", "attention-jvp",
-                                     "linear-infsa", "pure-infsa"))
+                                     "linear-infsa", "pure-infsa", "spec-attention"))
     return tuple(_core.kernel_stress_names(nonfinite=True, operation=operation))
 
 

@@ -378,8 +378,10 @@ nb::tuple spec_attention_case(const std::string& name, std::uint64_t seed,
 }
 
 // The finite stress cases, or (`nonfinite`) the NaN/Inf ones of `operation` (kernels/stress.hpp,
-// nonfinite_cases_for).
+// nonfinite_cases_for; spec-attention: spec_attention_nonfinite_cases).
 std::vector<std::string> stress_names(bool nonfinite, const std::string& operation) {
+    if (nonfinite && operation == "spec-attention")
+        return kernels::spec_attention_nonfinite_cases();
     std::vector<std::string> out;
     const auto cases =
         nonfinite ? kernels::nonfinite_cases_for(operation) : kernels::stress_cases();

@@ -120,3 +120,65 @@ TEST_CASE("check-kernel spec-attention: stress cases, usage and data errors", "[
                 " --output " + (dir / "o.npz"));
     CHECK(r.code == 65);  // the shapes are checked before any SVD
 }
+
+TEST_CASE("check-kernel spec-attention: NaN/Inf in x or a weight", "[cli]") {
+    TempDir dir;
+    const std::string in = dir / "in.npz", out = dir / "out.npz", bad = dir / "bad.npz";
+    // A plain numpy float32 SpecA (lambda 10) on argv[1], causal: the output to argv[2], through
+    // numpy.nan_to_num to argv[3].
+    const char* kernel = R"PY(
+import sys
+import numpy as np
+z = np.load(sys.argv[1])
+with np.errstate(all='ignore'):
+    Wp = [(z[n].astype(np.float64) + 10 * np.eye(*z[n].shape)).astype(np.float32)
+          for n in ('w_q', 'w_k', 'w_v')]
+    xf = z['x'].astype(np.float32)
+    Q, K, V = (xf @ w for w in Wp)
+    L = (Q @ K.T) / np.float32(np.sqrt(Wp[0].shape[1]))
+    L = np.where(np.tril(np.ones(L.shape, bool)), L, -np.inf)
+    P = np.exp(L - L.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    O = (P @ V).astype(np.float32)
+np.savez(sys.argv[2], o=O)
+np.savez(sys.argv[3], o=np.nan_to_num(O))
+)PY";
+    CliResult r = run_cli(
+        "check-kernel spec-attention --generate nan-x --seed 3 --shape 32,16,8 "
+        "--inputs " +
+        in);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.out, "case nan-x"));
+    REQUIRE(python(kernel, in + " " + out + " " + bad) == 0);
+    const std::string check = "check-kernel spec-attention --mask causal --inputs " + in;
+    r = run_cli(check + " --output " + out + " --json");
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "\"verdict\": \"pass\""));
+    CHECK(has(r.out, "\"nonfinite_mismatch\": 0"));
+    CHECK_FALSE(has(r.out, "\"nonfinite_expected\": 0,"));
+    r = run_cli(check + " --output " + bad + " --out " + (dir / "r.h5"));
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "check-kernel spec-attention: wrong"));
+    // the reproducer keeps the NaN and replays to the same verdict
+    const std::string repro = dir / "r.repro.npz";
+    REQUIRE(exists(repro));
+    r = run_cli("check-kernel spec-attention --inputs " + repro + " --output " + repro +
+                " --mask causal --correction lambda --lambda 10");
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "check-kernel spec-attention: wrong"));
+    // a non-finite weight under the SVD correction, and NaN under a boolean mask, are data errors
+    REQUIRE(run_cli("check-kernel spec-attention --generate inf-w --seed 3 --shape 32,16,8 "
+                    "--inputs " +
+                    in)
+                .code == 0);
+    r = run_cli("check-kernel spec-attention --correction svd --inputs " + in + " --output " + out);
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "the SVD correction of a non-finite weight is not defined"));
+    REQUIRE(run_cli("check-kernel spec-attention --generate nan-x --seed 3 --shape 32,16,8 "
+                    "--mask boolean --inputs " +
+                    in)
+                .code == 0);
+    r = run_cli("check-kernel spec-attention --mask boolean --inputs " + in + " --output " + out);
+    CHECK(r.code == 65);
+    CHECK(has(r.err, "holds NaN or Inf"));
+}

@@ -1,5 +1,6 @@
-// check-kernel attention, attention-vjp, attention-jvp and linear-infsa on inputs holding NaN or
-// Inf (kernels/attention_nonfinite.hpp, derivative_nonfinite.hpp, infsa_nonfinite.hpp). Private to
+// check-kernel attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa and
+// spec-attention on inputs holding NaN or Inf (kernels/attention_nonfinite.hpp,
+// derivative_nonfinite.hpp, infsa_nonfinite.hpp, spec_attention_check.hpp). Private to
 // lib/src/kernels/.
 #pragma once
 #include <vector>
@@ -8,6 +9,7 @@
 #include "attnspec/kernels/attention_nonfinite.hpp"
 #include "attnspec/kernels/derivative_check.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
+#include "attnspec/kernels/spec_attention_check.hpp"
 
 namespace attnspec::kernels::detail {
 
@@ -49,5 +51,11 @@ KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
 KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
                                              const LinearInfsaParams& par, const Array& o,
                                              const KernelCheckOptions& opt);
+
+// spec-attention on x or weights holding NaN or Inf (expected_spec_attention_nonfinite): the
+// pattern, then the finite check on the cleaned problem, `either` elements compared when finite.
+// Called by check_spec_attention after its storage-range rule.
+KernelCheckResult check_spec_attention_nonfinite(const SpecAttentionProblem& p, const Array& o,
+                                                 const KernelCheckOptions& opt);
 
 }  // namespace attnspec::kernels::detail

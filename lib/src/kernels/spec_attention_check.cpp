@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "check_compare.hpp"
+#include "nonfinite_check.hpp"
 #include "spec_attention_projection.hpp"
 
 namespace attnspec::kernels {
@@ -17,6 +19,7 @@ namespace {
 constexpr EnumName<SpecCorrection> kCorrectionNames[] = {{SpecCorrection::lambda, "lambda"},
                                                          {SpecCorrection::svd, "svd"}};
 constexpr const char* kCases[] = {"gaussian", "large-lambda", "rank-deficient-w", "large-logits"};
+constexpr const char* kNonfiniteCases[] = {"nan-x", "inf-x", "nan-w", "inf-w"};
 constexpr double kPaperLambda = 10, kLargeLambda = 100;
 
 // The three corrected weights and the attention problem on the float64 projections.
@@ -62,6 +65,29 @@ double max_abs_dot(const RowInput& in) {
     return mx;
 }
 
+// nan-x, inf-x: per batch one element of x; nan-w, inf-w: one element of one weight (drawn);
+// NaN, or +inf (-inf for half the draws).
+void plant_spec_nonfinite(const std::string& name, SpecAttentionProblem& p, Rng& rng, long B,
+                          long N, long D, long d) {
+    const bool is_nan = name[0] == 'n';
+    const auto value = [&] {
+        if (is_nan) return std::numeric_limits<double>::quiet_NaN();
+        return rng.integer(0, 1) == 1 ? -std::numeric_limits<double>::infinity()
+                                      : std::numeric_limits<double>::infinity();
+    };
+    if (name.back() == 'x') {
+        for (long b = 0; b < B; ++b) {
+            const long i = rng.integer(0, N - 1), c = rng.integer(0, D - 1);
+            p.x.values[static_cast<size_t>((b * N + i) * D + c)] = value();
+        }
+        return;
+    }
+    Array* w[] = {&p.w_q, &p.w_k, &p.w_v};
+    Array& a = *w[rng.integer(0, 2)];
+    const long k = rng.integer(0, D - 1), c = rng.integer(0, d - 1);
+    a.values[static_cast<size_t>(k * d + c)] = value();
+}
+
 }  // namespace
 
 const char* spec_correction_name(SpecCorrection c) { return enum_name(c, kCorrectionNames); }
@@ -77,6 +103,10 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& given, const 
     detail::refuse_beyond_range(
         {{&given.x, "x"}, {&given.w_q, "w_q"}, {&given.w_k, "w_k"}, {&given.w_v, "w_v"}},
         opt.storage);
+    for (const Array* a : {&given.x, &given.w_q, &given.w_k, &given.w_v})
+        if (!std::all_of(a->values.begin(), a->values.end(),
+                         [](double x) { return std::isfinite(x); }))
+            return detail::check_spec_attention_nonfinite(given, o, opt);
     SpecAttentionProblem holder;
     Array mask;
     const bool stored = given.mask == MaskKind::additive &&
@@ -179,6 +209,10 @@ std::vector<std::string> spec_attention_cases() {
     return std::vector<std::string>(std::begin(kCases), std::end(kCases));
 }
 
+std::vector<std::string> spec_attention_nonfinite_cases() {
+    return std::vector<std::string>(std::begin(kNonfiniteCases), std::end(kNonfiniteCases));
+}
+
 double spec_case_lambda(const std::string& name) {
     return name == kCases[1] ? kLargeLambda : kPaperLambda;
 }
@@ -186,10 +220,12 @@ double spec_case_lambda(const std::string& name) {
 SpecAttentionProblem generate_spec_attention(const std::string& name, std::uint64_t seed,
                                              const std::vector<std::int64_t>& shape,
                                              Format storage) {
-    const auto known = std::find(std::begin(kCases), std::end(kCases), name);
-    if (known == std::end(kCases))
+    const bool nonfinite = std::find(std::begin(kNonfiniteCases), std::end(kNonfiniteCases),
+                                     name) != std::end(kNonfiniteCases);
+    if (!nonfinite && std::find(std::begin(kCases), std::end(kCases), name) == std::end(kCases))
         fail_usage("unknown spec-attention stress case '" + name +
-                       "' (expected gaussian, large-lambda, rank-deficient-w or large-logits)",
+                       "' (expected gaussian, large-lambda, rank-deficient-w, large-logits, "
+                       "nan-x, inf-x, nan-w or inf-w)",
                    "stress_case");
     if (shape.size() < 3 || shape.size() > 4)
         fail_data("a spec-attention stress shape is (N, D, d) or (B, N, D, d), got " +
@@ -223,6 +259,7 @@ SpecAttentionProblem generate_spec_attention(const std::string& name, std::uint6
             for (long c = 0; c < d; ++c) w->values[k * d + c] = W(k, c);
     }
     for (Array* a : {&p.x, &p.w_q, &p.w_k, &p.w_v}) detail::round_all({a}, storage);
+    if (nonfinite) plant_spec_nonfinite(name, p, rng, B, N, D, d);
     return p;
 }
 
