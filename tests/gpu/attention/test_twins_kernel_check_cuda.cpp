@@ -78,7 +78,7 @@ TEST_CASE("CUDA SpecA twin passes check-kernel spec-attention", "[gpu]") {
                                               ? gpu::multihead_forward(ctx, m)
                                               : gpu::multihead_forward_fp32(ctx, m).cast<double>();
                 Array o;
-                o.shape = {A.rows(), A.cols()};
+                o.shape = std::vector<std::int64_t>{A.rows(), A.cols()};
                 for (Eigen::Index i = 0; i < A.rows(); ++i)
                     for (Eigen::Index j = 0; j < A.cols(); ++j) o.values.push_back(A(i, j));
                 KernelCheckOptions opt;
@@ -118,7 +118,7 @@ TEST_CASE("CUDA Linear-InfSA twin passes check-kernel linear-infsa", "[gpu]") {
                                            N, d, gopt, P.data());
             }
             Array o;
-            o.shape = {H, N, d};
+            o.shape = std::vector<std::int64_t>{H, N, d};
             for (long h = 0; h < H; ++h)
                 for (long i = 0; i < N; ++i)
                     for (long c = 0; c < d; ++c)
