@@ -38,22 +38,6 @@ void raise(Expect& to, Expect e) {
     if (strength(e) > strength(to)) to = e;
 }
 
-// `p` with every row of q and of k holding NaN/Inf set to zeros (its entries or scores are then
-// 0, as a NaN read as 0 gives) and each NaN/Inf of v set to 0.
-AttentionProblem cleaned(const AttentionProblem& p) {
-    AttentionProblem c = p;
-    for (Array* a : {&c.q, &c.k}) {
-        const long d = static_cast<long>(a->shape.back());
-        for (std::size_t j = 0; j < a->values.size(); j += static_cast<std::size_t>(d)) {
-            const auto row = a->values.begin() + static_cast<std::ptrdiff_t>(j);
-            if (!std::all_of(row, row + d, [](double x) { return std::isfinite(x); }))
-                std::fill(row, row + d, 0.0);
-        }
-    }
-    c.v = detail::sanitized(p.v);
-    return c;
-}
-
 }  // namespace
 
 std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
@@ -145,13 +129,27 @@ std::vector<Expect> expected_pure_infsa_nonfinite(const AttentionProblem& p,
 
 namespace detail {
 
+AttentionProblem cleaned_infsa(const AttentionProblem& p) {
+    AttentionProblem c = p;
+    for (Array* a : {&c.q, &c.k}) {
+        const long d = static_cast<long>(a->shape.back());
+        for (std::size_t j = 0; j < a->values.size(); j += static_cast<std::size_t>(d)) {
+            const auto row = a->values.begin() + static_cast<std::ptrdiff_t>(j);
+            if (!std::all_of(row, row + d, [](double x) { return std::isfinite(x); }))
+                std::fill(row, row + d, 0.0);
+        }
+    }
+    c.v = sanitized(p.v);
+    return c;
+}
+
 KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
                                                const LinearInfsaParams& par, const Array& o,
                                                const KernelCheckOptions& opt) {
     check_infsa_params(p, par);
     check_shape(o, problem_shape(p).out_shape(), "o");
     const std::vector<Expect> x = expected_linear_infsa_nonfinite(p, par);
-    const AttentionProblem clean = cleaned(p);
+    const AttentionProblem clean = cleaned_infsa(p);
     const Array ref = reference_linear_infsa(clean, par);
     KernelCheckResult r = check_linear_infsa(clean, par, substituted(o, x, ref, true), opt);
     account(o, x, opt, "o", r);
@@ -164,7 +162,7 @@ KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
     check_infsa_params(p, par);
     check_shape(o, problem_shape(p).out_shape(), "o");
     const std::vector<Expect> x = expected_pure_infsa_nonfinite(p, par);
-    const AttentionProblem clean = cleaned(p);
+    const AttentionProblem clean = cleaned_infsa(p);
     const Array ref = reference_pure_infsa(clean, par);
     KernelCheckResult r = check_pure_infsa(clean, par, substituted(o, x, ref, true), opt);
     account(o, x, opt, "o", r);

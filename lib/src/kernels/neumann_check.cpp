@@ -10,9 +10,11 @@
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
 #include "attnspec/base/rounding.hpp"
+#include "attnspec/kernels/derivative_nonfinite.hpp"
 #include "attnspec/kernels/stress.hpp"
 #include "check_compare.hpp"
 #include "linear_infsa_reference.hpp"
+#include "nonfinite_check.hpp"
 
 namespace attnspec::kernels {
 namespace {
@@ -320,6 +322,8 @@ void check_neumann_params(const AttentionProblem& p, const LinearInfsaParams& pa
 KernelCheckResult check_neumann(const AttentionProblem& p, const LinearInfsaParams& par,
                                 const Array& o, const KernelCheckOptions& opt) {
     check_neumann_params(p, par);
+    if (any_nonfinite({&p.q, &p.k, &p.v}))  // kernels/infsa_nonfinite.hpp
+        return detail::check_neumann_nonfinite(p, par, o, opt);
     HeadOut ref;
     std::vector<double> base, other;
     const double d = static_cast<double>(p.q.shape.back());

@@ -1,7 +1,7 @@
-// check-kernel attention, attention-vjp, attention-jvp, linear-infsa, pure-infsa and
-// spec-attention on inputs holding NaN or Inf (kernels/attention_nonfinite.hpp,
-// derivative_nonfinite.hpp, infsa_nonfinite.hpp, spec_attention_check.hpp). Private to
-// lib/src/kernels/.
+// check-kernel attention, attention-vjp, attention-jvp, the InfSA family (linear-infsa,
+// pure-infsa, neumann) and spec-attention on inputs holding NaN or Inf
+// (kernels/attention_nonfinite.hpp, derivative_nonfinite.hpp, infsa_nonfinite.hpp,
+// spec_attention_check.hpp). Private to lib/src/kernels/.
 #pragma once
 #include <vector>
 
@@ -57,5 +57,15 @@ KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
 // Called by check_spec_attention after its storage-range rule.
 KernelCheckResult check_spec_attention_nonfinite(const SpecAttentionProblem& p, const Array& o,
                                                  const KernelCheckOptions& opt);
+
+// neumann on inputs holding NaN or Inf (kernels/neumann_nonfinite.cpp), as pure-infsa's: called by
+// check_neumann.
+KernelCheckResult check_neumann_nonfinite(const AttentionProblem& p, const LinearInfsaParams& par,
+                                          const Array& o, const KernelCheckOptions& opt);
+
+// `p` with every row of q and of k holding NaN/Inf set to zeros (its entries or scores are then
+// 0, as a NaN read as 0 gives) and each NaN/Inf of v set to 0: the problem the InfSA family's
+// finite elements are compared on (kernels/linear_infsa_nonfinite.cpp).
+AttentionProblem cleaned_infsa(const AttentionProblem& p);
 
 }  // namespace attnspec::kernels::detail

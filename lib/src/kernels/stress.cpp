@@ -169,7 +169,8 @@ std::vector<StressCase> derivative_nonfinite_cases(bool vjp) {
 }
 
 std::vector<StressCase> nonfinite_cases_for(const std::string& operation) {
-    if (operation == "attention" || operation == "linear-infsa" || operation == "pure-infsa")
+    if (operation == "attention" || operation == "linear-infsa" || operation == "pure-infsa" ||
+        operation == "neumann")
         return nonfinite_stress_cases();
     if (operation == "attention-vjp" || operation == "attention-jvp")
         return derivative_nonfinite_cases(operation == "attention-vjp");

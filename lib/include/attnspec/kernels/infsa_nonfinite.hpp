@@ -28,6 +28,20 @@
 // NaN/Inf set to 0 (its scores or entries are then 0, as its -inf, or its NaN read as 0, give)
 // and each NaN/Inf of v set to 0 (a v_jc of weight 0 adds nothing). CPU only;
 // kernels/linear_infsa_nonfinite.cpp.
+// check-kernel neumann (kernels/neumann_check.hpp: G = gamma A^ with A^ as pure-infsa's,
+// O = ((I - G)^-1 - I) V = (I - G)^-1 G V), per head, from the same entries y_ij:
+//   * some y_ij = +inf: every finite entry of A^ is 0 and entry ij is NaN, so row i of O
+//     (= G_i.(V + O)) is non-finite and every other row, 0 in exact arithmetic, is
+//     zero_or_nonfinite (a dense LU or solve can spread the NaN);
+//   * otherwise some y_ij NaN: every element `either` (||A+||_F NaN or finite);
+//   * NaN or Inf in v_jc: O_rc = sum_j ((I - G)^-1 G)_rj v_jc with (I - G)^-1 G > 0 at rj exactly
+//     when row r reaches j by a path of length >= 1 through entries y > 0: column c of row r
+//     non-finite when it reaches such a j through entries that stay > 0 in the storage format,
+//     `either` otherwise (0 x NaN in a dense product; an entry that underflows in storage gives a
+//     skip-zero kernel a finite value);
+//   * y_ij = -inf: ReLU gives exactly 0 (no edge).
+// The strongest expectation wins; the compared elements as for pure-infsa
+// (kernels/neumann_nonfinite.cpp).
 #pragma once
 #include <vector>
 
@@ -43,5 +57,10 @@ std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
 // The same for pure-infsa. O(B H N_q N_k d).
 std::vector<Expect> expected_pure_infsa_nonfinite(const AttentionProblem& p,
                                                   const LinearInfsaParams& par);
+// The same for neumann; `storage` the kernel's storage format (an entry of A+ it rounds to 0 is
+// no edge). DataError as check_neumann. O(B H N^2 d) and O(N^2) per distinct key row j of a head
+// whose v_j holds NaN/Inf.
+std::vector<Expect> expected_neumann_nonfinite(const AttentionProblem& p,
+                                               const LinearInfsaParams& par, Format storage);
 
 }  // namespace attnspec::kernels

@@ -28,7 +28,8 @@ inline constexpr long kNeumannMaxN = 2048;
 // eps finite and > 0 (parameters "gamma", "eps"), before any N x N allocation.
 void check_neumann_params(const AttentionProblem& p, const LinearInfsaParams& par);
 
-// Checks `o` (shape (.., N, d_v)); DataError as check_neumann_params and on shapes.
+// Checks `o` (shape (.., N, d_v)); DataError as check_neumann_params and on shapes. q, k, v may
+// hold NaN/Inf: the expected pattern of kernels/infsa_nonfinite.hpp (expected_neumann_nonfinite).
 KernelCheckResult check_neumann(const AttentionProblem& p, const LinearInfsaParams& par,
                                 const Array& o, const KernelCheckOptions& opt);
 

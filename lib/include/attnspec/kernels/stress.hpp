@@ -78,9 +78,9 @@ bool is_nonfinite_case(StressCase c);
 // The non-finite cases of attention-vjp (`vjp`: nan-q .. inf-v, nan-do, inf-do) or attention-jvp
 // (nan-q .. inf-v, nan-tq .. inf-tv).
 std::vector<StressCase> derivative_nonfinite_cases(bool vjp);
-// The non-finite cases check-kernel `operation` takes: attention, linear-infsa, pure-infsa nan-q ..
-// inf-v,
-// attention-vjp and attention-jvp derivative_nonfinite_cases(), any other none.
+// The non-finite cases check-kernel `operation` takes: attention, linear-infsa, pure-infsa,
+// neumann nan-q .. inf-v, attention-vjp and attention-jvp derivative_nonfinite_cases(), any other
+// none.
 std::vector<StressCase> nonfinite_cases_for(const std::string& operation);
 
 // Q, K, V of `shape` = (N, d), (H, N, d) or (B, H, N, d) (K and V have Q's shape), mask none,
