@@ -181,10 +181,9 @@ void refuse_foreign_case(const Args& a) {
     if (std::find(ok.begin(), ok.end(), c) == ok.end())
         fail_usage(
             "check-kernel " + a.op + " --generate " + a.generate +
-            ": not a non-finite case of this operation (attention, linear-infsa, pure-infsa: "
-            "nan-q .. "
-            "inf-v; attention-vjp also nan-do, inf-do; attention-jvp also nan-tq .. "
-            "inf-tv)");
+            ": not a non-finite case of this operation (attention, linear-infsa, pure-infsa, "
+            "neumann: nan-q .. inf-v; attention-vjp also nan-do, inf-do; attention-jvp also "
+            "nan-tq .. inf-tv)");
 }
 
 int generate(Op op, const Args& a, const po::variables_map& vm) {
@@ -321,9 +320,9 @@ int run_check_kernel(const Invocation& inv) {
         "write a stress case to IN: gaussian, large-logits, near-ties, spike-v, heavy-tail, "
         "rank-deficient-k, denormal (below the dtype's normal range; bound analysed for "
         "attention, attention-vjp, linear-infsa); attention, attention-vjp, attention-jvp "
-        "linear-infsa and pure-infsa also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one NaN/Inf "
-        "per "
-        "head), attention-vjp nan-do, inf-do, attention-jvp nan-tq, inf-tq, nan-tk, inf-tk, "
+        "linear-infsa, pure-infsa and neumann also nan-q, inf-q, nan-k, inf-k, nan-v, inf-v (one "
+        "NaN/Inf per head), attention-vjp nan-do, inf-do, attention-jvp nan-tq, inf-tq, nan-tk, "
+        "inf-tk, "
         "nan-tv, inf-tv; linear-infsa, pure-infsa and neumann also relu-zero, dominant-key; "
         "neumann also rank-one; spec-attention gaussian, large-lambda, rank-deficient-w, "
         "large-logits, nan-x, inf-x, nan-w, inf-w (one NaN/Inf in x per batch or in one "
@@ -370,8 +369,7 @@ int run_check_kernel(const Invocation& inv) {
     p.mask = parse_mask(a.mask, "mask");
     p.scale = a.scale;
     if (op == Op::spec_attention) return check_spec(a, opt, p, inv, start);
-    const bool nonfinite = op == Op::attention || op == Op::vjp || op == Op::jvp ||
-                           op == Op::linear_infsa || op == Op::pure_infsa;
+    const bool nonfinite = op == Op::attention || op == Op::vjp || op == Op::jvp || is_infsa(op);
     load_attention_inputs(a.inputs, p, nonfinite);
     const KernelArrayFile in(a.inputs), out(a.output);
     KernelVerdict verdict = KernelVerdict::pass;

@@ -2,9 +2,9 @@
 // (docs/cli/check-kernel.md, "Non-finite inputs") through the executable: --generate writes the
 // non-finite cases of each operation; plain numpy float32 kernels (max-subtracted softmax) pass
 // with the expected NaN/Inf counted and none mismatched; the same outputs through numpy.nan_to_num
-// are wrong (exit 1); a case of another operation is refused (64), and neumann refuses NaN/Inf
-// inputs (65; linear-infsa's and pure-infsa's:
-// tests/python/test_package_testing_infsa_nonfinite.py).
+// are wrong (exit 1); a case of another operation is refused (64). neumann: a numpy float32 LU
+// solve passes on nan-v and inf-k, its numpy.nan_to_num is wrong (linear-infsa's, pure-infsa's and
+// the Python parity: tests/python/test_package_testing_infsa_nonfinite.py).
 #include "test_support.hpp"
 
 using namespace attnspec;
@@ -57,6 +57,29 @@ with np.errstate(all='ignore'):
         out = dict(do_t=e('hij,hjd->hid', W, v) + e('hij,hjd->hid', P, tv))
 np.savez(sys.argv[3], **out)
 np.savez(sys.argv[4], **{n: np.nan_to_num(a) for n, a in out.items()})
+)PY";
+
+// numpy float32 Neumann kernel on argv[1] (gamma 0.95, eps 1e-6; ReLU as np.maximum: NaN stays):
+// O = (I - G)^-1 (G V) by numpy.linalg.solve (LAPACK LU) per head, NaN where LAPACK meets a zero
+// pivot (NaN in G can give one), to argv[2], through numpy.nan_to_num to argv[3].
+const char* kNumpyNeumann = R"PY(
+import sys
+import numpy as np
+z = np.load(sys.argv[1])
+q, k, v = (z[n].astype(np.float32) for n in 'qkv')
+with np.errstate(all='ignore'):
+    a = np.maximum(np.float32(0), np.einsum('hid,hjd->hij', q, k) / np.float32(q.shape[-1]))
+    f = np.sqrt((a * a).sum(axis=(-2, -1), keepdims=True))
+    G = np.float32(0.95) * a / (f + np.float32(1e-6))
+    I = np.eye(q.shape[-2], dtype=np.float32)
+    O = np.empty(v.shape, np.float32)
+    for h in range(len(G)):
+        try:
+            O[h] = np.linalg.solve(I - G[h], G[h] @ v[h])
+        except np.linalg.LinAlgError:
+            O[h] = np.nan
+np.savez(sys.argv[2], o=O)
+np.savez(sys.argv[3], o=np.nan_to_num(O))
 )PY";
 
 }  // namespace
@@ -125,12 +148,33 @@ TEST_CASE("check-kernel: NaN/Inf inputs for attention, derivatives, linear and p
     CHECK(has(r.err, "nan-do: not a non-finite case of this operation"));
     r = run_cli("check-kernel attention --generate inf-tq --seed 1 --shape 16,8 --inputs " + vin);
     CHECK(r.code == 64);
-    r = run_cli("check-kernel neumann --generate nan-q --seed 1 --shape 16,8 --inputs " + vin);
-    CHECK(r.code == 64);  // linear-infsa and pure-infsa only among the InfSA operations
+    r = run_cli("check-kernel neumann --generate nan-do --seed 1 --shape 16,8 --inputs " + vin);
+    CHECK(r.code == 64);
+    CHECK(has(r.err, "attention, linear-infsa, pure-infsa, neumann: nan-q .. inf-v"));
     REQUIRE(
         run_cli("check-kernel linear-infsa --generate nan-q --seed 1 --shape 16,8 --inputs " + vin)
             .code == 0);
-    r = run_cli("check-kernel neumann --inputs " + in + " --output " + in);
-    CHECK(r.code == 65);
-    CHECK(has(r.err, "holds NaN or Inf (an input must be finite)"));
+}
+
+TEST_CASE("check-kernel neumann: NaN/Inf inputs and their stated propagation", "[cli]") {
+    for (const char* name : {"nan-v", "inf-k"}) {
+        CAPTURE(name);
+        TempDir dir;
+        const std::string in = dir / "in.npz", out = dir / "out.npz", bad = dir / "bad.npz";
+        REQUIRE(run_cli(std::string("check-kernel neumann --generate ") + name +
+                        " --seed 3 --shape 2,24,8 --inputs " + in)
+                    .code == 0);
+        REQUIRE(python(kNumpyNeumann, in + " " + out + " " + bad) == 0);
+        const std::string check = "check-kernel neumann --inputs " + in;
+        CliResult r = run_cli(check + " --output " + out + " --json");
+        INFO(r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK(has(r.out, "\"verdict\": \"pass\""));
+        CHECK(has(r.out, "\"nonfinite_mismatch\": 0"));
+        CHECK_FALSE(has(r.out, "\"nonfinite_expected\": 0"));
+        r = run_cli(check + " --output " + bad);
+        CHECK(r.code == 1);
+        CHECK(has(r.out, "check-kernel neumann: wrong"));
+        CHECK(has(r.out, "break the stated propagation"));
+    }
 }
