@@ -155,7 +155,7 @@ class KernelCheck:
     lse_beyond_bound: int = 0
     lse_bound_ratio: float = 0.0
     worst_lse: tuple = field(default=(), repr=False)
-    #: inputs with NaN/Inf (attention, its derivatives, linear and pure InfSA): the elements of
+    #: inputs with NaN/Inf (attention, its derivatives, the InfSA family): the elements of
     #: the output (and lse) that must be NaN/Inf, and the elements that break the stated
     #: propagation (docs/cli/check-kernel.md, "Non-finite inputs")
     nonfinite_expected: int = 0
@@ -378,13 +378,13 @@ def nonfinite_stress_cases(operation="attention"):
     ``inf-v``; stress_case()); ``"attention-vjp"`` those and ``nan-do``, ``inf-do`` in the
     cotangent (stress_vjp_case()); ``"attention-jvp"`` those and ``nan-tq``, ``inf-tq``,
     ``nan-tk``, ``inf-tk``, ``nan-tv``, ``inf-tv`` in a tangent (stress_jvp_case()).
-    ``"linear-infsa"`` and ``"pure-infsa"``: the attention ones (stress_linear_infsa_case(),
-    check_linear_infsa_output, check_pure_infsa_output). ``"spec-attention"``: ``nan-x``,
-    ``inf-x`` (one element of x per batch), ``nan-w``, ``inf-w`` (one element of one weight)
-    (stress_spec_attention_case(), check_spec_attention_output with ``correction="lambda"``).
-    neumann refuses NaN/Inf inputs."""
+    ``"linear-infsa"``, ``"pure-infsa"`` and ``"neumann"``: the attention ones
+    (stress_linear_infsa_case(), stress_neumann_case(), check_linear_infsa_output,
+    check_pure_infsa_output, check_neumann_output). ``"spec-attention"``: ``nan-x``, ``inf-x``
+    (one element of x per batch), ``nan-w``, ``inf-w`` (one element of one weight)
+    (stress_spec_attention_case(), check_spec_attention_output with ``correction="lambda"``)."""
     _choice(operation, "operation", ("attention", "attention-vjp", "attention-jvp",
-                                     "linear-infsa", "pure-infsa", "spec-attention"))
+                                     "linear-infsa", "pure-infsa", "neumann", "spec-attention"))
     return tuple(_core.kernel_stress_names(nonfinite=True, operation=operation))
 
 
@@ -605,8 +605,7 @@ def _infsa_output(op, operation, out, q, k, v, params, dtype, accumulate, factor
     "neumann"); ``params`` validates (gamma, eps)."""
     dtype = _settings(dtype, out, "out", accumulate, factor)
     g, e = params
-    arrays = [_f64(x, n, allow_nonfinite=op != "neumann") for x, n in ((q, "q"), (k, "k"),
-                                                                     (v, "v"))]
+    arrays = [_f64(x, n, allow_nonfinite=True) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     o = _f64(out, "out", allow_nonfinite=True)
     d = _core.kernel_check_infsa(op, *arrays, o, g, e, dtype, accumulate, float(factor),
                                  float(floor_units), int(worst))
@@ -735,8 +734,12 @@ def check_neumann_output(out, q, k, v, *, gamma=0.95, eps=1e-6, dtype=None, accu
     """Checks ``out`` (shape (..., N, d_v)) as the Neumann kernel ((I - G)^-1 - I) v on q, k, v,
     G = gamma ReLU(q k^T / d) / (||.||_F + eps) per head (docs/MATH.md §3; N_q = N_k <= 2048,
     gamma in (0, 1), eps > 0), computed by a kernel storing ``dtype`` and accumulating in
-    ``accumulate``; returns a KernelCheck (operation "neumann"). Cost O(B H N^2 (N + d + d_v)),
-    memory four N x N float64 matrices per head."""
+    ``accumulate``; returns a KernelCheck (operation "neumann"). q, k, v may hold NaN/Inf
+    (stress_neumann_case() of nonfinite_stress_cases("neumann")): which elements must then be
+    NaN/Inf (or 0) follows docs/cli/check-kernel.md ("Non-finite inputs", neumann: rows reaching a
+    NaN/Inf v row through entries > 0 of A+), counted in nonfinite_expected and
+    nonfinite_mismatch. Cost O(B H N^2 (N + d + d_v)), memory four N x N float64 matrices per
+    head (twice the time on non-finite inputs)."""
     return _infsa_output("neumann", "neumann", out, q, k, v, _neumann_params(gamma, eps), dtype,
                          accumulate, factor, floor_units, worst)
 
@@ -756,8 +759,9 @@ def neumann_cases():
 
 
 def stress_neumann_case(name, seed=0, shape=(2, 64, 32), dtype="fp32"):
-    """(q, k, v) of neumann stress case ``name`` (neumann_cases()), the arrays ``attnspec
-    check-kernel neumann --generate NAME --seed S --shape ...`` writes."""
+    """(q, k, v) of neumann stress case ``name`` (neumann_cases(), or
+    nonfinite_stress_cases("neumann")), the arrays ``attnspec check-kernel neumann --generate NAME
+    --seed S --shape ...`` writes."""
     _choice(dtype, "dtype", DTYPES)
     shape = tuple(int(s) for s in shape)
     arrays = _core.kernel_linear_infsa_case(str(name), int(seed), list(shape), dtype, True)

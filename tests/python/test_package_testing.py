@@ -119,10 +119,10 @@ def test_dtype_is_taken_from_the_output_or_refused():
 def test_bad_inputs_raise_their_named_exceptions():
     q, k, v = at.stress_case("gaussian", 0, SHAPE, "fp32")
     out = plain_attention(q, k, v)
-    nan_q = q.copy()  # attention, its derivatives, linear and pure InfSA take NaN/Inf inputs
-    nan_q[1, 2, 3] = np.nan  # (test_package_testing_*nonfinite.py); neumann refuses them
+    nan_q = q.copy()  # the checks take NaN/Inf inputs (test_package_testing_*nonfinite.py),
+    nan_q[1, 2, 3] = np.nan  # the baselines refuse them
     with pytest.raises(attnspec.DataError, match=r"q: NaN or Inf at index \(1, 2, 3\)"):
-        at.check_neumann_output(out, nan_q, k, v)
+        at.baseline_neumann(nan_q, k, v)
     with pytest.raises(attnspec.ArrayTypeError):
         at.check_attention_output(out, q.astype(np.int32), k, v)
     with pytest.raises(attnspec.DataError):
