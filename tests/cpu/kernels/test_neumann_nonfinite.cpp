@@ -95,6 +95,18 @@ AttentionProblem chain() {
     return p;
 }
 
+// Two query heads on chain()'s one K/V head (grouped): head 0 the chain, head 1 q_0 = (0, 1),
+// q_1 = (1, 0), q_2 = 0: the entries y > 0 are y_02 and y_11 (0 -> 2 and the loop 1 -> 1); v NaN
+// at (2, 0) and (1, 1).
+AttentionProblem grouped() {
+    AttentionProblem p = chain();
+    p.q.shape = {2, 3, 2};
+    p.k.shape = p.v.shape = {1, 3, 2};
+    p.q.values.insert(p.q.values.end(), {0, 1, 1, 0, 0, 0});
+    p.v.values[2 * 2 + 0] = p.v.values[1 * 2 + 1] = kNan;
+    return p;
+}
+
 std::vector<Expect> pattern(std::initializer_list<Expect> e) { return e; }
 
 constexpr Expect F = Expect::finite, N = Expect::nonfinite, E = Expect::either,
@@ -173,6 +185,10 @@ TEST_CASE("check-kernel neumann non-finite: the stated propagation", "[kernels][
         CHECK(expected_neumann_nonfinite(p, par, Format::bf16) == pattern({N, F, N, F, E, F}));
         CHECK(expected_neumann_nonfinite(p, par, Format::fp16) == pattern({E, F, E, F, E, F}));
     }
+    SECTION("grouped K/V heads: each query head's own graph; a loop is a path of length 1") {
+        CHECK(expected_neumann_nonfinite(grouped(), par, Format::fp32) ==
+              pattern({N, N, N, E, E, E, N, E, E, N, E, E}));
+    }
     SECTION("+inf entry y_01: row 0 non-finite, the others 0 or non-finite") {
         p.k.values[2] = kInf;  // y_01 = inf; y_11 = 0 x inf = NaN, y_21 NaN
         CHECK(expected_neumann_nonfinite(p, par, Format::fp32) == pattern({N, N, Z, Z, Z, Z}));
@@ -198,9 +214,10 @@ TEST_CASE("check-kernel neumann non-finite: hand-built heads through the check",
     AttentionProblem minus_inf = chain();  // every entry of row 0 -inf: all finite
     minus_inf.q.values = {-kInf, 1, 0, 1, 0, 0};
     minus_inf.k.values = {1, 0, 1, -1, 1, 1};
+    AttentionProblem two = grouped();  // every element non-finite or either
     Planted n;
     long all_nan = 0;
-    for (const AttentionProblem* p : {&nan_v, &minus_inf})
+    for (const AttentionProblem* p : {&nan_v, &minus_inf, &two})
         for (Format f : {Format::fp64, Format::fp32, Format::bf16}) {
             const KernelCheckOptions opt = options(f);
             long k = 0;
@@ -219,9 +236,9 @@ TEST_CASE("check-kernel neumann non-finite: hand-built heads through the check",
                 }
             }
         }
-    CHECK(n.hidden == 15);  // nan-v: 3 formats x 5 kernels
-    CHECK(n.spread == 15);
-    CHECK(n.shifted == 30);  // both heads
+    CHECK(n.hidden == 30);   // nan_v and two: 3 formats x 5 kernels each
+    CHECK(n.spread == 15);   // nan_v
+    CHECK(n.shifted == 30);  // nan_v and minus_inf
     CHECK(all_nan == 15);
 }
 
