@@ -49,7 +49,7 @@ void reaching(const std::vector<char>& edge, long n, long j, std::vector<char>& 
                 mark[static_cast<size_t>(r)] = 1, queue.push_back(r);
     };
     visit(j);
-    for (size_t at = 0; at < queue.size(); ++at) visit(queue[at]);
+    for (size_t at = 0; at < queue.size();) visit(queue[at++]);  // it grows: no range-for
 }
 
 }  // namespace

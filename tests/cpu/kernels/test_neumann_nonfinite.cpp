@@ -1,10 +1,10 @@
 // check-kernel neumann on inputs with NaN/Inf (kernels/infsa_nonfinite.hpp,
 // expected_neumann_nonfinite): the stated propagation on hand-built 3-token heads (a chain graph,
-// an entry that underflows in fp16, +inf and -inf entries), and kernels: attnspec's LU baseline,
-// a float64 Neumann series (dense, or skipping zero entries) and an explicit Eigen inverse pass on
-// every non-finite case at fp64, fp32 and bf16; planted wrong ones -- NaN/Inf replaced by 0
-// (numpy.nan_to_num), a NaN spread over its head, an error of 0.1 in one element expected finite
-// -- are `wrong`.
+// an entry that underflows in fp16, +inf and -inf entries, grouped K/V heads with a loop), and
+// kernels: attnspec's LU baseline, a float64 Neumann series (dense, with a NaN-keeping ReLU, or
+// skipping zero entries) and an explicit Eigen inverse pass on every non-finite case at fp64, fp32
+// and bf16; planted wrong ones -- NaN/Inf replaced by 0 (numpy.nan_to_num), a NaN spread over its
+// head, an error of 0.1 in one element expected finite -- are `wrong`.
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
