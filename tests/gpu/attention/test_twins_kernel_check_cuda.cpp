@@ -3,8 +3,10 @@
 // (attention_cuda.hpp, fp64 and fp32) on spec-attention's stress cases with the lambda and the
 // SVD corrections is checked by kernels::check_spec_attention at its precision, and the
 // Linear-InfSA twin (linear_infsa_cuda.hpp, float32 and bfloat16 inputs, float32 accumulation)
-// on the InfSA stress cases by kernels::check_linear_infsa: each must pass, as a user's kernel
-// would be asked to. Exit 77 ("SKIP: no CUDA device") without a device.
+// on the InfSA stress cases by kernels::check_linear_infsa, and the Neumann closure twin
+// (neumann_cuda.hpp, cuSOLVER LU in fp64) on neumann's cases by kernels::check_neumann, with Â
+// formed on the host as the operation defines it: each must pass, as a user's kernel would be
+// asked to. Exit 77 ("SKIP: no CUDA device") without a device.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,7 +16,9 @@
 #include "attnspec/attention/corrections.hpp"
 #include "attnspec/gpu/attention/attention_cuda.hpp"
 #include "attnspec/gpu/infsa/linear_infsa_cuda.hpp"
+#include "attnspec/gpu/infsa/neumann_cuda.hpp"
 #include "attnspec/kernels/linear_infsa_check.hpp"
+#include "attnspec/kernels/neumann_check.hpp"
 #include "attnspec/kernels/spec_attention_check.hpp"
 #include "gpu_skip.hpp"
 #include "test_support.hpp"
@@ -129,6 +133,37 @@ TEST_CASE("CUDA Linear-InfSA twin passes check-kernel linear-infsa", "[gpu]") {
             report("linear-infsa twin", name, r);
             CHECK(r.verdict == KernelVerdict::pass);
         }
+}
+TEST_CASE("CUDA Neumann twin passes check-kernel neumann", "[gpu]") {
+    test::skip_without_device();
+    gpu::Context ctx;
+    const long H = 2, N = 128, d = 16;
+    const LinearInfsaParams par;
+    for (const std::string& name : neumann_cases()) {
+        INFO(name);
+        const AttentionProblem p = generate_neumann(name, 4, {H, N, d}, Format::fp64);
+        std::vector<Eigen::MatrixXd> A_hats, Vs;
+        for (long h = 0; h < H; ++h) {
+            const auto head = [&](const Array& a) {
+                return Eigen::Map<const RowMat>(a.values.data() + h * N * d, N, d).eval();
+            };
+            const Eigen::MatrixXd Q = head(p.q), K = head(p.k);
+            const Eigen::MatrixXd A = (Q * K.transpose() / static_cast<double>(d)).cwiseMax(0.0);
+            A_hats.push_back(A / (A.norm() + par.eps));
+            Vs.push_back(head(p.v));
+        }
+        const std::vector<Eigen::MatrixXd> O = gpu::closure_times(ctx, A_hats, par.gamma, Vs);
+        Array o;
+        o.shape = std::vector<std::int64_t>{H, N, d};
+        for (long h = 0; h < H; ++h)
+            for (long i = 0; i < N; ++i)
+                for (long c = 0; c < d; ++c) o.values.push_back(O[static_cast<size_t>(h)](i, c));
+        KernelCheckOptions opt;
+        opt.storage = Format::fp64;
+        const KernelCheckResult r = check_neumann(p, par, o, opt);
+        report("neumann twin", name, r);
+        CHECK(r.verdict == KernelVerdict::pass);
+    }
 }
 #else
 TEST_CASE("CUDA twins through check-kernel: a build without CUDA has no device", "[gpu]") {
