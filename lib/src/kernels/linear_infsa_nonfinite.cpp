@@ -129,6 +129,9 @@ std::vector<Expect> expected_pure_infsa_nonfinite(const AttentionProblem& p,
 
 namespace detail {
 
+namespace {
+
+// p with every row of q and of k holding NaN/Inf set to zeros and each NaN/Inf of v set to 0.
 AttentionProblem cleaned_infsa(const AttentionProblem& p) {
     AttentionProblem c = p;
     for (Array* a : {&c.q, &c.k}) {
@@ -143,17 +146,26 @@ AttentionProblem cleaned_infsa(const AttentionProblem& p) {
     return c;
 }
 
+}  // namespace
+
+KernelCheckResult check_infsa_cleaned(const AttentionProblem& p, const LinearInfsaParams& par,
+                                      const Array& o, const std::vector<Expect>& x,
+                                      const KernelCheckOptions& opt, InfsaReference reference,
+                                      InfsaCheck check) {
+    const AttentionProblem clean = cleaned_infsa(p);
+    const Array ref = reference(clean, par);
+    KernelCheckResult r = check(clean, par, substituted(o, x, ref, true), opt);
+    account(o, x, opt, "o", r);
+    return r;
+}
+
 KernelCheckResult check_linear_infsa_nonfinite(const AttentionProblem& p,
                                                const LinearInfsaParams& par, const Array& o,
                                                const KernelCheckOptions& opt) {
     check_infsa_params(p, par);
     check_shape(o, problem_shape(p).out_shape(), "o");
-    const std::vector<Expect> x = expected_linear_infsa_nonfinite(p, par);
-    const AttentionProblem clean = cleaned_infsa(p);
-    const Array ref = reference_linear_infsa(clean, par);
-    KernelCheckResult r = check_linear_infsa(clean, par, substituted(o, x, ref, true), opt);
-    account(o, x, opt, "o", r);
-    return r;
+    return check_infsa_cleaned(p, par, o, expected_linear_infsa_nonfinite(p, par), opt,
+                               reference_linear_infsa, check_linear_infsa);
 }
 
 KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
@@ -161,12 +173,8 @@ KernelCheckResult check_pure_infsa_nonfinite(const AttentionProblem& p,
                                              const KernelCheckOptions& opt) {
     check_infsa_params(p, par);
     check_shape(o, problem_shape(p).out_shape(), "o");
-    const std::vector<Expect> x = expected_pure_infsa_nonfinite(p, par);
-    const AttentionProblem clean = cleaned_infsa(p);
-    const Array ref = reference_pure_infsa(clean, par);
-    KernelCheckResult r = check_pure_infsa(clean, par, substituted(o, x, ref, true), opt);
-    account(o, x, opt, "o", r);
-    return r;
+    return check_infsa_cleaned(p, par, o, expected_pure_infsa_nonfinite(p, par), opt,
+                               reference_pure_infsa, check_pure_infsa);
 }
 
 }  // namespace detail

@@ -2,8 +2,8 @@
 // pattern, and the check of a kernel's output against it and, on the elements expected finite
 // (and the `either` ones left finite), against the reference of the cleaned inputs.
 //
-// Why the cleaned reference (detail::cleaned_infsa: every q or k row holding NaN/Inf set to 0,
-// every NaN/Inf of v set to 0) is the true value of every compared element, per head:
+// Why the cleaned reference (detail::check_infsa_cleaned: every q or k row holding NaN/Inf set to
+// 0, every NaN/Inf of v set to 0) is the true value of every compared element, per head:
 //   * some y_ij = +inf: no element is compared (non-finite or zero_or_nonfinite);
 //   * otherwise each entry y_ij reading a non-finite q_i or k_j is -inf or NaN (an infinite
 //     component times finite ones, inf x 0 = NaN, inf - inf = NaN; +inf is excluded), so A+ holds
@@ -112,12 +112,8 @@ KernelCheckResult check_neumann_nonfinite(const AttentionProblem& p, const Linea
                                           const Array& o, const KernelCheckOptions& opt) {
     check_neumann_params(p, par);
     check_shape(o, problem_shape(p).out_shape(), "o");
-    const std::vector<Expect> x = expected_neumann_nonfinite(p, par, opt.storage);
-    const AttentionProblem clean = cleaned_infsa(p);
-    const Array ref = reference_neumann(clean, par);
-    KernelCheckResult r = check_neumann(clean, par, substituted(o, x, ref, true), opt);
-    account(o, x, opt, "o", r);
-    return r;
+    return check_infsa_cleaned(p, par, o, expected_neumann_nonfinite(p, par, opt.storage), opt,
+                               reference_neumann, check_neumann);
 }
 
 }  // namespace detail

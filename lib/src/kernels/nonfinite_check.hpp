@@ -63,9 +63,18 @@ KernelCheckResult check_spec_attention_nonfinite(const SpecAttentionProblem& p, 
 KernelCheckResult check_neumann_nonfinite(const AttentionProblem& p, const LinearInfsaParams& par,
                                           const Array& o, const KernelCheckOptions& opt);
 
-// `p` with every row of q and of k holding NaN/Inf set to zeros (its entries or scores are then
-// 0, as a NaN read as 0 gives) and each NaN/Inf of v set to 0: the problem the InfSA family's
-// finite elements are compared on (kernels/linear_infsa_nonfinite.cpp).
-AttentionProblem cleaned_infsa(const AttentionProblem& p);
+// What the InfSA family's three checks above share (kernels/linear_infsa_nonfinite.cpp): the
+// cleaned problem (`p` with every row of q and of k holding NaN/Inf set to zeros, its entries or
+// scores then 0 as a NaN read as 0 gives, and each NaN/Inf of v set to 0), the elements of `o` not
+// compared under the pattern `x` set to `reference` of it, `check` run on those (`either` elements
+// compared when finite), then the pattern counted (account). Shapes and parameters checked by the
+// caller.
+using InfsaReference = Array (*)(const AttentionProblem&, const LinearInfsaParams&);
+using InfsaCheck = KernelCheckResult (*)(const AttentionProblem&, const LinearInfsaParams&,
+                                         const Array&, const KernelCheckOptions&);
+KernelCheckResult check_infsa_cleaned(const AttentionProblem& p, const LinearInfsaParams& par,
+                                      const Array& o, const std::vector<Expect>& x,
+                                      const KernelCheckOptions& opt, InfsaReference reference,
+                                      InfsaCheck check);
 
 }  // namespace attnspec::kernels::detail
