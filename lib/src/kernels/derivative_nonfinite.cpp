@@ -18,14 +18,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-int strength(Expect e) { return e == Expect::finite ? 0 : e == Expect::nonfinite ? 2 : 1; }
-
 // Raises elements [from, from + n) of `x` to `to` (the strongest expectation wins).
 void raise(std::vector<Expect>& x, long from, long n, Expect to) {
-    for (long c = 0; c < n; ++c) {
-        Expect& e = x[static_cast<size_t>(from + c)];
-        if (strength(to) > strength(e)) e = to;
-    }
+    for (long c = 0; c < n; ++c) detail::raise_expect(x[static_cast<size_t>(from + c)], to);
 }
 
 enum class Row { clean, poisoned, weighted0, degenerate };

@@ -32,12 +32,6 @@ std::vector<double> pooled_query(const double* Q, long nq, long d, double eps) {
     return acc;
 }
 
-int strength(Expect e) { return e == Expect::finite ? 0 : e == Expect::nonfinite ? 2 : 1; }
-
-void raise(Expect& to, Expect e) {
-    if (strength(e) > strength(to)) to = e;
-}
-
 }  // namespace
 
 std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
@@ -55,8 +49,7 @@ std::vector<Expect> expected_linear_infsa_nonfinite(const AttentionProblem& p,
             const double* V = p.v.values.data() + kv * dv;
             std::fill(cols.begin(), cols.end(), Expect::finite);
             const auto raise = [&](long c, Expect e) {
-                if (strength(e) > strength(cols[static_cast<size_t>(c)]))
-                    cols[static_cast<size_t>(c)] = e;
+                detail::raise_expect(cols[static_cast<size_t>(c)], e);
             };
             if (!std::all_of(Q, Q + sh.Nq * d, finite)) {
                 std::fill(cols.begin(), cols.end(), Expect::zero_or_nonfinite);
@@ -117,10 +110,12 @@ std::vector<Expect> expected_pure_infsa_nonfinite(const AttentionProblem& p,
                         row[c] = Expect::zero_or_nonfinite;
                         continue;
                     }
-                    if (nan) raise(row[c], Expect::either);  // ||A+||_F is NaN or finite
+                    if (nan)
+                        detail::raise_expect(row[c], Expect::either);  // ||A+||_F is NaN or finite
                     for (long j = 0; j < nk; ++j)
                         if (!std::isfinite(V[j * dv + c]))
-                            raise(row[c], ai[j] > 0 ? Expect::nonfinite : Expect::either);
+                            detail::raise_expect(row[c],
+                                                 ai[j] > 0 ? Expect::nonfinite : Expect::either);
                 }
             }
         }

@@ -31,12 +31,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-int strength(Expect e) { return e == Expect::finite ? 0 : e == Expect::nonfinite ? 2 : 1; }
-
-void raise(Expect& to, Expect e) {
-    if (strength(e) > strength(to)) to = e;
-}
-
 // mark[r] = 1 for every row r reaching j by a path of length >= 1 along edge (row-major n x n,
 // edge[r * n + k]: r -> k): a reverse breadth-first search from j. O(n^2).
 void reaching(const std::vector<char>& edge, long n, long j, std::vector<char>& mark,
@@ -99,8 +93,9 @@ std::vector<Expect> expected_neumann_nonfinite(const AttentionProblem& p,
                 for (long r = 0; r < n; ++r)
                     for (long c = 0; c < dv; ++c)
                         if (!std::isfinite(vj[c]))
-                            raise(head[r * dv + c], mark[static_cast<size_t>(r)] ? Expect::nonfinite
-                                                                                 : Expect::either);
+                            detail::raise_expect(head[r * dv + c], mark[static_cast<size_t>(r)]
+                                                                       ? Expect::nonfinite
+                                                                       : Expect::either);
             }
         }
     return x;

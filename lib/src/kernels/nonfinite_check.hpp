@@ -19,6 +19,15 @@ namespace attnspec::kernels::detail {
 KernelCheckResult check_attention_nonfinite(const AttentionProblem& p, const Array& o,
                                             const Array* lse, const KernelCheckOptions& opt);
 
+// Raises `to` to `e` where `e` is the stronger expectation (finite, then either and
+// zero_or_nonfinite, then nonfinite): where several inputs reach an element, the strongest wins.
+inline void raise_expect(Expect& to, Expect e) {
+    const auto strength = [](Expect x) {
+        return x == Expect::finite ? 0 : x == Expect::nonfinite ? 2 : 1;
+    };
+    if (strength(e) > strength(to)) to = e;
+}
+
 // What the checks of the derivatives and of linear-infsa share (kernels/derivative_nonfinite.cpp):
 // `a` with each NaN/Inf replaced by 0; `got` with each element not compared set to `ref` (those
 // expected non-finite or zero_or_nonfinite, and the `either` ones, unless `compare_either` and
