@@ -9,6 +9,7 @@
 #include "attnspec/base/enum_names.hpp"
 #include "attnspec/base/errors.hpp"
 #include "attnspec/base/random.hpp"
+#include "attnspec/kernels/derivative_nonfinite.hpp"
 #include "check_compare.hpp"
 #include "nonfinite_check.hpp"
 #include "spec_attention_projection.hpp"
@@ -103,10 +104,8 @@ KernelCheckResult check_spec_attention(const SpecAttentionProblem& given, const 
     detail::refuse_beyond_range(
         {{&given.x, "x"}, {&given.w_q, "w_q"}, {&given.w_k, "w_k"}, {&given.w_v, "w_v"}},
         opt.storage);
-    for (const Array* a : {&given.x, &given.w_q, &given.w_k, &given.w_v})
-        if (!std::all_of(a->values.begin(), a->values.end(),
-                         [](double x) { return std::isfinite(x); }))
-            return detail::check_spec_attention_nonfinite(given, o, opt);
+    if (any_nonfinite({&given.x, &given.w_q, &given.w_k, &given.w_v}))
+        return detail::check_spec_attention_nonfinite(given, o, opt);
     SpecAttentionProblem holder;
     Array mask;
     const bool stored = given.mask == MaskKind::additive &&

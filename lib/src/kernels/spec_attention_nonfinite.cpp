@@ -120,13 +120,8 @@ SpecAttentionProblem cleaned(const SpecAttentionProblem& p, const AttentionProbl
     return c;
 }
 
-}  // namespace
-
-std::vector<Expect> expected_spec_attention_nonfinite(const SpecAttentionProblem& p,
-                                                      Format storage) {
-    detail::spec_dims(p);
-    refuse_unstated(p);
-    const AttentionProblem a = projected_center(p);
+// The pattern of o on `a`, p's float64 projections (projected_center).
+std::vector<Expect> pattern_on(const AttentionProblem& a, Format storage) {
     AttentionProblem s = a;
     detail::round_all({&s.q, &s.k, &s.v}, storage);
     std::vector<Expect> x = expected_nonfinite(a).o;
@@ -135,13 +130,24 @@ std::vector<Expect> expected_spec_attention_nonfinite(const SpecAttentionProblem
     return x;
 }
 
+}  // namespace
+
+std::vector<Expect> expected_spec_attention_nonfinite(const SpecAttentionProblem& p,
+                                                      Format storage) {
+    detail::spec_dims(p);
+    refuse_unstated(p);
+    return pattern_on(projected_center(p), storage);
+}
+
 namespace detail {
 
 KernelCheckResult check_spec_attention_nonfinite(const SpecAttentionProblem& p, const Array& o,
                                                  const KernelCheckOptions& opt) {
-    const std::vector<Expect> x = expected_spec_attention_nonfinite(p, opt.storage);
+    spec_dims(p);
+    refuse_unstated(p);
     const AttentionProblem a = projected_center(p);
     check_shape(o, problem_shape(a).out_shape(), "o");
+    const std::vector<Expect> x = pattern_on(a, opt.storage);
     const SpecAttentionProblem clean = cleaned(p, a);
     const Array ref = reference_spec_attention(clean);
     KernelCheckResult r = check_spec_attention(clean, substituted(o, x, ref, true), opt);
